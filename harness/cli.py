@@ -1,0 +1,70 @@
+"""`harness` command: a thin dispatcher to each sub-command's own module.
+
+Sub-commands are registered lazily as "module:function" strings so `harness methods` does
+not import torch. Every entry takes the remaining argv and returns an exit status.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+from .errors import HarnessError
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("factrl.harness.run:main", "train a method, evaluate it and record the run (Hydra overrides; -m sweeps)"),
+    "eval": ("factrl.evals.cli:eval_main", "generate and score answers for an evaluation set (Hydra overrides)"),
+    "score": ("factrl.evals.cli:score_main", "score a predictions JSONL file without regenerating"),
+    "methods": ("factrl.harness.registry:methods_main", "list the registered reward methods"),
+    "index": ("factrl.harness.corpus.cli:main", "build or query an infini-gram corpus index (build | query)"),
+    "pool": ("factrl.harness.pool:main", "prepare the training question pool (filter)"),
+    "leaderboard": ("factrl.leaderboard.cli:main", "add results, list or publish the leaderboard"),
+}
+
+
+def _usage() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = ["usage: harness <command> [args]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += ["", "Run `harness <command> --help` for a command's options."]
+    return "\n".join(lines)
+
+
+def _load(target: str):
+    module_name, func_name = target.split(":")
+    return getattr(importlib.import_module(module_name), func_name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    if argv[0] in ("--version", "version"):
+        from . import __version__
+
+        print(f"factrl-harness {__version__}")
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        from difflib import get_close_matches
+
+        hint = get_close_matches(name, COMMANDS, n=1)
+        suggestion = f" Did you mean `harness {hint[0]}`?" if hint else ""
+        print(f"harness: unknown command '{name}'.{suggestion} Valid: {', '.join(COMMANDS)}.", file=sys.stderr)
+        return 2
+    try:
+        status = _load(COMMANDS[name][0])(rest)
+    except HarnessError as err:
+        if os.environ.get("HARNESS_DEBUG"):
+            raise
+        print(f"harness {name}: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print(f"harness {name}: interrupted; rerun the same command to resume.", file=sys.stderr)
+        return 130
+    return int(status or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

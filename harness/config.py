@@ -1,0 +1,140 @@
+"""Hydra composition, overrides, redaction and config hashing.
+
+The root config lives in `configs/config.yaml` (installed as the package `factrl.configs`).
+`hydra_entry` runs a task through `hydra.main`, so `-m` sweeps, `--cfg job` and tab
+completion work as in any Hydra app; `compose` gives the same config without Hydra's
+runtime (tests, notebooks). Both go through `prepare_overrides`, which lets a user write
+`model=org/name` or `model=/local/dir` for any model.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from importlib import resources
+from typing import Any, Callable
+
+from omegaconf import DictConfig, OmegaConf
+
+from .errors import HarnessError
+
+CONFIG_MODULE = "factrl.configs"
+CONFIG_NAME = "config"
+SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|token)$")
+REDACTED = "***REDACTED***"
+# Keys that do not change what a run computes, so they stay out of its hash.
+VOLATILE_KEYS = ("output_dir", "resume", "force", "hydra")
+
+
+def group_options(group: str) -> list[str]:
+    """Names of the YAML options of a config group (e.g. `model`)."""
+    folder = resources.files(CONFIG_MODULE).joinpath(group)
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def prepare_overrides(overrides: list[str]) -> list[str]:
+    """Rewrite `model=org/name` and `model=/dir` into the `custom` model option."""
+    known = set(group_options("model"))
+    out = []
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if sep and key == "model" and value not in known and ("/" in value or value.startswith(".")):
+            field = "path" if value.startswith(("/", ".", "~")) else "id"
+            out += ["model=custom", f"model.{field}={value}", f"model.name={value.rstrip('/').split('/')[-1]}"]
+        else:
+            out.append(item)
+    return out
+
+
+def register_method_configs() -> None:
+    """Give every registered method without a configs/method/<name>.yaml its class defaults.
+
+    This is how a plugin method gets `method=<name>` without touching configs/.
+    """
+    from hydra.core.config_store import ConfigStore
+
+    from .registry import all_methods
+
+    shipped = set(group_options("method"))
+    store = ConfigStore.instance()
+    for name, entry in all_methods().items():
+        if name in shipped or entry.method is None:
+            continue
+        node = {"name": name, **dict(entry.method.config_defaults)}
+        store.store(group="method", name=name, node=node)
+
+
+def compose(overrides: list[str] | None = None, config_name: str = CONFIG_NAME) -> DictConfig:
+    """The composed root config, as `harness run` would see it (without Hydra's runtime)."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_module
+    from hydra.errors import HydraException
+
+    register_method_configs()
+    try:
+        with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
+            return hydra_compose(config_name=config_name, overrides=prepare_overrides(list(overrides or [])))
+    except HydraException as err:
+        raise HarnessError(str(err).strip()) from None
+
+
+def hydra_entry(task: Callable[[DictConfig], Any], argv: list[str], prog: str,
+                config_name: str = CONFIG_NAME) -> int:
+    """Run `task(cfg)` under hydra.main with `argv` as the command line."""
+    import hydra
+
+    register_method_configs()
+    status = {"code": 0}
+
+    def _task(cfg: DictConfig) -> Any:
+        try:
+            return task(cfg)
+        except HarnessError as err:
+            # One line, not Hydra's traceback; a sweep continues with its next job.
+            print(f"{prog}: error: {err}", file=sys.stderr)
+            status["code"] = err.exit_code
+            if not _is_multirun(argv):
+                raise SystemExit(err.exit_code) from None
+            return None
+
+    wrapped = hydra.main(config_path=f"pkg://{CONFIG_MODULE}", config_name=config_name, version_base="1.3")(_task)
+    saved = sys.argv
+    sys.argv = [prog, *prepare_overrides(argv)]
+    try:
+        wrapped()
+    finally:
+        sys.argv = saved
+    return status["code"]
+
+
+def _is_multirun(argv: list[str]) -> bool:
+    return any(a in ("-m", "--multirun") for a in argv)
+
+
+def redact(value: Any) -> Any:
+    """A plain container copy with every secret-looking key's value replaced."""
+    if isinstance(value, DictConfig):
+        value = OmegaConf.to_container(value, resolve=True)
+    if isinstance(value, dict):
+        return {k: (REDACTED if SECRET_KEY.search(str(k)) and v not in (None, "") else redact(v))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
+
+
+def to_plain(cfg: DictConfig) -> dict:
+    """Resolved, redacted plain dict of a config, without Hydra's own node."""
+    data = redact(cfg)
+    data.pop("hydra", None)
+    return data
+
+
+def config_hash(cfg: DictConfig | dict, length: int = 8) -> str:
+    """Stable hash of what a run computes (volatile keys and secrets excluded)."""
+    data = to_plain(cfg) if isinstance(cfg, DictConfig) else redact(dict(cfg))
+    for key in VOLATILE_KEYS:
+        data.pop(key, None)
+    blob = json.dumps(data, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:length]

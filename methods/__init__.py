@@ -1,0 +1,1 @@
+"""In-tree reward methods: one folder each (`methods/<name>/`), exposing `METHOD`."""

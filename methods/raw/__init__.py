@@ -1,0 +1,15 @@
+"""`raw`: the unmodified model, evaluated with no training. The reference row of every table."""
+from factrl.harness.method import Method
+
+
+class Raw(Method):
+    name = "raw"
+    algorithm = "none"
+    description = "the unmodified model (no training): the reference row of every comparison"
+    version = "1"
+
+    def build_reward(self, ctx):
+        return None
+
+
+METHOD = Raw
