@@ -47,6 +47,34 @@ def prepare_overrides(overrides: list[str]) -> list[str]:
     return out
 
 
+GROUPS = ("method", "model", "pool", "eval", "train", "lora", "corpus", "timer", "leaderboard")
+
+
+def check_group_choices(overrides: list[str]) -> None:
+    """Reject `group=option` overrides naming an option that does not exist, with the valid ones.
+
+    Hydra would say so too, but with its search path and a hint about stack traces; this is
+    the one-line version. Sweep values (`method=a,b`) are checked one by one.
+    """
+    from difflib import get_close_matches
+
+    from hydra.core.config_store import ConfigStore
+
+    stored = ConfigStore.instance().repo
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        key = key.lstrip("+~")
+        if not sep or key not in GROUPS:
+            continue
+        valid = set(group_options(key)) | {n[:-5] for n in stored.get(key, {}) if n.endswith(".yaml")}
+        for choice in value.split(","):
+            choice = choice.strip()
+            if choice and choice not in valid and not choice.startswith(("${", "choice(", "range(", "glob(")):
+                hint = get_close_matches(choice, valid, n=1)
+                did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
+                raise HarnessError(f"unknown {key} '{choice}'.{did_you_mean} Valid: {', '.join(sorted(valid))}.")
+
+
 def register_method_configs() -> None:
     """Give every registered method without a configs/method/<name>.yaml its class defaults.
 
@@ -72,9 +100,11 @@ def compose(overrides: list[str] | None = None, config_name: str = CONFIG_NAME) 
     from hydra.errors import HydraException
 
     register_method_configs()
+    prepared = prepare_overrides(list(overrides or []))
+    check_group_choices(prepared)
     try:
         with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
-            return hydra_compose(config_name=config_name, overrides=prepare_overrides(list(overrides or [])))
+            return hydra_compose(config_name=config_name, overrides=prepared)
     except HydraException as err:
         raise HarnessError(str(err).strip()) from None
 
@@ -99,8 +129,10 @@ def hydra_entry(task: Callable[[DictConfig], Any], argv: list[str], prog: str,
             return None
 
     wrapped = hydra.main(config_path=f"pkg://{CONFIG_MODULE}", config_name=config_name, version_base="1.3")(_task)
+    prepared = prepare_overrides(argv)
+    check_group_choices(prepared)
     saved = sys.argv
-    sys.argv = [prog, *prepare_overrides(argv)]
+    sys.argv = [prog, *prepared]
     try:
         wrapped()
     finally:

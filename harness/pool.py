@@ -1,0 +1,152 @@
+"""The training question pool: one file and one order shared by every method in a comparison.
+
+Format (the shared NQ-Open + WebQuestions pool): a JSON list, or JSONL, of records with
+`question` (str), `answers` (str or list of str) and `title` (str, `;`-joined Wikipedia
+titles; may be empty). Rows are validated (file, index and field named on error),
+deduplicated against the evaluation sets (exact normalised question match), shuffled with
+the pool seed and optionally truncated. `pool_fingerprint` hashes the final ordered rows, so
+a leaderboard row can show that two methods trained on the same pool in the same order.
+
+`harness pool filter model=...` (see pool_filter.py) writes a self-filtered pool file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+from pathlib import Path
+from typing import Any
+
+from .errors import DataError
+
+log = logging.getLogger(__name__)
+
+
+def _read_records(path: Path) -> list[Any]:
+    if not path.is_file():
+        raise DataError(f"pool file {path} does not exist; set pool.path to a JSON/JSONL file of "
+                        f"{{question, answers, title}} records")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(f"pool file {path} is not UTF-8 text ({err.reason} at byte {err.start})") from None
+    stripped = text.lstrip()
+    if not stripped:
+        raise DataError(f"pool file {path} is empty")
+    if stripped.startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise DataError(f"pool file {path}: invalid JSON at line {err.lineno}: {err.msg}") from None
+    records = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise DataError(f"pool file {path}: line {lineno} is not valid JSON ({err.msg})") from None
+    return records
+
+
+def validate_rows(records: list[Any], source: str) -> list[dict]:
+    """Pool rows in canonical form: id, question, answers (list), title."""
+    rows = []
+    for index, record in enumerate(records):
+        where = f"{source}, record {index}"
+        if not isinstance(record, dict):
+            raise DataError(f"{where}: expected an object with question/answers/title, got {type(record).__name__}")
+        question = record.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise DataError(f"{where}: field 'question' is missing or empty")
+        answers = record.get("answers", record.get("answer"))
+        if isinstance(answers, str):
+            answers = [answers]
+        if (not isinstance(answers, list) or not answers
+                or not all(isinstance(a, str) and a.strip() for a in answers)):
+            raise DataError(f"{where}: field 'answers' must be a non-empty string or list of non-empty strings")
+        title = record.get("title", "")
+        if not isinstance(title, str):
+            raise DataError(f"{where}: field 'title' must be a string")
+        row_id = str(record.get("id") or hashlib.sha1(question.encode()).hexdigest()[:12])
+        rows.append({"id": row_id, "question": question.strip(), "answers": [a.strip() for a in answers],
+                     "title": title})
+    return rows
+
+
+def _normalise_question(text: str) -> str:
+    from factrl.evals.scoring import normalize_answer
+
+    return normalize_answer(text)
+
+
+def dedup_against(rows: list[dict], set_names: list[str], eval_cfg: Any = None) -> tuple[list[dict], dict]:
+    """Drop pool questions that appear (normalised) in any of the named evaluation sets."""
+    if not set_names:
+        return rows, {}
+    from factrl.evals.datasets import load_questions
+
+    removed: dict[str, int] = {}
+    taken: set[str] = set()
+    for name in set_names:
+        questions = {_normalise_question(q) for q in load_questions(name, eval_cfg)}
+        before = len(taken)
+        taken |= {_normalise_question(r["question"]) for r in rows} & questions
+        removed[name] = len(taken) - before
+    kept = [r for r in rows if _normalise_question(r["question"]) not in taken]
+    if taken:
+        log.info("pool: removed %d question(s) found in evaluation sets %s", len(rows) - len(kept), removed)
+    return kept, removed
+
+
+def load_pool(pool_cfg: Any, eval_cfg: Any = None) -> list[dict]:
+    """The ordered training rows for a run, from a `pool` config node."""
+    source = pool_cfg.get("source", "file")
+    if source == "demo":
+        from .demo_data import demo_pool
+
+        rows = validate_rows(demo_pool(), "demo pool")
+    elif source == "file":
+        path = Path(str(pool_cfg.get("path")))
+        rows = validate_rows(_read_records(path), str(path))
+    else:
+        raise DataError(f"pool.source={source!r} is not valid; use demo or file")
+    seen: set[str] = set()
+    unique = []
+    for row in rows:
+        key = row["question"].lower()
+        if key not in seen:
+            seen.add(key)
+            unique.append(row)
+    rows, _ = dedup_against(unique, list(pool_cfg.get("dedup_against") or []), eval_cfg)
+    seed = pool_cfg.get("shuffle_seed")
+    if seed is not None:
+        random.Random(int(seed)).shuffle(rows)
+    limit = pool_cfg.get("limit")
+    if limit:
+        rows = rows[: int(limit)]
+    if not rows:
+        raise DataError(f"the pool ({pool_cfg.get('name')}) has no questions left after deduplication and limit")
+    return rows
+
+
+def pool_fingerprint(rows: list[dict]) -> str:
+    """Hash of the ordered questions and answers: equal for equal pools in equal order."""
+    digest = hashlib.sha256()
+    for row in rows:
+        digest.update(json.dumps([row["question"], row["answers"]], ensure_ascii=False).encode())
+    return digest.hexdigest()
+
+
+def main(argv: list[str]) -> int:
+    """`harness pool <subcommand>`: `filter` (self-filter a pool with a model)."""
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: harness pool filter [hydra overrides, e.g. model=llama-3.2-3b pool=file pool.path=P]\n\n"
+              "  filter   sample G completions per question, keep 1 <= n_correct <= G-1 plus anchors,\n"
+              "           and write the filtered pool file (see configs/pool/ for options)")
+        return 0
+    if argv[0] == "filter":
+        from .pool_filter import filter_main
+
+        return filter_main(argv[1:])
+    raise DataError(f"unknown pool command '{argv[0]}'; valid: filter")

@@ -1,0 +1,115 @@
+"""`harness run`: the one obvious path, CLI -> config -> Method -> trainer -> evaluator -> leaderboard.
+
+    harness run                                   # embedded default (CPU, offline, minutes)
+    harness run method=corver model=llama-3.2-3b  # a paper run (GPU)
+    harness run -m method=raw,corver model=smollm2-135m   # a sweep
+
+A rerun of the same command finds the same run directory (config hash) and resumes it:
+training from its last checkpoint, evaluation from the last generated sample.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from . import models
+from .config import hydra_entry, to_plain
+from .errors import ConfigError
+from .registry import get_method
+from .rundir import RunDir, attach_log, detach_log, open_run, write_json
+
+log = logging.getLogger("factrl.run")
+
+
+def _log_config(cfg: DictConfig) -> None:
+    """The resolved hyperparameters, before anything else (CleanRL habit)."""
+    log.info("config:\n%s", OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))).rstrip())
+
+
+def _summary(run: RunDir, metrics: dict) -> str:
+    lines = [f"run directory: {run.path}"]
+    for name, data in metrics.get("sets", {}).items():
+        values = data.get("metrics", {})
+        shown = [f"{k}={v['value'] * 100:.2f}%" for k, v in values.items()
+                 if k in ("accuracy", "em", "f1", "na_rate") and isinstance(v, dict)]
+        n = next((v.get("n") for v in values.values() if isinstance(v, dict) and v.get("n") is not None), "?")
+        lines.append(f"  {name:<12} n={n:<6} " + "  ".join(shown))
+    macro = (metrics.get("macro") or {}).get("closed_book_accuracy")
+    if macro:
+        lines.append(f"  macro (closed-book, {macro.get('n_sets')} sets): {macro['value'] * 100:.2f}%")
+    return "\n".join(lines)
+
+
+def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: RunDir) -> Path:
+    from .pool import load_pool, pool_fingerprint
+    from .timer import Timer
+    from .training.engine import train
+
+    rows = load_pool(cfg.pool, cfg.eval)
+    run.update(pool={"name": cfg.pool.name, "path": cfg.pool.get("path"), "size": len(rows),
+                     "sha256": pool_fingerprint(rows)})
+    timer = Timer.load(run / "timings.json")
+    try:
+        return train(cfg, method, identity, run.path, rows, timer=timer)
+    finally:
+        timer.write(run / "timings.json")
+
+
+def run_task(cfg: DictConfig) -> dict | None:
+    """Run one composed config end to end; returns the run-level metrics."""
+    method_cls = get_method(str(cfg.method.name))
+    method = method_cls(cfg.method)
+    if method.algorithm == "ppo":
+        raise ConfigError(f"method '{method.name}' needs the PPO-with-critic engine, which is not in this release")
+    run = open_run(cfg)
+    if run.finished and not cfg.get("force", False):
+        print(f"harness run: already finished (force=true reruns it)\n{_summary(run, _read_metrics(run))}")
+        return _read_metrics(run)
+    handler = attach_log(run)
+    started = time.time()
+    try:
+        _log_config(cfg)
+        log.info("run directory: %s", run.path)
+        identity = models.resolve(cfg.model)
+        run.update(model_identity=identity.to_dict(), method_version=method.version,
+                   method_algorithm=method.algorithm)
+        adapter = _train(cfg, method, identity, run) if method.algorithm == "grpo" else None
+        from factrl.evals import evaluate
+
+        metrics = evaluate(cfg, identity=identity, adapter=adapter, out_dir=run / "eval")
+        write_json(run / "metrics.json", metrics)
+        if cfg.leaderboard.get("enabled", True):
+            from factrl.leaderboard import record_run
+
+            record_run(run.path, store_path=cfg.leaderboard.store, version=cfg.leaderboard.get("version"))
+        run.finish()
+        log.info("finished in %.1f s", time.time() - started)
+        print(_summary(run, metrics))
+        return metrics
+    except BaseException as err:
+        run.update(status="failed" if not isinstance(err, KeyboardInterrupt) else "interrupted",
+                   error=f"{type(err).__name__}: {err}"[:2000])
+        raise
+    finally:
+        detach_log(handler)
+
+
+def _read_metrics(run: RunDir) -> dict:
+    from .rundir import read_json
+
+    file = run / "metrics.json"
+    return read_json(file) if file.is_file() else {}
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        print("\nOverrides are Hydra's: group=option (method, model, pool, eval, train, lora, corpus, timer, "
+              "leaderboard) and key=value.\n`harness run --cfg job` prints the composed config; "
+              "`harness methods` lists methods.")
+        return 0
+    return hydra_entry(run_task, argv, "harness run")

@@ -1,0 +1,1 @@
+"""Training engine: token-level GRPO on TRL's GRPOTrainer, driven by a Method's reward."""

@@ -1,0 +1,79 @@
+"""Token-level group-relative advantages (PROTOCOL 3).
+
+For the G completions of one question, with per-token returns R(g, t):
+    R_bar_g = mean_t R(g, t)                       (per-completion mean return)
+    mu, s   = mean and std of R_bar over the group
+    A(g, t) = (R(g, t) - mu) / (s + eps)
+
+`std_floor` is an optional safeguard, off by default (protocol behaviour): when every
+completion of a group has nearly the same mean return, s is ~0 and token-level offsets
+(R(g,t) - mu) are divided by ~eps, which can reach 1e3 (a defect of the released trainer).
+With std_floor > 0 the denominator is max(s, std_floor) + eps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class AdvantageStats:
+    mean_return: float  # mean of R_bar over the batch
+    frac_zero_std: float  # share of groups whose std is ~0
+    max_abs_advantage: float
+
+
+def pad_returns(token_returns: list[list[float]], width: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(B, T) float returns and (B, T) mask from ragged per-completion lists (right padding)."""
+    width = max([len(r) for r in token_returns] + [0]) if width is None else width
+    values = torch.zeros(len(token_returns), width, dtype=torch.float32)
+    mask = torch.zeros(len(token_returns), width, dtype=torch.float32)
+    for b, row in enumerate(token_returns):
+        n = min(len(row), width)
+        if n:
+            values[b, :n] = torch.tensor(row[:n], dtype=torch.float32)
+            mask[b, :n] = 1.0
+    return values, mask
+
+
+def token_advantages(
+    token_returns: list[list[float] | None], group_size: int, *, width: int | None = None,
+    eps: float = 1e-4, std_floor: float = 0.0, scale: str = "group",
+) -> tuple[torch.Tensor, AdvantageStats]:
+    """Advantages of shape (B, T) for B = n_groups * group_size completions in group order.
+
+    token_returns: B ragged lists (completion b's per-token returns, length T_b), or None
+        for "no signal": such a completion is left out of its group's mean and std and
+        gets a zero advantage (it neither pushes nor pulls the policy).
+    width: T of the output (the trainer's padded completion length); padding gets 0.
+    scale: "group" divides by the group std (protocol), "none" only centres.
+    """
+    if group_size < 1 or len(token_returns) % group_size:
+        raise ValueError(f"{len(token_returns)} completions do not split into groups of {group_size}")
+    valid = torch.tensor([r is not None for r in token_returns], dtype=torch.bool)
+    values, mask = pad_returns([r or [] for r in token_returns], width)
+    lengths = mask.sum(dim=1)
+    means = (values * mask).sum(dim=1) / lengths.clamp(min=1)
+    means = torch.where(valid, means, torch.full_like(means, float("nan")))
+    grouped = means.view(-1, group_size)
+    counts = (~torch.isnan(grouped)).sum(dim=1, keepdim=True)
+    mu = torch.nan_to_num(torch.nanmean(grouped, dim=1, keepdim=True), nan=0.0)
+    # TRL (and the released code built on it) uses the unbiased (n-1) std; so do we.
+    squares = torch.nan_to_num((grouped - mu) ** 2, nan=0.0).sum(dim=1, keepdim=True)
+    std = torch.sqrt(squares / (counts - 1).clamp(min=1))
+    mu_b = mu.expand(-1, group_size).reshape(-1, 1)
+    std_b = std.expand(-1, group_size).reshape(-1, 1)
+    centred = (values - mu_b) * mask * valid.unsqueeze(1)
+    if scale == "group":
+        advantages = centred / (torch.clamp(std_b, min=std_floor) + eps)
+    elif scale == "none":
+        advantages = centred
+    else:
+        raise ValueError(f"scale must be 'group' or 'none', not {scale!r}")
+    stats = AdvantageStats(
+        mean_return=float(torch.nanmean(means)) if bool(valid.any()) else 0.0,
+        frac_zero_std=float(torch.isclose(std, torch.zeros_like(std)).float().mean()) if len(std) else 0.0,
+        max_abs_advantage=float(advantages.abs().max()) if advantages.numel() else 0.0,
+    )
+    return advantages, stats

@@ -1,0 +1,178 @@
+"""Train a LoRA adapter with a GRPO-family method: config -> TRL -> adapter on disk.
+
+Reads like a recipe, top to bottom: batch geometry, dataset, LoRA, TRL config, reward,
+trainer, resume, train, save. Every method gets the same pool order, LoRA settings, seed,
+generation limits and timer; only the reward differs.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..method import Method, RunContext
+from ..prompts import messages
+
+log = logging.getLogger(__name__)
+
+ADAPTER_DIR = "adapter"
+DONE_MARKER = "TRAINING_DONE"
+
+
+def batch_geometry(train_cfg: Any) -> dict[str, int]:
+    """TRL batch sizes for Q questions x C completions per optimizer step.
+
+    With micro_batch_size m (default Q*C): per-device batch m, gradient accumulation Q*C/m,
+    and one generation of Q*C completions per optimizer step.
+    """
+    q, c = int(train_cfg.questions_per_step), int(train_cfg.completions_per_question)
+    if q < 1 or c < 2:
+        raise ConfigError(f"train.questions_per_step={q} and train.completions_per_question={c}: GRPO needs "
+                          f"at least 1 question and 2 completions per question")
+    total = q * c
+    micro = int(train_cfg.get("micro_batch_size") or total)
+    if total % micro:
+        raise ConfigError(f"train.micro_batch_size={micro} must divide questions_per_step x "
+                          f"completions_per_question = {total}")
+    return {"per_device_train_batch_size": micro, "gradient_accumulation_steps": total // micro,
+            "generation_batch_size": total, "num_generations": c}
+
+
+def build_dataset(rows: list[dict], model_cfg: Any, *, system: str | None = None):
+    """A datasets.Dataset of conversational prompts plus the gold columns the reward reads."""
+    from datasets import Dataset
+
+    system_role = bool(model_cfg.get("system_role", True))
+    return Dataset.from_list([
+        {"prompt": messages(r["question"], system=system, system_role=system_role), "id": r["id"],
+         "question": r["question"], "answers": list(r["answers"]), "title": r.get("title", "")}
+        for r in rows
+    ])
+
+
+def _use_bf16(train_cfg: Any) -> bool:
+    import torch
+
+    setting = train_cfg.get("bf16", "auto")
+    if setting == "auto":
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    return bool(setting)
+
+
+def grpo_args(cfg: Any, output_dir: Path):
+    """TRL GRPOConfig from the harness config (train, model, seed)."""
+    import torch
+    from trl import GRPOConfig
+
+    train = cfg.train
+    geometry = batch_geometry(train)
+    chat_kwargs = {}
+    if cfg.model.get("enable_thinking") is not None:
+        chat_kwargs["enable_thinking"] = bool(cfg.model.enable_thinking)
+    return GRPOConfig(
+        output_dir=str(output_dir),
+        max_steps=int(train.steps),
+        **geometry,
+        learning_rate=float(train.learning_rate),
+        beta=float(train.beta),
+        temperature=float(train.temperature),
+        top_p=float(train.top_p),
+        max_completion_length=int(train.max_completion_length),
+        loss_type=str(train.loss_type),
+        scale_rewards=str(train.scale_rewards),
+        seed=int(train.seed),
+        data_seed=int(train.seed),
+        save_strategy="steps",
+        save_steps=int(train.save_steps),
+        logging_steps=int(train.get("logging_steps", 1)),
+        report_to=[],
+        bf16=_use_bf16(train),
+        use_cpu=not torch.cuda.is_available(),
+        use_vllm=bool(train.use_vllm),
+        vllm_mode="colocate",
+        vllm_gpu_memory_utilization=float(train.get("vllm_gpu_memory_utilization", 0.3)),
+        gradient_checkpointing=bool(train.get("gradient_checkpointing", False)),
+        chat_template_kwargs=chat_kwargs or None,
+        remove_unused_columns=False,
+        disable_tqdm=False,
+        log_completions=False,
+        shuffle_dataset=True,
+    )
+
+
+def lora_config(lora_cfg: Any):
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=int(lora_cfg.r), lora_alpha=int(lora_cfg.alpha), lora_dropout=float(lora_cfg.dropout),
+        bias=str(lora_cfg.bias), target_modules=list(lora_cfg.target_modules), task_type="CAUSAL_LM",
+    )
+
+
+def _check_max_prompt_length(tokenizer, dataset, limit: int) -> None:
+    longest = max(len(tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=True))
+                  for p in dataset["prompt"][:256])
+    if longest > limit:
+        raise ConfigError(f"a formatted prompt has {longest} tokens, over train.max_prompt_length={limit}; "
+                          f"raise it or shorten the questions")
+
+
+def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dict], timer: Any = None) -> Path:
+    """Train (or resume) and return the directory of the saved LoRA adapter.
+
+    With a timer, its totals are written to <run_dir>/timings.json at every checkpoint, so a
+    killed run that resumes keeps the time already spent.
+    """
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from .. import models
+    from .grpo import JsonlLogCallback, KillSwitchCallback, TimingsCallback, TokenGRPOTrainer
+
+    out = Path(run_dir) / "train"
+    adapter_dir = out / ADAPTER_DIR
+    if (out / DONE_MARKER).is_file() and (adapter_dir / "adapter_config.json").is_file():
+        log.info("training already finished; reusing %s", adapter_dir)
+        return adapter_dir
+    if method.algorithm != "grpo":
+        raise ConfigError(f"method '{method.name}' uses algorithm '{method.algorithm}', which this engine does "
+                          f"not train (grpo only)")
+    phase = timer.phase if timer is not None else None
+    with (phase("init") if phase else _null()):
+        tokenizer = models.load_tokenizer(identity, cfg.model)
+        model = models.load_model(identity, cfg.model)
+        dataset = build_dataset(rows, cfg.model)
+        _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length))
+        ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
+                         logger=logging.getLogger(f"factrl.methods.{method.name}"))
+        reward = method.build_reward(ctx)
+        if reward is None:
+            raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm 'grpo'")
+        trainer = TokenGRPOTrainer(
+            model=model, args=grpo_args(cfg, out), train_dataset=dataset, processing_class=tokenizer,
+            peft_config=lora_config(cfg.lora), method_reward=reward, reward_name=method.name, timer=timer,
+            records_path=out / "reward_records.jsonl", std_floor=float(cfg.train.get("std_floor", 0.0)),
+            adv_epsilon=float(cfg.train.get("epsilon", 1e-4)),
+            callbacks=[JsonlLogCallback(out / "log.jsonl"), KillSwitchCallback(),
+                       TimingsCallback(timer, Path(run_dir) / "timings.json")],
+        )
+    checkpoint = get_last_checkpoint(str(out)) if out.is_dir() else None
+    if checkpoint:
+        log.info("resuming from %s", checkpoint)
+    steps_per_epoch = math.ceil(len(dataset) / int(cfg.train.questions_per_step))
+    if int(cfg.train.steps) > steps_per_epoch:
+        log.info("train.steps=%s exceeds one pass over %d questions; the pool is reused (reshuffled) each epoch",
+                 cfg.train.steps, len(dataset))
+    with (phase("update") if phase else _null()):
+        trainer.train(resume_from_checkpoint=checkpoint)
+    with (phase("save") if phase else _null()):
+        trainer.save_model(str(adapter_dir))
+        (out / DONE_MARKER).write_text("ok\n")
+    return adapter_dir
+
+
+def _null():
+    import contextlib
+
+    return contextlib.nullcontext()

@@ -1,0 +1,163 @@
+"""Token-level GRPO on TRL 1.16's GRPOTrainer.
+
+The only algorithmic change to TRL's GRPO is in `_generate_and_score_completions`: TRL
+computes one advantage per completion, shape (B,); we replace it with per-token advantages,
+shape (B, T), from the method's per-token returns (harness.training.advantages).
+`_compute_loss` accepts both shapes, so the loss, KL term and clipping are TRL's own.
+
+The method's reward reaches TRL as an ordinary reward function (`_TokenReward`): TRL calls it
+with every dataset column repeated per completion, so completion b is judged against its own
+row (`question`, `answers`, ...) — never the first question's gold. It returns the
+per-completion mean return R_bar (what TRL logs as the reward) and keeps the per-token returns
+for the override to turn into advantages.
+
+Timing hooks (harness.timer phases): rollout = generation and log-prob scoring of the
+batch, reward = the method's reward call (nested inside rollout), save = checkpoints;
+everything else inside `train()` is charged to update by the caller.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import TrainerCallback
+from trl import GRPOTrainer
+
+from ..method import RewardFn, RewardOutput
+from .advantages import token_advantages
+
+log = logging.getLogger(__name__)
+
+ROW_KEYS = ("id", "question", "answers", "title")
+
+
+def _nullphase(_name: str):
+    return contextlib.nullcontext()
+
+
+class _TokenReward:
+    """Adapter TRL calls as a reward function; stashes per-token returns for the trainer."""
+
+    def __init__(self, reward_fn: RewardFn, name: str, phase, records_path: Path | None):
+        self.reward_fn = reward_fn
+        self.__name__ = name
+        self.phase = phase
+        self.records_path = records_path
+        self.pending: list[list[float] | None] | None = None
+
+    def __call__(self, prompts, completions, completion_ids, **kwargs) -> list[float | None]:
+        n = len(completions)
+        rows = [{k: kwargs[k][i] for k in ROW_KEYS if k in kwargs} for i in range(n)]
+        texts = [c[-1]["content"] if isinstance(c, list) else str(c) for c in completions]
+        prompt_texts = [p[-1]["content"] if isinstance(p, list) else str(p) for p in prompts]
+        ids = [list(map(int, x)) for x in completion_ids]
+        with self.phase("reward"):
+            out: RewardOutput = self.reward_fn(prompts=prompt_texts, completions=texts, completion_ids=ids, rows=rows)
+        returns = list(out.token_returns)
+        if len(returns) != n:
+            raise ValueError(f"reward '{self.__name__}' returned {len(returns)} token-return lists for {n} completions")
+        for b, r in enumerate(returns):
+            if r is not None and len(r) != len(ids[b]):
+                raise ValueError(f"reward '{self.__name__}': completion {b} has {len(ids[b])} tokens but "
+                                 f"{len(r)} returns; return one value per completion token")
+        self.pending = returns
+        log_metric = kwargs.get("log_metric")
+        if log_metric is not None:
+            for key, value in out.diagnostics.items():
+                if value is not None and not (isinstance(value, float) and math.isnan(value)):
+                    log_metric(f"rewards/{self.__name__}/{key}", float(value))
+            log_metric(f"rewards/{self.__name__}/no_signal", sum(r is None for r in returns) / max(n, 1))
+        if self.records_path is not None and out.records:
+            state = kwargs.get("trainer_state")
+            step = int(state.global_step) + 1 if state is not None else None
+            self.records_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.records_path, "a", encoding="utf-8") as handle:  # appended, never rewritten
+                for record in out.records:
+                    handle.write(json.dumps({"step": step, **record}, default=str) + "\n")
+        return [sum(r) / len(r) if r else None for r in returns]
+
+
+class TokenGRPOTrainer(GRPOTrainer):
+    """GRPOTrainer whose advantages are per token, shape (B, T), from a Method's reward."""
+
+    def __init__(self, *args, method_reward: RewardFn, reward_name: str, timer: Any = None,
+                 records_path: Path | None = None, std_floor: float = 0.0, adv_epsilon: float = 1e-4,
+                 **kwargs):
+        self._phase = timer.phase if timer is not None else _nullphase
+        self._token_reward = _TokenReward(method_reward, reward_name, self._phase, records_path)
+        self._std_floor = std_floor
+        self._adv_epsilon = adv_epsilon
+        super().__init__(*args, reward_funcs=[self._token_reward], **kwargs)
+
+    def _generate_and_score_completions(self, inputs):
+        """Generate, score and return the batch with `advantages` of shape (B, T).
+
+        In: B dataset rows (each question repeated G times in a row, TRL's RepeatSampler).
+        Out: TRL's batch dict; `advantages` (B, T) where T = completion_ids.size(1).
+        """
+        with self._phase("rollout"):
+            output = super()._generate_and_score_completions(inputs)
+        returns = self._token_reward.pending
+        self._token_reward.pending = None
+        if returns is None:
+            raise RuntimeError("the method reward was not called for this batch")
+        mode = "train" if self.model.training else "eval"
+        group = self.num_generations if mode == "train" else self.num_generations_eval
+        width = output["completion_ids"].size(1)
+        advantages, stats = token_advantages(returns, group, width=width, eps=self._adv_epsilon,
+                                             std_floor=self._std_floor, scale=self.scale_rewards)
+        output["advantages"] = advantages.to(output["completion_ids"].device)
+        self._metrics[mode]["advantages/max_abs"].append(stats.max_abs_advantage)
+        self._metrics[mode]["advantages/frac_zero_std_groups"].append(stats.frac_zero_std)
+        return output
+
+    def _save_checkpoint(self, model, trial):
+        with self._phase("save"):
+            return super()._save_checkpoint(model, trial)
+
+
+class JsonlLogCallback(TrainerCallback):
+    """Appends every TRL log entry (one per logging step) to a JSONL file in the run directory."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"step": state.global_step, **logs}, default=float) + "\n")
+
+
+class TimingsCallback(TrainerCallback):
+    """Writes the timer's totals next to each checkpoint, so resumed runs keep their time."""
+
+    def __init__(self, timer: Any, path: Path):
+        self.timer, self.path = timer, Path(path)
+
+    def on_save(self, args, state, control, **kwargs):
+        if self.timer is not None:
+            self.timer.write(self.path)
+
+
+class KillSwitchCallback(TrainerCallback):
+    """Test facility: HARNESS_KILL_AT_STEP=N ends the process abruptly (exit 137, as a SIGKILL
+    would) when step N+1 is about to start, after step N's checkpoint is on disk. It lets the
+    resume test interrupt a real run at a known point; it does nothing when the variable is unset."""
+
+    def __init__(self):
+        value = os.environ.get("HARNESS_KILL_AT_STEP")
+        self.step = int(value) if value else None
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        if self.step is not None and state.global_step >= self.step:
+            log.warning("HARNESS_KILL_AT_STEP=%d: killing the process", self.step)
+            logging.shutdown()
+            os._exit(137)
+

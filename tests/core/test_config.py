@@ -1,0 +1,95 @@
+"""Config composition: every option of every group, protocol defaults, overrides, errors."""
+from __future__ import annotations
+
+import pytest
+from omegaconf import OmegaConf
+
+from factrl.harness.config import compose, config_hash, group_options, prepare_overrides, redact
+from factrl.harness.errors import HarnessError
+from tests.helpers import harness
+
+GROUPS = ["method", "model", "pool", "eval", "train", "lora", "corpus", "timer", "leaderboard"]
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_every_option_of_every_group_composes(group):
+    options = group_options(group)
+    assert options, f"configs/{group}/ has no options"
+    for option in options:
+        overrides = [f"{group}={option}"]
+        if group == "model" and option == "custom":
+            overrides.append("model.id=org/name")
+        if group == "pool" and option == "file":
+            overrides.append("pool.path=/tmp/pool.json")
+        cfg = compose(overrides)
+        # Resolving catches broken interpolations; ??? values must be filled above.
+        OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+
+
+def test_embedded_default_is_cpu_scale_and_offline():
+    cfg = compose([])
+    assert cfg.model.name == "smollm2-135m" and cfg.model.source == "embedded"
+    assert cfg.pool.name == "demo" and cfg.eval.name == "demo" and cfg.corpus.name == "demo"
+    assert cfg.seed == 42 and cfg.train.seed == 42
+    assert cfg.train.steps <= 10 and cfg.train.max_completion_length <= 128
+
+
+def test_paper_models_get_protocol_defaults():
+    cfg = compose(["model=llama-3.2-3b"])
+    assert (cfg.train.steps, cfg.train.questions_per_step, cfg.train.completions_per_question) == (100, 3, 16)
+    assert cfg.train.max_completion_length == 1000 and cfg.model.decoding.max_new_tokens == 1000
+    assert (cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout, cfg.lora.bias) == (128, 256, 0.0, "none")
+    assert len(cfg.lora.target_modules) == 7
+    assert compose(["model=qwen3-4b"]).train.questions_per_step == 4
+    assert compose(["model=qwen3-4b"]).model.decoding.temperature == 0.6
+    assert compose(["model=llama-3.1-8b"]).model.decoding.repetition_penalty == 1.02
+
+
+def test_command_line_overrides_beat_protocol_files():
+    cfg = compose(["model=qwen3-4b", "train.questions_per_step=7"])
+    assert cfg.train.questions_per_step == 7
+
+
+def test_any_hub_id_or_local_path_maps_to_custom_model():
+    assert prepare_overrides(["model=org/name"]) == ["model=custom", "model.id=org/name", "model.name=name"]
+    assert prepare_overrides(["model=/data/m/"])[:2] == ["model=custom", "model.path=/data/m/"]
+    assert prepare_overrides(["model=tiny-llama"]) == ["model=tiny-llama"]
+
+
+def test_unknown_option_and_typo_raise_clear_errors():
+    with pytest.raises(HarnessError, match="unknown model 'nope'.*Valid: custom, llama-3.1-8b"):
+        compose(["model=nope"])
+    with pytest.raises(HarnessError, match="Did you mean 'tiny-llama'"):
+        compose(["model=tiny-lama"])
+    with pytest.raises(HarnessError, match="stepz"):
+        compose(["train.stepz=3"])
+
+
+def test_secrets_are_redacted_and_do_not_change_the_hash():
+    cfg = compose(["+judge.api_key=sk-secret-123", "+judge.api_key_env=OPENAI_API_KEY"])
+    plain = redact(cfg)
+    assert plain["judge"]["api_key"] == "***REDACTED***"
+    assert plain["judge"]["api_key_env"] == "OPENAI_API_KEY"
+    other = compose(["+judge.api_key=sk-other", "+judge.api_key_env=OPENAI_API_KEY"])
+    assert config_hash(cfg) == config_hash(other)
+    assert config_hash(cfg) != config_hash(compose(["seed=1"]))
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["run", "model=nope"], "unknown model 'nope'"),
+    (["run", "train.stepz=3"], "stepz"),
+    (["run", "method=nope"], "unknown method 'nope'"),
+    (["run", "-m", "method=raw,nope"], "unknown method 'nope'"),
+    (["nope"], "unknown command"),
+])
+def test_cli_errors_are_one_clear_message(args, expected):
+    result = harness(*args)
+    assert result.returncode != 0
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_cfg_job_prints_composed_config():
+    result = harness("run", "--cfg", "job", "model=tiny-llama")
+    assert result.returncode == 0, result.stderr
+    assert "tiny-llama" in result.stdout and "questions_per_step" in result.stdout

@@ -1,0 +1,18 @@
+"""Shared test utilities: run the real `harness` CLI in a subprocess."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def harness(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: int = 600
+            ) -> subprocess.CompletedProcess:
+    """Run `harness ARGS` with the test environment (one thread, no hub)."""
+    full_env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+                **(env or {})}
+    return subprocess.run([sys.executable, "-m", "factrl.harness.cli", *args], cwd=cwd or REPO, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
