@@ -46,17 +46,18 @@ def _summary(run: RunDir, metrics: dict) -> str:
 
 def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: RunDir) -> Path:
     from .pool import load_pool, pool_fingerprint
-    from .timer import Timer
+    from .timer import from_config
     from .training.engine import train
 
     rows = load_pool(cfg.pool, cfg.eval)
     run.update(pool={"name": cfg.pool.name, "path": cfg.pool.get("path"), "size": len(rows),
                      "sha256": pool_fingerprint(rows)})
-    timer = Timer.load(run / "timings.json")
+    timer = from_config(cfg.timer, run / "timings.json")
     try:
         return train(cfg, method, identity, run.path, rows, timer=timer)
     finally:
-        timer.write(run / "timings.json")
+        timer.steps = int(cfg.train.steps)
+        timer.write()
 
 
 def run_task(cfg: DictConfig) -> dict | None:

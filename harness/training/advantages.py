@@ -66,7 +66,9 @@ def token_advantages(
     std_b = std.expand(-1, group_size).reshape(-1, 1)
     centred = (values - mu_b) * mask * valid.unsqueeze(1)
     if scale == "group":
-        advantages = centred / (torch.clamp(std_b, min=std_floor) + eps)
+        denom = torch.clamp(std_b, min=std_floor) + eps
+        safe = torch.where(denom > 0, denom, torch.ones_like(denom))
+        advantages = torch.where(denom > 0, centred / safe, torch.zeros_like(centred))
     elif scale == "none":
         advantages = centred
     else:
