@@ -1,0 +1,134 @@
+"""`harness pool filter`: keep the questions a model is still learning (PROTOCOL 4).
+
+For each pool question, sample G completions (temperature 0.7 by default) with the shared
+prompt, judge each with the evaluator's correctness rule, and keep questions with
+1 <= n_correct <= G-1 (the learning zone), plus `anchors` already-mastered questions
+(n_correct = G) for small models, which otherwise collapse. Per-question results are
+appended to a progress file as they finish, so an interrupted filter resumes.
+
+    harness pool filter model=llama-3.2-3b pool=file pool.path=pool.json pool.filter.anchors=1000
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from .config import hydra_entry
+from .rundir import write_json
+
+log = logging.getLogger("factrl.pool")
+
+
+def judge(completion: str, answers: list[str]) -> bool:
+    """Correct when the extracted answer matches a gold answer (refusals and empty answers never do)."""
+    from factrl.evals.scoring import extract_answer, is_refusal, match_closed_book
+
+    answer = extract_answer(completion).answer
+    return bool(answer) and not is_refusal(answer) and match_closed_book(answer, tuple(answers))
+
+
+def select(rows: list[dict], n_correct: dict[str, int], group: int, anchors: int) -> tuple[list[dict], dict]:
+    """The filtered pool in pool order: learning-zone questions plus the first `anchors` mastered ones."""
+    learning = [r for r in rows if 1 <= n_correct[r["id"]] <= group - 1]
+    mastered = [r for r in rows if n_correct[r["id"]] == group][:anchors]
+    keep = {r["id"] for r in learning} | {r["id"] for r in mastered}
+    kept = [r for r in rows if r["id"] in keep]
+    report = {"questions": len(rows), "kept": len(kept), "learning_zone": len(learning), "anchors": len(mastered),
+              "n_correct_histogram": dict(sorted(Counter(n_correct[r["id"]] for r in rows).items()))}
+    return kept, report
+
+
+def _output_path(cfg: DictConfig) -> Path:
+    out = cfg.pool.filter.get("out")
+    if out:
+        return Path(str(out))
+    return Path(cfg.get("output_dir") or "runs") / "pools" / f"{cfg.pool.name}-{cfg.model.name}-filtered.json"
+
+
+def _read_progress(path: Path) -> dict[str, int]:
+    done: dict[str, int] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a kill; that question is sampled again
+            done[record["id"]] = int(record["n_correct"])
+    return done
+
+
+def sample_counts(cfg: DictConfig, rows: list[dict], progress: Path) -> dict[str, int]:
+    """n_correct per question id, sampling only the questions not in the progress file."""
+    import torch
+    from tqdm import tqdm
+
+    from . import models
+    from .prompts import format_prompt
+
+    settings = cfg.pool.filter
+    group = int(settings.completions)
+    done = _read_progress(progress)
+    todo = [r for r in rows if r["id"] not in done]
+    if not todo:
+        return done
+    identity = models.resolve(cfg.model)
+    tokenizer = models.load_tokenizer(identity, cfg.model)
+    model = models.load_model(identity, cfg.model).eval()
+    torch.manual_seed(int(cfg.seed))
+    batch = max(1, int(settings.batch_size))
+    progress.parent.mkdir(parents=True, exist_ok=True)
+    with open(progress, "a", encoding="utf-8") as sink, tqdm(total=len(todo), desc="pool filter", unit="q") as bar:
+        for start in range(0, len(todo), batch):
+            chunk = todo[start:start + batch]
+            prompts = [format_prompt(tokenizer, r["question"], cfg.model) for r in chunk]
+            inputs = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+            with torch.no_grad():
+                output = model.generate(**inputs, do_sample=True, temperature=float(settings.temperature),
+                                        top_p=float(settings.top_p), top_k=0, num_return_sequences=group,
+                                        max_new_tokens=int(settings.max_new_tokens),
+                                        pad_token_id=tokenizer.pad_token_id)
+            texts = tokenizer.batch_decode(output[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+            for i, row in enumerate(chunk):
+                n = sum(judge(text, row["answers"]) for text in texts[i * group:(i + 1) * group])
+                done[row["id"]] = n
+                sink.write(json.dumps({"id": row["id"], "n_correct": n, "group": group}) + "\n")
+            sink.flush()
+            bar.update(len(chunk))
+    return done
+
+
+def filter_task(cfg: DictConfig) -> Path:
+    from . import models
+    from .pool import load_pool, pool_fingerprint
+
+    rows = load_pool(cfg.pool, cfg.eval)
+    out = _output_path(cfg)
+    progress = out.with_name(out.stem + ".progress.jsonl")
+    counts = sample_counts(cfg, rows, progress)
+    group = int(cfg.pool.filter.completions)
+    kept, report = select(rows, counts, group, int(cfg.pool.filter.anchors))
+    write_json(out, kept)
+    report.update({"source_pool": {"name": cfg.pool.name, "path": cfg.pool.get("path"),
+                                   "sha256": pool_fingerprint(rows)},
+                   "filtered_sha256": pool_fingerprint(kept), "model": models.resolve(cfg.model).to_dict(),
+                   "settings": {k: cfg.pool.filter[k] for k in ("completions", "temperature", "top_p",
+                                                                "max_new_tokens", "anchors")},
+                   "seed": int(cfg.seed)})
+    write_json(out.with_name(out.stem + ".report.json"), report)
+    if not kept:
+        log.warning("no question is in the learning zone for %s; the filtered pool is empty", cfg.model.name)
+    print(f"kept {report['kept']} of {report['questions']} questions ({report['learning_zone']} learning zone, "
+          f"{report['anchors']} anchors) -> {out}\nuse it with: pool=file pool.path={out} pool.shuffle_seed=null")
+    return out
+
+
+def filter_main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    return hydra_entry(lambda cfg: filter_task(cfg), argv, "harness pool filter")

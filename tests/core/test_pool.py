@@ -1,0 +1,101 @@
+"""Training pool: validation with named fields, order, dedup, fingerprint, and the self-filter."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from omegaconf import OmegaConf
+
+from factrl.harness.errors import DataError
+from factrl.harness.pool import load_pool, pool_fingerprint, validate_rows
+from factrl.harness.pool_filter import judge, select
+from tests.helpers import harness
+
+
+def _cfg(path, **extra):
+    return OmegaConf.create({"name": "file", "source": "file", "path": str(path), "shuffle_seed": 42, "limit": None,
+                             "dedup_against": [], **extra})
+
+
+def test_shared_pool_file_loads(shared_data):
+    path = shared_data / "pools" / "nq_webq_curriculum_llama31_8b.json"
+    rows = load_pool(_cfg(path))
+    assert len(rows) == 4861  # no duplicates in the released pool
+    assert all(isinstance(r["answers"], list) and r["answers"] for r in rows)
+    # Same file and seed -> same order (every method sees the same pool in the same order).
+    assert pool_fingerprint(load_pool(_cfg(path))) == pool_fingerprint(rows)
+    assert pool_fingerprint(load_pool(_cfg(path, shuffle_seed=1))) != pool_fingerprint(rows)
+
+
+@pytest.mark.parametrize("record, field", [
+    ({"answers": ["x"]}, "question"),
+    ({"question": "q?", "answers": []}, "answers"),
+    ({"question": "q?", "answers": "x", "title": 3}, "title"),
+])
+def test_bad_records_name_file_index_and_field(tmp_path, record, field):
+    path = tmp_path / "pool.json"
+    path.write_text(json.dumps([{"question": "ok?", "answers": "a"}, record]))
+    with pytest.raises(DataError, match=rf"pool.json, record 1: field '{field}'"):
+        load_pool(_cfg(path))
+
+
+def test_jsonl_pool_and_string_answers(tmp_path):
+    path = tmp_path / "pool.jsonl"
+    path.write_text('{"question": "Who?", "answers": "Me", "title": "T"}\n\n{"question": "Where?", "answers": ["Here"]}\n')
+    rows = load_pool(_cfg(path, shuffle_seed=None))
+    assert [r["answers"] for r in rows] == [["Me"], ["Here"]]
+
+
+def test_missing_and_non_utf8_files_are_clear(tmp_path):
+    with pytest.raises(DataError, match="does not exist"):
+        load_pool(_cfg(tmp_path / "nope.json"))
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\xff\xfe[]")
+    with pytest.raises(DataError, match="not UTF-8"):
+        load_pool(_cfg(bad))
+
+
+def test_cli_reports_pool_field_errors_in_one_line(tmp_path):
+    path = tmp_path / "pool.json"
+    path.write_text(json.dumps([{"question": "q?"}]))
+    rows_error = harness("pool", "filter", "model=tiny-llama", "pool=file", f"pool.path={path}",
+                         f"output_dir={tmp_path / 'runs'}")
+    assert rows_error.returncode == 2
+    assert "record 0: field 'answers'" in rows_error.stderr and "Traceback" not in rows_error.stderr
+
+
+def test_validate_rows_keeps_ids_and_strips():
+    rows = validate_rows([{"id": 7, "question": " Q? ", "answers": [" A "]}], "x")
+    assert rows == [{"id": "7", "question": "Q?", "answers": ["A"], "title": ""}]
+
+
+def test_judge_uses_evaluator_rules():
+    assert judge("<think>x</think><answer>Paris, France</answer>", ["Paris"])
+    assert not judge("<answer>I don't know</answer>", ["Paris"])
+    assert not judge("<answer>1</answer>", ["1945"])  # token boundaries
+    assert not judge("no tags Paris", ["Paris"])
+
+
+def test_select_keeps_learning_zone_and_first_anchors():
+    rows = [{"id": str(i), "question": f"q{i}", "answers": ["a"]} for i in range(6)]
+    counts = {"0": 0, "1": 1, "2": 4, "3": 3, "4": 4, "5": 2}
+    kept, report = select(rows, counts, group=4, anchors=1)
+    assert [r["id"] for r in kept] == ["1", "2", "3", "5"]  # 2 is the first mastered (anchor)
+    assert report["learning_zone"] == 3 and report["anchors"] == 1
+    assert report["n_correct_histogram"] == {0: 1, 1: 1, 2: 1, 3: 1, 4: 2}
+
+
+def test_filter_writes_pool_and_resumes_from_progress(tmp_path):
+    out = tmp_path / "filtered.json"
+    args = ["pool", "filter", "model=tiny-llama", "pool.limit=4", "pool.filter.completions=2",
+            "train.max_completion_length=4", f"pool.filter.out={out}", f"output_dir={tmp_path}"]
+    first = harness(*args)
+    assert first.returncode == 0, first.stderr[-2000:]
+    progress = tmp_path / "filtered.progress.jsonl"
+    assert len(progress.read_text().splitlines()) == 4
+    report = json.loads((tmp_path / "filtered.report.json").read_text())
+    assert report["questions"] == 4 and sum(report["n_correct_histogram"].values()) == 4
+    assert isinstance(json.loads(out.read_text()), list)
+    again = harness(*args)
+    assert again.returncode == 0
+    assert len(progress.read_text().splitlines()) == 4  # nothing sampled twice
