@@ -1,0 +1,155 @@
+"""Client for the public infini-gram API (the `remote` backend).
+
+The API takes `POST <api_url>` with JSON {"index", "query_type": "count", "query",
+"max_diff_tokens", "max_clause_freq"} and answers {"count", "approx", "latency", ...} or
+{"error": "..."}. It tokenises the query itself (with the index's tokenizer), so terms go
+as text, joined with " AND " / " OR ".
+
+Limits of the service, handled here:
+- a CNF of at most 4 clauses with at most 4 terms each: a longer query is a recorded
+  failure (`overflow: fail`, the default) or is reduced to its first 4 clauses
+  (`overflow: truncate`, recorded in the cache key through `params()`);
+- rate limits: at least `min_interval_s` between requests; HTTP 429 (and 403, which the
+  CorVer reference client saw for rapid requests) and 5xx, timeouts and
+  connection errors are retried up to `max_retries` times with exponential backoff
+  (`backoff_s` * 2^attempt, or the server's Retry-After when longer);
+- other 4xx answers and {"error"} bodies are failures without retry (the query is wrong).
+Stdlib only (urllib), so the client needs no extra dependency.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+from .backends import Clauses, Outcome
+from .query import format_query
+
+API_MAX_CLAUSES = 4
+API_MAX_TERMS = 4
+API_MAX_DIFF_TOKENS = 1000
+API_MAX_CLAUSE_FREQ = 500000
+RESERVED = (" AND ", " OR ")
+# 429 is the rate limit; the CorVer reference client also saw 403 for rapid requests.
+RETRY_STATUS = (403, 429)
+
+
+class RemoteBackend:
+    name = "remote"
+
+    def __init__(self, *, api_url: str, index: str, max_clause_freq: int, max_diff_tokens: int,
+                 timeout_s: float = 30.0, max_retries: int = 5, backoff_s: float = 2.0,
+                 min_interval_s: float = 1.0, overflow: str = "fail", max_backoff_s: float = 120.0):
+        if overflow not in ("fail", "truncate"):
+            raise ValueError("overflow must be 'fail' or 'truncate'")
+        if not (0 < max_diff_tokens <= API_MAX_DIFF_TOKENS and 0 < max_clause_freq <= API_MAX_CLAUSE_FREQ):
+            raise ValueError(f"the API allows max_diff_tokens <= {API_MAX_DIFF_TOKENS} and "
+                             f"max_clause_freq <= {API_MAX_CLAUSE_FREQ}")
+        self.api_url = api_url
+        self.index = index
+        self.max_clause_freq = max_clause_freq
+        self.max_diff_tokens = max_diff_tokens
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.min_interval_s = min_interval_s
+        self.overflow = overflow
+        self._lock = threading.Lock()  # one request at a time keeps the rate limit honest
+        self._last_request = 0.0
+        self.requests = 0
+        self.retries = 0
+
+    @property
+    def manifest_hash(self) -> str:
+        return f"remote:{self.index}"
+
+    def params(self) -> dict[str, Any]:
+        return {"backend": self.name, "max_clause_freq": self.max_clause_freq,
+                "max_diff_tokens": self.max_diff_tokens, "overflow": self.overflow}
+
+    def _shape(self, clauses: Clauses) -> tuple[Clauses | None, str | None]:
+        for clause in clauses:
+            for term in clause:
+                if any(word in f" {term} " for word in RESERVED):
+                    return None, f"term {term!r} contains AND/OR, which the API would parse as an operator"
+        if any(len(clause) > API_MAX_TERMS for clause in clauses):
+            return None, f"the API allows at most {API_MAX_TERMS} terms per clause"
+        if len(clauses) > API_MAX_CLAUSES:
+            if self.overflow == "fail":
+                return None, (f"query has {len(clauses)} clauses; the API allows {API_MAX_CLAUSES} "
+                              f"(set overflow: truncate to query the first {API_MAX_CLAUSES})")
+            clauses = clauses[:API_MAX_CLAUSES]
+        return clauses, None
+
+    def count(self, clauses: Clauses) -> Outcome:
+        shaped, error = self._shape(clauses)
+        if error:
+            return Outcome(None, error=error)
+        payload = {"index": self.index, "query_type": "count", "query": format_query([list(c) for c in shaped])}
+        if len(shaped) > 1 or len(shaped[0]) > 1:
+            payload["max_diff_tokens"] = self.max_diff_tokens
+            payload["max_clause_freq"] = self.max_clause_freq
+        return self._post(payload)
+
+    def _wait_turn(self) -> None:
+        delay = self._last_request + self.min_interval_s - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        self._last_request = time.monotonic()
+
+    def _post(self, payload: dict[str, Any]) -> Outcome:
+        body = json.dumps(payload).encode()
+        last = "no attempt"
+        with self._lock:
+            for attempt in range(self.max_retries + 1):
+                if attempt:
+                    self.retries += 1
+                self._wait_turn()
+                self.requests += 1
+                request = urllib.request.Request(self.api_url, data=body, method="POST",
+                                                 headers={"Content-Type": "application/json",
+                                                          "User-Agent": "factrl-harness"})
+                retry_after = 0.0
+                try:
+                    with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                        return self._parse(response.read())
+                except urllib.error.HTTPError as err:
+                    last = f"HTTP {err.code}"
+                    if err.code not in RETRY_STATUS and err.code < 500:
+                        return Outcome(None, error=f"remote: {last} {err.reason}")
+                    retry_after = _retry_after(err.headers.get("Retry-After"))
+                except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as err:
+                    reason = getattr(err, "reason", err)
+                    last = f"{type(reason).__name__}: {reason}"
+                if attempt < self.max_retries:
+                    time.sleep(min(self.max_backoff_s, max(retry_after, self.backoff_s * (2 ** attempt))))
+        return Outcome(None, error=f"remote: failed after {self.max_retries + 1} attempts ({last})")
+
+    @staticmethod
+    def _parse(raw: bytes) -> Outcome:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return Outcome(None, error=f"remote: answer is not JSON ({raw[:80]!r})")
+        if not isinstance(data, dict):
+            return Outcome(None, error="remote: answer is not a JSON object")
+        if data.get("error"):
+            return Outcome(None, error=f"remote: {data['error']}")
+        count = data.get("count")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            return Outcome(None, error=f"remote: answer has no valid count ({str(data)[:80]})")
+        return Outcome(count, bool(data.get("approx", False)))
+
+    def close(self) -> None:
+        pass
+
+
+def _retry_after(value: str | None) -> float:
+    try:
+        return max(0.0, float(value)) if value else 0.0
+    except ValueError:
+        return 0.0  # an HTTP date; the exponential backoff applies
