@@ -24,7 +24,7 @@ CONFIG_NAME = "config"
 SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|token)$")
 REDACTED = "***REDACTED***"
 # Keys that do not change what a run computes, so they stay out of its hash.
-VOLATILE_KEYS = ("output_dir", "resume", "force", "hydra")
+VOLATILE_KEYS = ("output_dir", "resume", "force", "hydra", "leaderboard", "timer")
 
 
 def group_options(group: str) -> list[str]:
@@ -47,7 +47,7 @@ def prepare_overrides(overrides: list[str]) -> list[str]:
     return out
 
 
-GROUPS = ("method", "model", "pool", "eval", "train", "lora", "corpus", "timer", "leaderboard")
+GROUPS = ("method", "model", "pool", "eval", "train", "lora", "corpus", "timer", "leaderboard", "experiment")
 
 
 def check_group_choices(overrides: list[str]) -> None:

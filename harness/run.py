@@ -18,7 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import models
 from .config import hydra_entry, to_plain
-from .errors import ConfigError
+from .errors import ConfigError, HarnessError
 from .registry import get_method
 from .rundir import RunDir, attach_log, detach_log, open_run, write_json
 
@@ -83,11 +83,9 @@ def run_task(cfg: DictConfig) -> dict | None:
 
         metrics = evaluate(cfg, identity=identity, adapter=adapter, out_dir=run / "eval")
         write_json(run / "metrics.json", metrics)
-        if cfg.leaderboard.get("enabled", True):
-            from factrl.leaderboard import record_run
-
-            record_run(run.path, store_path=cfg.leaderboard.store, version=cfg.leaderboard.get("version"))
         run.finish()
+        if cfg.leaderboard.get("enabled", True):
+            _record(run, cfg)
         log.info("finished in %.1f s", time.time() - started)
         print(_summary(run, metrics))
         return metrics
@@ -97,6 +95,20 @@ def run_task(cfg: DictConfig) -> dict | None:
         raise
     finally:
         detach_log(handler)
+
+
+def _record(run: RunDir, cfg: DictConfig) -> None:
+    """Add the run's rows to the leaderboard; a refusal leaves the finished run intact."""
+    from factrl.leaderboard import record_run
+
+    try:
+        ids = record_run(run.path, store_path=cfg.leaderboard.store, version=cfg.leaderboard.get("version"))
+        run.update(leaderboard={"store": str(cfg.leaderboard.store), "rows": ids})
+        log.info("leaderboard: %d row(s) added to %s", len(ids), cfg.leaderboard.store)
+    except HarnessError as err:
+        run.update(leaderboard={"store": str(cfg.leaderboard.store), "refused": str(err)})
+        log.warning("leaderboard: rows not recorded: %s\n  fix the cause, then: harness leaderboard add %s "
+                    "--store %s [--version V]", err, run.path, cfg.leaderboard.store)
 
 
 def _read_metrics(run: RunDir) -> dict:

@@ -6,11 +6,13 @@ starts, evaluation, and anything the engine wraps in `timer.excluded(...)`.
 
 Nesting: time is charged to the innermost open phase only, so a `reward` opened inside
 `rollout` moves those seconds from rollout to reward and the phases always sum to the total.
-`excluded()` inside a phase stops the charging until it closes. The total is the wall time
+`excluded()` stops the charging until it closes, including for phases opened inside it
+(evaluation that reuses the generation code stays excluded). The total is the wall time
 during which at least one phase was open.
 
 Resume: `Timer(path=...)` loads an existing timings.json and adds to it, so a killed run
-that resumes reports the time of every attempt (one entry per attempt under `segments`).
+that resumes reports the time of every attempt (one entry per attempt under `segments`);
+work redone after a kill counts again, since the run really took that time.
 With `autosave_s`, the file is rewritten on a phase exit at most every so many seconds, so
 a kill loses at most that much time.
 
@@ -79,7 +81,11 @@ def detect_device() -> dict[str, Any]:
                 return {"kind": "cuda", "name": str(cuda.get_device_name(0)), "count": count}
         except Exception:
             pass
-    return {"kind": "cpu", "name": _cpu_name(), "count": os.cpu_count() or 1}
+    try:
+        cores = len(os.sched_getaffinity(0))  # the cores this process may use, not the host's
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return {"kind": "cpu", "name": _cpu_name(), "count": cores}
 
 
 def format_hms(seconds: float | None) -> str:
@@ -144,13 +150,21 @@ class Timer:
     def _charge(self, now: float) -> None:
         """Charge the time since the last boundary to the innermost open block."""
         if self._mark is not None and self._stack:
-            name, excluded = self._stack[-1]
             elapsed = max(0.0, now - self._mark)
+            name, excluded = self._charged_to()
             bucket = self._excluded if excluded else self._seconds
             bucket[name] = bucket.get(name, 0.0) + elapsed
             if not excluded:
                 self._active_s += elapsed
         self._mark = now
+
+    def _charged_to(self) -> tuple[str, bool]:
+        """(name, excluded) of the block now charged: the outermost open exclusion, if any
+        (a phase the evaluation reuses, e.g. generation, stays excluded), else the innermost phase."""
+        for name, excluded in self._stack:
+            if excluded:
+                return name, True
+        return self._stack[-1][0], False
 
     def _sync(self) -> None:
         if not self.sync_cuda:
@@ -173,7 +187,7 @@ class Timer:
             self._started_iso = _now_iso()
         self._charge(now)
         self._stack.append((name, excluded))
-        if not excluded:
+        if not self._charged_to()[1]:
             self._calls[name] = self._calls.get(name, 0) + 1
         try:
             yield
@@ -207,7 +221,7 @@ class Timer:
         """This attempt's seconds per phase including a block still open (read-only)."""
         seconds, active = dict(self._seconds), self._active_s
         if self._mark is not None and self._stack:
-            name, excluded = self._stack[-1]
+            name, excluded = self._charged_to()
             if not excluded:
                 extra = max(0.0, self._clock() - self._mark)
                 seconds[name] = seconds.get(name, 0.0) + extra
@@ -248,7 +262,7 @@ class Timer:
             "phases": phases,
             "total_s": round(total, 3),
             "total_hms": format_hms(total),
-            "gpu_hours": round(gpu_hours, 4),
+            "gpu_hours": round(gpu_hours, 6),
             "device": segments[-1]["device"] if segments else self.device,
             "mixed_devices": len(devices) > 1,
             "attempts": len(segments),

@@ -8,7 +8,7 @@ from factrl.harness.config import compose, config_hash, group_options, prepare_o
 from factrl.harness.errors import HarnessError
 from tests.helpers import harness
 
-GROUPS = ["method", "model", "pool", "eval", "train", "lora", "corpus", "timer", "leaderboard"]
+GROUPS = ["method", "model", "pool", "eval", "train", "lora", "corpus", "timer", "leaderboard", "experiment"]
 
 
 @pytest.mark.parametrize("group", GROUPS)
@@ -19,8 +19,10 @@ def test_every_option_of_every_group_composes(group):
         overrides = [f"{group}={option}"]
         if group == "model" and option == "custom":
             overrides.append("model.id=org/name")
-        if group == "pool" and option == "file":
+        if (group, option) in (("pool", "file"), ("experiment", "corver-a4")):
             overrides.append("pool.path=/tmp/pool.json")
+        if (group, option) == ("corpus", "wikipedia"):
+            overrides.append("corpus.index_dir=/data/enwiki-llama2")
         cfg = compose(overrides)
         # Resolving catches broken interpolations; ??? values must be filled above.
         OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -43,6 +45,19 @@ def test_paper_models_get_protocol_defaults():
     assert compose(["model=qwen3-4b"]).train.questions_per_step == 4
     assert compose(["model=qwen3-4b"]).model.decoding.temperature == 0.6
     assert compose(["model=llama-3.1-8b"]).model.decoding.repetition_penalty == 1.02
+
+
+def test_corver_protocol_and_ablations():
+    assert (compose(["model=llama-3.1-8b"]).train.beta, compose(["model=llama-3.1-8b"]).method.lambda_j) == (0.003, 2.0)
+    assert compose(["model=qwen3-4b"]).train.beta == 0.01
+    assert compose(["model=llama-3.2-3b"]).train.beta == 0.001
+    assert compose(["model=llama-3.2-3b"]).method.extractor.backend == "quco"
+    assert compose([]).method.extractor.backend == "heuristic"  # offline embedded default
+    assert compose(["experiment=corver-a1"]).method.lambda_c == 0.0
+    assert compose(["experiment=corver-a2"]).method.lambda_j == 0.0
+    assert compose(["experiment=corver-a3"]).method.assignment == "sentence_mean"
+    assert compose(["experiment=corver-relcheck"]).method.aggregation == "relcheck"
+    assert compose(["experiment=corver-alpha0-0.3"]).method.alphas[0] == -0.3
 
 
 def test_command_line_overrides_beat_protocol_files():

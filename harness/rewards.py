@@ -1,0 +1,174 @@
+"""Response-level rewards shared by every method (PROTOCOL 3).
+
+- correctness (the judge): +2 when the final answer matches the completion's *own* row's
+  gold or an alias, -1 when it is wrong, refused or empty. "Matches" is the evaluator's
+  definition (`factrl.evals.scoring`: normalisation, alias handling, token-boundary
+  containment), so training rewards exactly what evaluation scores. The released trainer
+  judged every completion against the first question's gold and matched character
+  substrings; neither is copied.
+- format: +1 when the answer block is non-empty and closed, else -1. A refusal in a proper
+  block is well formatted (the released rule punished the abstention the prompt asks for).
+- length penalty (optional, off unless eta > 0): eta * max(0, L - L0) / L0, subtracted from
+  the format term, L in completion tokens.
+
+R_response = lambda_j * correctness + lambda_f * (format - length_penalty).
+
+Every function follows the reward contract (STYLE 3): keyword-only arguments plus **kwargs,
+one value per completion, and a stable name for metric keys.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from factrl.evals import scoring
+
+FORMAT_RULES = ("paper", "single_block")
+
+
+@dataclass(frozen=True)
+class ResponseRewardConfig:
+    """Weights and values of the response-level reward (defaults: the paper's)."""
+
+    lambda_j: float = 1.0  # "lambda_j = 1, except lambda_j = 2 for Llama-3.1-8B"
+    lambda_f: float = 1.0  # "We set lambda_f = lambda_c = 1"
+    correct: float = 2.0  # "Correctness gives +2 for a matched final answer"
+    wrong: float = -1.0  # "... and -1 for an incorrect, refused, or empty answer"
+    format_ok: float = 1.0  # "+1, the final-answer block is nonempty and closed"
+    format_bad: float = -1.0  # "-1, otherwise"
+    length_eta: float = 0.0  # eta of "- eta * max{0, L(y) - L0} / L0"; 0 = off
+    length_l0: float = 512.0  # L0, in completion tokens
+    # paper: closed and non-empty; single_block: also exactly one <answer> tag (the
+    # evaluator's format_ok, which closes the "repeat the answer block" loophole).
+    format_rule: str = "paper"
+
+    def __post_init__(self) -> None:
+        if self.format_rule not in FORMAT_RULES:
+            raise ValueError(f"format_rule={self.format_rule!r}: choose one of {FORMAT_RULES}")
+        if self.length_eta < 0:
+            raise ValueError(f"length_eta={self.length_eta} must be >= 0 (0 switches the penalty off)")
+        if self.length_eta > 0 and self.length_l0 <= 0:
+            raise ValueError(f"length_l0={self.length_l0} must be > 0 when length_eta > 0")
+
+    @classmethod
+    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "ResponseRewardConfig":
+        """Build from a config node; unknown keys are ignored (they belong to the method)."""
+        cfg = dict(cfg or {})
+        names = cls.__dataclass_fields__.keys()
+        return cls(**{k: (str(v) if k == "format_rule" else float(v)) for k, v in cfg.items() if k in names})
+
+
+@dataclass
+class ResponseRewards:
+    """Per-completion results of one call; `total` is R_response."""
+
+    total: list[float]
+    correctness: list[float]
+    format: list[float]
+    length_penalty: list[float]
+    correct: list[bool]
+    refused: list[bool]
+    empty: list[bool]
+    format_ok: list[bool]
+    seconds: float = 0.0
+    extractions: list[Any] = field(default_factory=list, repr=False)
+
+    def diagnostics(self) -> dict[str, float]:
+        n = max(len(self.total), 1)
+        return {
+            "correct_rate": sum(self.correct) / n,
+            "correctness_mean": sum(self.correctness) / n,
+            "format_rate": sum(self.format_ok) / n,
+            "refusal_rate": sum(self.refused) / n,
+            "empty_rate": sum(self.empty) / n,
+            "length_penalty_mean": sum(self.length_penalty) / n,
+            "response_mean": sum(self.total) / n,
+        }
+
+
+def gold_answers(row: Mapping[str, Any]) -> list[str]:
+    """The row's reference answers and aliases (`answers`: a list of strings)."""
+    answers = row.get("answers")
+    if answers is None:
+        raise KeyError("pool row has no 'answers' list; rows are {question, answers, title}")
+    if isinstance(answers, str):
+        return [answers]
+    return [str(a) for a in answers]
+
+
+def judge(completion: str, answers: Sequence[str]) -> tuple[bool, bool, bool, Any]:
+    """(correct, refused, empty, extraction) of one completion against its own gold."""
+    ext = scoring.extract_answer(completion or "")
+    empty = not ext.answer
+    refused = (not empty) and scoring.is_refusal(ext.answer)
+    correct = (not empty) and (not refused) and scoring.match_closed_book(ext.answer, tuple(answers))
+    return correct, refused, empty, ext
+
+
+def correctness_reward(*, completions: Sequence[str], rows: Sequence[Mapping[str, Any]],
+                       correct: float = 2.0, wrong: float = -1.0, **kwargs: Any) -> list[float]:
+    """+correct when completion b matches rows[b]'s gold, else wrong (refused and empty too)."""
+    _check_lengths(completions, rows)
+    return [correct if judge(c, gold_answers(r))[0] else wrong for c, r in zip(completions, rows)]
+
+
+def format_reward(*, completions: Sequence[str], ok: float = 1.0, bad: float = -1.0,
+                  rule: str = "paper", **kwargs: Any) -> list[float]:
+    """+ok for a non-empty closed answer block (rule `single_block`: and only one), else bad."""
+    return [ok if _format_ok(scoring.extract_answer(c or ""), rule) else bad for c in completions]
+
+
+def length_penalty(*, completion_ids: Sequence[Sequence[int]], eta: float = 0.0, l0: float = 512.0,
+                   **kwargs: Any) -> list[float]:
+    """eta * max(0, L - L0) / L0 per completion, L = number of completion tokens; 0 when eta = 0."""
+    if eta <= 0:
+        return [0.0] * len(completion_ids)
+    return [eta * max(0.0, len(ids) - l0) / l0 for ids in completion_ids]
+
+
+def response_rewards(*, completions: Sequence[str], rows: Sequence[Mapping[str, Any]],
+                     completion_ids: Sequence[Sequence[int]] | None = None,
+                     config: ResponseRewardConfig | None = None, **kwargs: Any) -> ResponseRewards:
+    """R_response and its parts for B completions, each judged against its own row."""
+    started = time.perf_counter()
+    cfg = config or ResponseRewardConfig()
+    _check_lengths(completions, rows)
+    if completion_ids is not None and len(completion_ids) != len(completions):
+        raise ValueError(f"{len(completion_ids)} completion_ids for {len(completions)} completions")
+    if cfg.length_eta > 0 and completion_ids is None:
+        raise ValueError("the length penalty needs completion_ids (L is counted in tokens)")
+    lengths = length_penalty(completion_ids=completion_ids or [[]] * len(completions),
+                             eta=cfg.length_eta, l0=cfg.length_l0)
+    out = ResponseRewards([], [], [], lengths, [], [], [], [])
+    for completion, row, pen in zip(completions, rows, lengths):
+        correct, refused, empty, ext = judge(completion, gold_answers(row))
+        fmt_ok = _format_ok(ext, cfg.format_rule)
+        c_val = cfg.correct if correct else cfg.wrong
+        f_val = cfg.format_ok if fmt_ok else cfg.format_bad
+        out.correctness.append(c_val)
+        out.format.append(f_val)
+        out.total.append(cfg.lambda_j * c_val + cfg.lambda_f * (f_val - pen))
+        out.correct.append(correct)
+        out.refused.append(refused)
+        out.empty.append(empty)
+        out.format_ok.append(fmt_ok)
+        out.extractions.append(ext)
+    out.seconds = time.perf_counter() - started
+    return out
+
+
+def _format_ok(ext: Any, rule: str) -> bool:
+    if rule == "single_block":
+        return bool(ext.format_ok)
+    return bool(ext.closed and ext.answer)
+
+
+def _check_lengths(completions: Sequence[Any], rows: Sequence[Any]) -> None:
+    if len(completions) != len(rows):
+        raise ValueError(f"{len(completions)} completions but {len(rows)} rows: completion b is judged "
+                         f"against rows[b], so pass one row per completion (already repeated per group)")
+
+
+__all__ = ["FORMAT_RULES", "ResponseRewardConfig", "ResponseRewards", "correctness_reward", "format_reward",
+           "gold_answers", "judge", "length_penalty", "response_rewards"]

@@ -1,0 +1,158 @@
+"""Markdown, CSV and LaTeX renderings of tables.Table, with escaping.
+
+Every string that comes from data (model and method names, labels, notes) goes through the
+format's escape function, so a model called `<b>x</b> & {y}_$` prints as those characters.
+Numbers are formatted by tables.py; marks are the format's own markup: Markdown
+`**best**` / `<u>second</u>`, LaTeX `\\textbf{}` / `\\underline{}`.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from .tables import Cell, Table
+
+_MD_SPECIAL = "\\`*_[]|~$#"
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+          "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+
+
+def md_escape(text: Any) -> str:
+    """Markdown text that renders literally: HTML entities for <>&, backslash for markup."""
+    out = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in out)
+    return out.replace("\n", " ")
+
+
+def latex_escape(text: Any) -> str:
+    """LaTeX text mode: every special character as its literal command."""
+    return "".join(_LATEX.get(ch, ch) for ch in str(text).replace("\n", " "))
+
+
+def _header_labels(table: Table) -> list[str]:
+    return [f"{c.group} {c.label}" if c.group else c.label for c in table.columns]
+
+
+def _diff_text(cell: Cell) -> str:
+    return "" if cell.diff is None else f" ({cell.diff:+.2f})"
+
+
+# -- Markdown ------------------------------------------------------------------------------
+def _md_cell(cell: Cell) -> str:
+    text = md_escape(cell.text)
+    if cell.mark == "best":
+        text = f"**{text}**"
+    elif cell.mark == "second":
+        text = f"<u>{text}</u>"
+    return text + _diff_text(cell)
+
+
+def markdown(table: Table) -> str:
+    first = [md_escape(table.first_header)] if table.first_header or any(g for g, _ in table.groups) else []
+    header = first + ["Method"] + [md_escape(h) for h in _header_labels(table)]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(["---"] * len(first) + ["---"]
+                                                                + ["---:"] * len(table.columns)) + " |"]
+    for group, members in table.groups:
+        for index, line in enumerate(members):
+            lead = [md_escape(group) if index == 0 and group else ""] if first else []
+            cells = [_md_cell(line.cells.get(c.key, Cell())) for c in table.columns]
+            lines.append("| " + " | ".join(lead + [md_escape(line.method_label)] + cells) + " |")
+    notes = [f"- {md_escape(n)}" for n in table.notes]
+    return "\n".join([f"### {md_escape(table.title)}", "", *lines, "", *notes]).rstrip() + "\n"
+
+
+# -- CSV -----------------------------------------------------------------------------------
+def csv_text(table: Table) -> str:
+    """Plain values (unrounded, no marks) for other tools; one line per (model, method)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    keys = [c.key for c in table.columns]
+    with_diff = [k for k in keys if any(line.cells.get(k, Cell()).diff is not None for line in table.lines)]
+    writer.writerow(["model", "method", *keys, *[f"{k}_diff" for k in with_diff], "runs", "rows"])
+    for _, members in table.groups:
+        for line in members:
+            values = [line.cells.get(k, Cell()).value for k in keys]
+            diffs = [line.cells.get(k, Cell()).diff for k in with_diff]
+            writer.writerow([line.model, line.method, *["" if v is None else round(v, 6) for v in values],
+                             *["" if d is None else round(d, 6) for d in diffs],
+                             " ".join(line.run_ids), " ".join(line.row_ids)])
+    return buffer.getvalue()
+
+
+ROW_COLUMNS = ("row_id", "leaderboard_version", "model", "model_id", "model_revision", "model_sha256", "method",
+               "method_config_hash", "run_id", "seed", "adapter_sha256", "pool_sha256", "set", "task", "set_sha256",
+               "limit", "scorer", "scorer_version", "prompt_hash", "metric", "value", "n", "stderr", "train_seconds",
+               "gpu_hours", "device", "harness_version", "git_commit", "date")
+
+
+def rows_csv(rows: list[dict]) -> str:
+    """Long format: one line per stored (row, metric) with its provenance."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(ROW_COLUMNS)
+    for row in rows:
+        timer = row.get("timer") or {}
+        device = timer.get("device") or {}
+        for metric, item in sorted(row["metrics"].items()):
+            writer.writerow([
+                row["row_id"], row["leaderboard_version"], row["model"]["name"], row["model"].get("id"),
+                row["model"].get("revision"), row["model"].get("sha256"), row["method"]["name"],
+                row["method"]["config_hash"], row["run"]["run_id"], row.get("seed"),
+                (row.get("adapter") or {}).get("sha256"), (row.get("pool") or {}).get("sha256"),
+                row["set"]["name"], row["set"]["task"], row["set"]["sha256"], row["generation"].get("limit"),
+                row["scorer"]["name"], row["scorer"]["version"], row["generation"]["prompt_hash"], metric,
+                item["value"], item["n"], item.get("stderr"), timer.get("total_s"), timer.get("gpu_hours"),
+                f"{device.get('name')} x{device.get('count')}" if device else "",
+                row["harness"]["version"], row["harness"].get("git_commit"), row["date"]])
+    return buffer.getvalue()
+
+
+# -- LaTeX ---------------------------------------------------------------------------------
+def _tex_cell(cell: Cell) -> str:
+    text = latex_escape(cell.text).replace("—", "--").replace("×", r"$\times$")
+    if cell.mark == "best":
+        text = rf"\textbf{{{text}}}"
+    elif cell.mark == "second":
+        text = rf"\underline{{{text}}}"
+    return text + ("" if cell.diff is None else rf"\,{{\scriptsize ({cell.diff:+.2f})}}")
+
+
+def latex(table: Table, label: str) -> str:
+    """A booktabs table (packages: booktabs); paste into a paper as is."""
+    has_group_col = bool(table.first_header) or any(g for g, _ in table.groups)
+    lead = 2 if has_group_col else 1
+    spec = "l" * lead + "r" * len(table.columns)
+    out = [f"% {latex_escape(table.title)} -- generated by factrl-harness; needs \\usepackage{{booktabs}}",
+           r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_escape(table.title)}}}",
+           rf"\label{{{latex_escape(label)}}}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
+    if any(c.group for c in table.columns):
+        spans, rules, col = [""] * lead, [], lead + 1
+        index = 0
+        while index < len(table.columns):
+            group = table.columns[index].group
+            width = 1
+            while index + width < len(table.columns) and table.columns[index + width].group == group:
+                width += 1
+            spans.append(rf"\multicolumn{{{width}}}{{c}}{{{latex_escape(group or '')}}}")
+            if group:
+                rules.append(rf"\cmidrule(lr){{{col}-{col + width - 1}}}")
+            col += width
+            index += width
+        out += [" & ".join(spans) + r" \\", " ".join(rules)]
+    first = [latex_escape(table.first_header)] if has_group_col else []
+    out.append(" & ".join(first + ["Method"] + [latex_escape(c.label) for c in table.columns]) + r" \\")
+    out.append(r"\midrule")
+    for number, (group, members) in enumerate(table.groups):
+        if number:
+            out.append(r"\midrule")
+        for index, line in enumerate(members):
+            lead_cells = [latex_escape(group) if index == 0 and group else ""] if has_group_col else []
+            cells = [_tex_cell(line.cells.get(c.key, Cell())) for c in table.columns]
+            out.append(" & ".join(lead_cells + [latex_escape(line.method_label)] + cells) + r" \\")
+    out += [r"\bottomrule", r"\end{tabular}"]
+    if table.notes:
+        out.append(r"\par\smallskip\footnotesize " + " ".join(latex_escape(n) for n in table.notes))
+    out.append(r"\end{table}")
+    return "\n".join(out) + "\n"

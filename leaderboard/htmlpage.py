@@ -1,0 +1,138 @@
+"""The static HTML page: sortable tables, plots, and a provenance section per stored row.
+
+Everything from data is escaped with html.escape (text and attributes); the page loads no
+network resource (inline CSS and JS, a Content-Security-Policy that forbids the rest).
+Every table line links to the provenance sections of the rows behind it (`#row-<id>`),
+and each section links to the row's full JSON record (`rows/<id>.json`).
+"""
+from __future__ import annotations
+
+import json
+from html import escape
+from importlib import resources
+from typing import Any
+
+from factrl.harness.timer import format_hms
+
+from .tables import Cell, Table
+
+
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _th(key: str, label: str, group: str | None, kind: str) -> str:
+    grp = f'<span class="grp">{_e(group)}</span>' if group else ""
+    cls = ' class="text"' if kind == "text" else ""
+    return f'<th data-key="{_e(key)}" data-type="{kind}"{cls} scope="col">{grp}{_e(label)}</th>'
+
+
+def _td(cell: Cell) -> str:
+    value = "" if cell.value is None else repr(round(float(cell.value), 6))
+    text = _e(cell.text)
+    if cell.row_ids:
+        text = f'<a href="#row-{_e(cell.row_ids[0])}">{text}</a>'
+    if cell.mark == "best":
+        text = f"<strong>{text}</strong>"
+    elif cell.mark == "second":
+        text = f"<u>{text}</u>"
+    if cell.diff is not None:
+        text += f' <span class="diff {"up" if cell.diff > 0 else "down"}">({cell.diff:+.2f})</span>'
+    cls = f' class="{cell.mark}"' if cell.mark else ""
+    return f'<td data-value="{value}"{cls}>{text}</td>'
+
+
+def table_html(table: Table, row_labels: dict[str, str]) -> str:
+    """A flat sortable table: the model on every line, so sorting never loses it."""
+    grouped = bool(table.first_header)
+    head = ([_th("model", table.first_header, None, "text")] if grouped else [])
+    head += [_th("method", "Method", None, "text")]
+    head += [_th(c.key, c.label, c.group, "num") for c in table.columns]
+    head.append('<th data-key="provenance" data-type="none" class="text" scope="col">Provenance</th>')
+    body = []
+    for group, lines in table.groups:
+        for line in lines:
+            cells = [f'<td class="text">{_e(group)}</td>'] if grouped else []
+            cells.append(f'<td class="text">{_e(line.method_label)}</td>')
+            cells += [_td(line.cells.get(c.key, Cell())) for c in table.columns]
+            # The line already names model and method; each link names its set (label's last part).
+            links = " ".join(f'<a href="#row-{_e(rid)}">{_e(row_labels.get(rid, rid).rsplit(" / ", 1)[-1])}</a>'
+                             for rid in line.row_ids)
+            cells.append(f'<td class="prov text">{links or "—"}</td>')
+            body.append(f'<tr data-method="{_e(line.method)}">{"".join(cells)}</tr>')
+    notes = "".join(f"<li>{_e(n)}</li>" for n in table.notes)
+    return (f'<h2 id="{_e(table.name)}">{_e(table.title)}</h2>\n'
+            f'<table class="sortable" id="t-{_e(table.name)}">\n<thead><tr>{"".join(head)}</tr></thead>\n'
+            f'<tbody>\n{chr(10).join(body)}\n</tbody>\n</table>\n<ul class="notes">{notes}</ul>\n')
+
+
+def _kv(items: list[tuple[str, Any]]) -> str:
+    rows = "".join(f"<tr><td>{_e(k)}</td><td>{v}</td></tr>" for k, v in items)
+    return f'<table class="kv">{rows}</table>'
+
+
+def _code(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        value = json.dumps(value, sort_keys=True)
+    return f"<code>{_e(value)}</code>" if value not in (None, "") else "—"
+
+
+def provenance_html(row: dict[str, Any], label: str) -> str:
+    """One stored row's provenance: every field that decides whether two rows compare."""
+    model, gen, s = row["model"], row["generation"], row["set"]
+    timer = row.get("timer") or {}
+    metrics = ", ".join(f"{_e(k)} = {v['value']:.4f} (n={v['n']}"
+                        + (f", se={v['stderr']:.4f}" if v.get("stderr") is not None else "") + ")"
+                        for k, v in sorted(row["metrics"].items()))
+    phases = ", ".join(f"{_e(k)} {format_hms(v['seconds'])}" for k, v in (timer.get("phases") or {}).items()
+                       if v.get("seconds"))
+    device = timer.get("device") or {}
+    items: list[tuple[str, Any]] = [
+        ("run", _code(row["run"]["run_id"]) + f" ({_e(row['run'].get('kind'))}, {_e(row['run'].get('status'))})"),
+        ("method", f"{_e(row['method']['name'])} · config {_code(row['method']['config_hash'])}"
+                   + (f" · version {_e(row['method'].get('version'))}" if row["method"].get("version") else "")),
+        ("run config hash", _code(row.get("config_hash"))),
+        ("model", f"{_e(model['name'])} · {_code(model.get('id'))} · revision {_code(model.get('revision'))}"),
+        ("weights sha256", _code(model.get("sha256"))),
+        ("adapter sha256", _code((row.get("adapter") or {}).get("sha256"))),
+        ("seed", _e(row.get("seed"))),
+        ("pool", _code(row.get("pool"))),
+        ("evaluation set", f"{_e(s['name'])} ({_e(s['task'])}) · {_code(s.get('source'))} · "
+                           f"version {_e(s.get('version'))} · {_e(s.get('count'))} questions"
+                           + (f" · first {_e(gen.get('limit'))}" if gen.get("limit") else "")),
+        ("set sha256", _code(s.get("sha256"))),
+        ("scorer", f"{_e(row['scorer']['name'])} {_e(row['scorer']['version'])}"),
+        ("generation", f"{_e(gen.get('backend'))} · prompt {_e(gen.get('prompt_version'))} "
+                       f"{_code(gen.get('prompt_hash'))} · decoding {_code(gen.get('decoding'))}"),
+        ("metrics", metrics),
+        ("training time", (f"{format_hms(timer.get('total_s'))} · {timer.get('gpu_hours', 0):.2f} GPU-h · "
+                           f"{_e(device.get('name'))} ×{_e(device.get('count'))} · {phases}") if timer else "—"),
+        ("steps", _e(row.get("steps") if row.get("steps") is not None else "—")),
+        ("harness", f"{_e(row['harness']['version'])} · commit {_code(row['harness'].get('git_commit'))}"),
+        ("evaluated / recorded", f"{_e(row.get('evaluated'))} / {_e(row.get('date'))}"),
+        ("source", _code(row.get("source"))),
+    ]
+    rid = _e(row["row_id"])
+    return (f'<section class="prov" id="row-{rid}"><h3>{_e(label)}</h3>{_kv(items)}'
+            f'<p><a href="rows/{rid}.json">rows/{rid}.json</a> (full record)</p></section>')
+
+
+def page(*, title: str, meta: list[tuple[str, Any]], tables: list[Table], rows: list[dict],
+         row_labels: dict[str, str], plots: list[tuple[str, str]], plot_notes: list[str],
+         frozen: dict[str, Any]) -> str:
+    """The whole page; `plots` are (relative path, caption), `frozen` the version's pins."""
+    parts = [f"<header><h1>{_e(title)}</h1><p class=\"meta\">"
+             + " · ".join(f"{_e(k)}: {_e(v)}" for k, v in meta) + "</p></header>"]
+    parts += [table_html(t, row_labels) for t in tables] or ["<p>No rows in this version.</p>"]
+    if plots or plot_notes:
+        parts.append('<h2 id="plots">Plots</h2>')
+        parts += [f'<figure><img src="{_e(path)}" alt="{_e(caption)}"><figcaption>{_e(caption)}</figcaption></figure>'
+                  for path, caption in plots]
+        parts.append('<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in plot_notes) + "</ul>")
+    parts.append('<h2 id="frozen">What this version freezes</h2>')
+    parts.append(_kv([(k, _code(v)) for k, v in frozen.items()]))
+    parts.append('<h2 id="provenance">Provenance</h2>')
+    parts += [provenance_html(row, row_labels.get(row["row_id"], row["row_id"])) for row in rows]
+    template = resources.files("factrl.leaderboard").joinpath("templates", "page.html").read_text(encoding="utf-8")
+    head, tail = template.split("@@BODY@@")  # split, not replace: data never meets a placeholder
+    return head.replace("@@TITLE@@", _e(title)) + "\n".join(parts) + tail

@@ -1,0 +1,110 @@
+"""`harness leaderboard publish`: every output of one leaderboard version into one folder.
+
+    OUT/leaderboard.md       the tables in Markdown, with notes
+    OUT/<table>.csv          each table's values (unrounded, no marks)
+    OUT/rows.csv             every stored row and metric with its provenance (long format)
+    OUT/tables.tex           the tables in LaTeX (booktabs)
+    OUT/index.html           sortable tables, plots, provenance sections
+    OUT/rows/<row_id>.json   the full record of each row (linked from the page)
+    OUT/plots/*.png          accuracy vs training time, gain over Raw, popularity quartiles
+    OUT/results/<run>.json   results per run in the lm-evaluation-harness-like format
+    OUT/manifest.json        what was published, from which store, and the version's pins
+
+Only rows of the requested version are read: rows of two versions never share a table.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from typing import Any
+
+from factrl.harness import __version__
+from factrl.harness.errors import HarnessError
+from factrl.harness.rundir import git_commit, write_json
+
+from . import formats, htmlpage, plots, results, settings, versions
+from .store import Store, strip_private
+from .tables import Layout, Table, build_tables, model_labels
+from .versions import model_key
+
+
+def _write(path: Path, text: str) -> Path:
+    """Atomic text write: a reader (or a web server) never sees half a page."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _row_labels(rows: list[dict], layout: Layout) -> dict[str, str]:
+    labels = model_labels(rows)
+    return {r["row_id"]: f"{labels[model_key(r['model'])]} / {layout.method_label(r['method']['name'])} / "
+                         f"{layout.set_label(r['set']['name'])}" for r in rows}
+
+
+def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | os.PathLike,
+            layout_settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write all outputs of `version` (None = current) to `out_dir`; returns the manifest."""
+    version, spec = versions.get_spec(version)
+    store = Store(store_path)
+    rows = [strip_private(r) for r in store.rows(version)]
+    if not rows:
+        held = store.versions()
+        raise HarnessError(f"no rows of leaderboard version {version} in {store_path}"
+                           + (f" (it holds {', '.join(f'{v}: {n} rows' for v, n in held.items())});"
+                              if held else ";") + " pass --version or record runs first.")
+    layout = Layout({**settings.load(), **(layout_settings or {})})
+    out = Path(out_dir)
+    tables = build_tables(rows, layout)
+    by_name: dict[str, Table] = {t.name: t for t in tables}
+    labels = _row_labels(rows, layout)
+    files: list[Path] = []
+
+    md = [f"# Leaderboard, version {version}", "",
+          f"Generated {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')} by factrl-harness "
+          f"{__version__}; {len(rows)} rows. Full provenance: index.html and rows/<row_id>.json.", ""]
+    md += [formats.markdown(t) for t in tables]
+    files.append(_write(out / "leaderboard.md", "\n".join(md)))
+    for table in tables:
+        files.append(_write(out / f"{table.name}.csv", formats.csv_text(table)))
+    files.append(_write(out / "rows.csv", formats.rows_csv(rows)))
+    files.append(_write(out / "tables.tex", "\n".join(formats.latex(t, f"tab:{t.name}") for t in tables)))
+    for row in rows:
+        write_json(out / "rows" / f"{row['row_id']}.json", row)
+    for run_rows in results.group_by_run(rows).values():
+        data = results.export_results(run_rows)
+        write_json(out / "results" / f"{results.safe_name(run_rows[0]['run']['run_id'])}.json", data)
+
+    figures: list[tuple[str, str]] = []
+    notes: list[str] = []
+    outcomes = [(plots.accuracy_vs_time(by_name.get("time"), layout, out / "plots" / "accuracy_vs_time.png"),
+                 "Macro accuracy against training time, one point per method and model"),
+                (plots.gain_heatmap(by_name.get("accuracy"), layout, out / "plots" / "gain_over_raw.png"),
+                 "Gain over Raw (percentage points), models by benchmarks")]
+    rows_by_id = {r["row_id"]: r for r in rows}
+    outcomes += [(p, "Gain over Raw by popularity quartile")
+                 for p in plots.popularity_gain(by_name.get("accuracy"), rows_by_id, layout, out / "plots")]
+    for outcome, caption in outcomes:
+        if isinstance(outcome, Path):
+            files.append(outcome)
+            figures.append((outcome.relative_to(out).as_posix(), caption))
+        else:
+            notes.append(outcome)
+
+    frozen = {f"versions.py: {k}": v for k, v in spec.items() if k not in ("date", "summary") and v}
+    frozen.update({f"store: {k}": v for k, v in store.pins(version).items()})
+    meta = [("leaderboard version", version), ("opened", spec.get("date")), ("rows", len(rows)),
+            ("harness", __version__), ("commit", git_commit()),
+            ("generated", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))]
+    files.append(_write(out / "index.html", htmlpage.page(
+        title=f"factrl-harness leaderboard, version {version}", meta=meta, tables=tables, rows=rows,
+        row_labels=labels, plots=figures, plot_notes=notes, frozen=frozen)))
+    manifest = {"schema": "factrl.leaderboard.publish/1", "leaderboard_version": version,
+                "store": str(Path(store_path).resolve()), "rows": len(rows), "tables": [t.name for t in tables],
+                "files": sorted(p.relative_to(out).as_posix() for p in files), "plot_notes": notes,
+                "harness_version": __version__, "git_commit": git_commit(),
+                "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    write_json(out / "manifest.json", manifest)
+    return manifest

@@ -1,0 +1,66 @@
+"""One leaderboard row = one (run, evaluation set) under one leaderboard version.
+
+This module owns what a row must satisfy beyond its JSON Schema: the primary metric of its
+task exists, fractions are fractions, every question stays in the denominator (PROTOCOL 6),
+its id is derived from its key, and it agrees with the fields its version freezes here.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from . import schema, versions
+
+# Primary metric(s) per task (docs/CONTRACTS.md); a row without them cannot enter a table.
+PRIMARY = {"closed_book": ("accuracy",), "truthfulqa": ("accuracy",), "multihop": ("em", "f1")}
+# Metrics reported as fractions in [0, 1]; tables print them as percentages.
+FRACTIONS = {"accuracy", "accuracy_one_way", "na_rate", "refusal_rate", "empty_rate", "format_rate", "em", "f1"}
+
+
+def row_id(run_id: str, set_name: str, version: str) -> str:
+    """Stable id of (run, set, version): re-recording the same run replaces its row."""
+    return hashlib.sha256(f"{run_id}\0{set_name}\0{version}".encode()).hexdigest()[:16]
+
+
+def expected_n(row: dict[str, Any]) -> int | None:
+    """How many questions the primary metric must count: the set, or its first `limit`."""
+    count, limit = row["set"].get("count"), row["generation"].get("limit")
+    if count is None:
+        return None
+    return min(count, limit) if limit else count
+
+
+def problems(row: dict[str, Any]) -> list[str]:
+    """Why `row` cannot be stored (empty when it can); checks schema first, then meaning."""
+    found = schema.errors(row, schema.ROW_SCHEMA)
+    if found:
+        return found
+    name = row["set"]["name"]
+    if row["row_id"] != row_id(row["run"]["run_id"], name, row["leaderboard_version"]):
+        found.append("row_id: does not match (run_id, set, leaderboard_version); rows are not hand-edited")
+    metrics = row["metrics"]
+    for key in PRIMARY[row["set"]["task"]]:
+        if key not in metrics:
+            found.append(f"metrics.{key}: missing (primary metric of task {row['set']['task']})")
+    for key, metric in metrics.items():
+        if key in FRACTIONS and not 0.0 <= metric["value"] <= 1.0:
+            found.append(f"metrics.{key}.value = {metric['value']}: must be a fraction in [0, 1] "
+                         "(tables print percentages; do not store them)")
+    want = expected_n(row)
+    for key in PRIMARY[row["set"]["task"]]:
+        if want is not None and key in metrics and metrics[key]["n"] != want:
+            found.append(f"metrics.{key}.n = {metrics[key]['n']}, but set {name} has {want} questions "
+                         "(PROTOCOL 6: every question stays in the denominator)")
+    try:
+        _, spec = versions.get_spec(row["leaderboard_version"])
+    except Exception as err:  # HarnessError from an unknown version
+        return found + [f"leaderboard_version: {err}"]
+    found += [f"frozen field: {p}" for p in versions.check_spec(row, spec)]
+    return found
+
+
+def primary(row: dict[str, Any], metric: str | None = None) -> float | None:
+    """The row's value of `metric` (default: its task's first primary metric), or None."""
+    key = metric or PRIMARY[row["set"]["task"]][0]
+    item = row["metrics"].get(key)
+    return None if item is None else float(item["value"])

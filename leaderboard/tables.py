@@ -1,0 +1,325 @@
+"""Tables in the CorVer paper's layouts, as data (renderers in render.py draw them).
+
+- accuracy (Table 1): per model, one line per method; the closed-book sets and TruthfulQA
+  in percent, then Macro: the mean of the `macro_sets` present (the paper's five; all sets
+  when none of them is), only for a line that has every one of them. Within each model
+  and column the best value is bold and the second underlined (ranked on the printed
+  two-decimal values, so ties share a mark; bold needs >= 2 lines and >= 2 distinct values,
+  underline >= 3 lines). The
+  focus method's cells carry its difference to the best competitor (any other line of that
+  model, Raw included), computed on unrounded values.
+- time (Table 18): per method, for each timed model Macro and training time (h:mm, nearest
+  minute), the mean over those models (each weighted equally; only when the method has them
+  all) and the ratio of its mean time to the reference method's.
+- multihop (Table 4): per model, one line per method; EM and F1 per multi-hop set; bold best.
+
+A (model, method) line uses one run: the complete run (all the table's sets) with the
+highest macro, as the paper keeps "the complete row with higher macro accuracy". Multi-hop
+cells pick the best run per set, because the paper trains per dataset there.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from . import rows as rowlib
+from .versions import model_key
+
+ACCURACY_TASKS = ("closed_book", "truthfulqa")
+
+
+@dataclass
+class Column:
+    key: str
+    label: str
+    group: str | None = None  # a spanning header above (model or set name)
+    numeric: bool = True
+
+
+@dataclass
+class Cell:
+    value: float | None = None  # percent, seconds or ratio: what sorting uses
+    text: str = "—"
+    mark: str = ""  # "best" | "second" | ""
+    diff: float | None = None  # focus line only: difference to the best competitor (pp)
+    row_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Line:
+    model: str  # display label of the model
+    method: str  # method name as stored
+    method_label: str
+    cells: dict[str, Cell] = field(default_factory=dict)
+    run_ids: list[str] = field(default_factory=list)
+
+    @property
+    def row_ids(self) -> list[str]:
+        seen: list[str] = []
+        for cell in self.cells.values():
+            seen += [r for r in cell.row_ids if r not in seen]
+        return seen
+
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    columns: list[Column]
+    groups: list[tuple[str | None, list[Line]]]
+    notes: list[str] = field(default_factory=list)
+    first_header: str = "Model"  # header of the group column ("" when groups are unnamed)
+
+    @property
+    def lines(self) -> list[Line]:
+        return [line for _, lines in self.groups for line in lines]
+
+
+def pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def hmm(seconds: float | None) -> str:
+    """h:mm rounded to the nearest minute (Table 18)."""
+    if seconds is None:
+        return "—"
+    minutes = int(round(seconds / 60.0))
+    return f"{minutes // 60}:{minutes % 60:02d}"
+
+
+class Layout:
+    """Labels and order shared by the tables (configs/leaderboard/default.yaml)."""
+
+    def __init__(self, settings: dict[str, Any]):
+        self.settings = settings
+        self.raw = settings.get("raw_method") or "raw"
+        self.focus = settings.get("focus_method")
+        self.reference = settings.get("reference_method")
+        self.set_order = list(settings.get("set_order") or [])
+        self.macro_sets = list(settings.get("macro_sets") or [])
+        self.set_labels = dict(settings.get("set_labels") or {})
+        self.method_labels = dict(settings.get("method_labels") or {})
+
+    def set_label(self, name: str) -> str:
+        return self.set_labels.get(name, name)
+
+    def method_label(self, name: str) -> str:
+        label = self.method_labels.get(name, name)
+        return f"{label} (ours)" if name == self.focus else label
+
+    def sort_sets(self, names: Iterable[str]) -> list[str]:
+        order = {n: i for i, n in enumerate(self.set_order)}
+        return sorted(set(names), key=lambda n: (order.get(n, len(order)), n))
+
+    def sort_methods(self, names: Iterable[str]) -> list[str]:
+        """Raw first, the focus method last (the paper's Table 1), the rest in config order."""
+        order = {n: i for i, n in enumerate(self.method_labels)}
+        return sorted(set(names), key=lambda n: (n != self.raw, n == self.focus, order.get(n, len(order)), n))
+
+
+def model_labels(rows: list[dict]) -> dict[str, str]:
+    """Display label per model key: the name, plus the weights pin when two keys share it."""
+    names: dict[str, set[str]] = {}
+    for row in rows:
+        names.setdefault(row["model"]["name"], set()).add(model_key(row["model"]))
+    return {key: (key if len(keys) > 1 else name) for name, keys in names.items() for key in keys}
+
+
+def _runs(rows: list[dict], tasks: tuple[str, ...]) -> dict[tuple[str, str], dict[str, dict[str, dict]]]:
+    """{(model key, method): {run_id: {set: row}}} for rows of the given tasks."""
+    out: dict[tuple[str, str], dict[str, dict[str, dict]]] = {}
+    for row in rows:
+        if row["set"]["task"] in tasks:
+            key = (model_key(row["model"]), row["method"]["name"])
+            out.setdefault(key, {}).setdefault(row["run"]["run_id"], {})[row["set"]["name"]] = row
+    return out
+
+
+def _mean(values: list[float | None]) -> float | None:
+    return sum(values) / len(values) if values and all(v is not None for v in values) else None  # type: ignore
+
+
+def mark(lines: list[Line], key: str, higher_is_better: bool = True, second: bool = True) -> None:
+    """Bold the best and underline the second-best printed value of column `key`."""
+    cells = [line.cells[key] for line in lines if key in line.cells and line.cells[key].value is not None]
+    if len(cells) < 2:
+        return
+    shown = sorted({round(c.value, 2) for c in cells}, reverse=higher_is_better)  # type: ignore[arg-type]
+    if len(shown) < 2:  # everyone ties: a mark on every line would say nothing
+        return
+    for cell in cells:
+        rank = shown.index(round(cell.value, 2))  # type: ignore[arg-type]
+        if rank == 0:
+            cell.mark = "best"
+        elif rank == 1 and second and len(cells) >= 3:
+            cell.mark = "second"
+
+
+def differences(lines: list[Line], keys: list[str], focus: str | None) -> None:
+    """The focus line's difference to the best competitor, per column."""
+    target = next((line for line in lines if line.method == focus), None)
+    if target is None:
+        return
+    for key in keys:
+        mine = target.cells.get(key)
+        others = [line.cells[key].value for line in lines if line is not target and key in line.cells
+                  and line.cells[key].value is not None]
+        if mine is not None and mine.value is not None and others:
+            mine.diff = mine.value - max(others)  # type: ignore[type-var]
+
+
+def subset_notes(rows: list[dict], sets: list[str], layout: Layout) -> dict[str, str]:
+    """{set: note} for sets evaluated on a prefix (`limit`); their headers get a dagger.
+
+    The version pins the limit per set, so every row of a set shares it."""
+    notes = {}
+    for row in rows:
+        name, limit = row["set"]["name"], row["generation"].get("limit")
+        count = row["set"].get("count")
+        # The evaluator may report `count` before or after the limit; either way a limit
+        # that does not exceed it means a subset was scored.
+        if name in sets and limit and (count is None or limit <= count):
+            notes[name] = (f"† {layout.set_label(name)}: evaluated with limit={limit} ({min(limit, count or limit)} "
+                           "questions), a subset that does not compare with full-set numbers.")
+    return notes
+
+
+def accuracy_table(rows: list[dict], layout: Layout) -> Table:
+    sets = layout.sort_sets(r["set"]["name"] for r in rows if r["set"]["task"] in ACCURACY_TASKS)
+    partial = subset_notes(rows, sets, layout)
+    columns = [Column(s, layout.set_label(s) + ("†" if s in partial else "")) for s in sets]
+    columns.append(Column("macro", "Macro"))
+    # Macro is the paper's five-set mean; other sets (e.g. the demo set) are shown beside it.
+    macro_sets = [s for s in sets if s in layout.macro_sets] or sets
+    labels = model_labels(rows)
+    notes: list[str] = list(partial.values())
+    by_model: dict[str, list[Line]] = {}
+    for (mkey, method), runs in sorted(_runs(rows, ACCURACY_TASKS).items()):
+        def score(item: tuple[str, dict[str, dict]]) -> tuple[int, float]:
+            values = [rowlib.primary(r) for r in item[1].values()]
+            return len(values), sum(v for v in values if v is not None) / max(len(values), 1)
+
+        run_id, chosen = max(runs.items(), key=score)
+        if len(runs) > 1:
+            notes.append(f"{labels[mkey]} / {layout.method_label(method)}: {len(runs)} runs; kept {run_id} "
+                         "(complete, highest macro)")
+        line = Line(labels[mkey], method, layout.method_label(method), run_ids=[run_id])
+        for name in sets:
+            row = chosen.get(name)
+            value = None if row is None else 100.0 * rowlib.primary(row)  # type: ignore[operator]
+            line.cells[name] = Cell(value, pct(value), row_ids=[row["row_id"]] if row else [])
+        macro = _mean([line.cells[s].value for s in macro_sets])
+        line.cells["macro"] = Cell(macro, pct(macro), row_ids=[r["row_id"] for r in chosen.values()])
+        by_model.setdefault(mkey, []).append(line)
+    groups = []
+    for mkey in sorted(by_model, key=lambda k: labels[k]):
+        order = layout.sort_methods(line.method for line in by_model[mkey])
+        lines = sorted(by_model[mkey], key=lambda line: order.index(line.method))
+        for column in columns:
+            mark(lines, column.key)
+        differences(lines, [c.key for c in columns], layout.focus)
+        groups.append((labels[mkey], lines))
+    if sets:
+        notes.insert(0, f"Accuracy (%). Macro = mean of {', '.join(layout.set_label(s) for s in macro_sets)}; "
+                        "bold = best, underline = second best within each model; (±x) = difference of "
+                        f"{layout.method_label(layout.focus or '')} to the best other method.")
+    return Table("accuracy", "Closed-book QA accuracy (%)", columns, groups, notes)
+
+
+def multihop_table(rows: list[dict], layout: Layout) -> Table:
+    sets = layout.sort_sets(r["set"]["name"] for r in rows if r["set"]["task"] == "multihop")
+    partial = subset_notes(rows, sets, layout)
+    columns = [Column(f"{s}:{m}", m.upper(), group=layout.set_label(s) + ("†" if s in partial else ""))
+               for s in sets for m in ("em", "f1")]
+    labels = model_labels(rows)
+    by_model: dict[str, list[Line]] = {}
+    for (mkey, method), runs in sorted(_runs(rows, ("multihop",)).items()):
+        line = Line(labels[mkey], method, layout.method_label(method))
+        for name in sets:
+            candidates = [r[name] for r in runs.values() if name in r]
+            best = max(candidates, key=lambda r: rowlib.primary(r, "em") or 0.0) if candidates else None
+            if best is not None and best["run"]["run_id"] not in line.run_ids:
+                line.run_ids.append(best["run"]["run_id"])
+            for metric in ("em", "f1"):
+                value = None if best is None else rowlib.primary(best, metric)
+                value = None if value is None else 100.0 * value
+                line.cells[f"{name}:{metric}"] = Cell(value, pct(value), row_ids=[best["row_id"]] if best else [])
+        by_model.setdefault(mkey, []).append(line)
+    groups = []
+    for mkey in sorted(by_model, key=lambda k: labels[k]):
+        order = layout.sort_methods(line.method for line in by_model[mkey])
+        lines = sorted(by_model[mkey], key=lambda line: order.index(line.method))
+        for column in columns:
+            mark(lines, column.key, second=False)
+        groups.append((labels[mkey], lines))
+    notes = ["Answer EM and F1 (%) after dataset-specific training; bold = best within each model."] if sets else []
+    notes += list(partial.values())
+    return Table("multihop", "Closed-book multi-hop QA (EM / F1, %)", columns, groups, notes)
+
+
+def time_table(accuracy: Table, rows: list[dict], layout: Layout) -> Table | None:
+    """Table 18 from the accuracy table's lines and the timer of the run each line uses
+    (None when no line's run was timed)."""
+    timers = {r["run"]["run_id"]: r for r in rows if r.get("timer")}
+    models = [label for label, lines in accuracy.groups if any(line.run_ids[0] in timers for line in lines)]
+    if not models:
+        return None
+    columns = [Column("steps", "Steps")]
+    for model in models:
+        columns += [Column(f"{model}:macro", "Macro", group=model), Column(f"{model}:time", "Time", group=model)]
+    ref_label = layout.method_label(layout.reference or "").replace(" (ours)", "")
+    columns += [Column("mean:macro", "Macro", group="Mean"), Column("mean:time", "Time", group="Mean"),
+                Column("ratio", f"/ {ref_label}", group="Time ratio")]
+    per_method: dict[str, Line] = {}
+    devices: set[str] = set()
+    for model, lines in accuracy.groups:
+        if model not in models:
+            continue
+        for acc in lines:
+            line = per_method.setdefault(acc.method, Line("", acc.method, acc.method_label.replace(" (ours)", "")))
+            row = timers.get(acc.run_ids[0])
+            seconds = float(row["timer"]["total_s"]) if row else None
+            if row:
+                dev = row["timer"]["device"]
+                devices.add(f"{dev.get('name')} ×{dev.get('count')}")
+                line.cells["steps"] = Cell(row.get("steps"), str(row.get("steps") or "—"), row_ids=[row["row_id"]])
+            macro = acc.cells["macro"]
+            line.cells[f"{model}:macro"] = Cell(macro.value, macro.text, row_ids=list(macro.row_ids))
+            line.cells[f"{model}:time"] = Cell(seconds, hmm(seconds), row_ids=[row["row_id"]] if row else [])
+            line.run_ids += [r for r in acc.run_ids if r not in line.run_ids]
+    for line in per_method.values():
+        macro = _mean([line.cells.get(f"{m}:macro", Cell()).value for m in models])
+        seconds = _mean([line.cells.get(f"{m}:time", Cell()).value for m in models])
+        line.cells["mean:macro"] = Cell(macro, pct(macro))
+        line.cells["mean:time"] = Cell(seconds, hmm(seconds))
+        line.cells.setdefault("steps", Cell())
+    ref = per_method.get(layout.reference or "")
+    ref_time = ref.cells["mean:time"].value if ref else None
+    for line in per_method.values():
+        seconds = line.cells["mean:time"].value
+        ratio = seconds / ref_time if seconds is not None and ref_time else None
+        line.cells["ratio"] = Cell(ratio, "—" if ratio is None else f"{ratio:.2f}×")
+    order = layout.sort_methods(per_method)
+    order.sort(key=lambda m: (m != layout.raw, m != layout.reference))
+    notes = ["Macro: accuracy (%) averaged over the benchmark sets; Time: complete training time (h:mm, nearest "
+             "minute) from the harness timer, excluding queueing and evaluation; means weight models equally."]
+    if ref_time is None:
+        notes.append(f"No timed run of the reference method {layout.reference!r}: no ratios.")
+    if devices:
+        notes.append(("Timed on " if len(devices) == 1 else "WARNING, timed on different devices: ")
+                     + ", ".join(sorted(devices)) + ".")
+    return Table("time", "Accuracy and training time", columns, [(None, [per_method[m] for m in order])],
+                 notes, first_header="")
+
+
+def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
+    """All tables that have data, in publishing order."""
+    accuracy = accuracy_table(rows, layout)
+    tables = [accuracy] if accuracy.lines else []
+    timed = time_table(accuracy, rows, layout)
+    if timed is not None:
+        tables.append(timed)
+    multihop = multihop_table(rows, layout)
+    if multihop.lines:
+        tables.append(multihop)
+    return tables

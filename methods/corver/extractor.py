@@ -1,0 +1,319 @@
+"""Triple extractors: sentences in, lists of [head, relation, tail] out.
+
+Backends (config `method.extractor.backend`):
+- `quco`: the paper's extractor, `ZhishanQ/QuCo-extractor-0.5B` (a Qwen2.5-0.5B-Instruct
+  fine-tune), loaded by hub id (offline: from the local Hugging Face cache). It is the
+  `llm` backend with that model and the paper's decoding settings.
+- `llm`: any causal LM with the same prompt (parsing.build_prompt) and the same parser.
+- `heuristic`: no model: capitalised spans and a copula pattern; for offline runs and tests.
+
+Every backend takes all sentences of all completions of a step in one call, answers
+repeated sentences from a sentence -> triples cache (PROTOCOL 2), and reports what the
+call cost in `last_stats` (seconds, sentences, cache hits, generated prompts).
+"""
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from collections import OrderedDict
+from typing import Any, Mapping, Sequence
+
+from .parsing import build_prompt, parse_triples
+
+BACKENDS = ("quco", "llm", "heuristic")
+QUCO_ID = "ZhishanQ/QuCo-extractor-0.5B"
+# Appendix A.4: "BF16, temperature 0.7, top-p 0.8, top-k 20, and repetition penalty 1.1,
+# with at most 256 new tokens and a total context limit of 4,096".
+PAPER_DECODING = {"do_sample": True, "temperature": 0.7, "top_p": 0.8, "top_k": 20,
+                  "repetition_penalty": 1.1, "max_new_tokens": 256}
+PAPER_CONTEXT = 4096
+
+
+class Extractor:
+    """Base: batching, deduplication and the sentence cache. Subclasses implement `_run`."""
+
+    name = "base"
+
+    def __init__(self, *, cache: bool = True, cache_size: int = 200_000):
+        self.cache_enabled = cache
+        self.cache_size = int(cache_size)
+        self._cache: OrderedDict[str, list[list[str]]] = OrderedDict()
+        self.last_stats: dict[str, float] = {}
+
+    def _run(self, sentences: list[str]) -> list[list[list[str]]]:
+        raise NotImplementedError
+
+    def extract(self, sentences: Sequence[str]) -> list[list[list[str]]]:
+        """Triples of every sentence (one list per sentence, in order), in one batched pass."""
+        started = time.perf_counter()
+        keys = [unicodedata.normalize("NFC", s).strip() for s in sentences]
+        found: dict[str, list[list[str]]] = {}
+        hits = 0
+        if self.cache_enabled:
+            for key in set(keys):
+                if key in self._cache:
+                    self._cache.move_to_end(key)
+                    found[key] = self._cache[key]
+                    hits += 1
+        todo = [k for k in dict.fromkeys(keys) if k not in found and k]
+        if todo:
+            results = self._run(todo)
+            if len(results) != len(todo):
+                raise RuntimeError(f"extractor '{self.name}' returned {len(results)} rows for {len(todo)} sentences")
+            for key, triples in zip(todo, results):
+                found[key] = triples
+                if self.cache_enabled:
+                    self._cache[key] = triples
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        out = [[list(t) for t in found.get(k, [])] for k in keys]
+        self.last_stats = {"seconds": time.perf_counter() - started, "sentences": float(len(keys)),
+                           "unique": float(len(set(keys))), "cache_hits": float(hits),
+                           "extracted": float(len(todo)), **getattr(self, "_run_stats", {})}
+        return out
+
+    def close(self) -> None:
+        """Release the model (the reward calls this when a run ends)."""
+
+
+# --------------------------------------------------------------------------- heuristic
+_WORD = re.compile(r"[^\W_](?:[\w'’.\-&]*[\w.])?")
+_CONNECTORS = frozenset("of the de da di del della du la le von van der den bin al y and &".split())
+# Words that open sentences without naming anything; a capital letter there means nothing.
+_DISCOURSE = frozenset("""however therefore thus hence also then yes so first second finally
+answer because since although though while after before when where what who whom which why
+how during in on at from by for with to as if but and or maybe perhaps probably likely let
+this that these those there here it its he she they we i you his her their our my your
+a an the is was are were some many most one another other such
+""".split())
+_COPULA = re.compile(r"\s+(is|was|are|were)\s+(?:(?:a|an|the)\s+)?(.+)$", re.IGNORECASE)
+
+
+_TITLES = frozenset("dr mr mrs ms prof st mt ft sr jr gen gov capt col lt sgt rev sen rep".split())
+
+
+def _keeps_dot(word: str) -> bool:
+    """A dot that does not end the name: initials (`F.`, `U.S.`) or a title (`Dr.`)."""
+    return bool(re.fullmatch(r"(?:[A-Z]\.)+", word)) or word[:-1].lower() in _TITLES
+
+
+def _is_name_word(word: str) -> bool:
+    return word[0].isupper() or word[0].isdigit()
+
+
+def _spans(sentence: str) -> list[tuple[int, int]]:
+    """Character spans of capitalised / numeric runs ("Bank of England", "July 1969")."""
+    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(sentence)]
+    spans, i = [], 0
+    while i < len(words):
+        if not _is_name_word(words[i][2]) or words[i][2].lower() in _DISCOURSE:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(words):
+            nxt = words[j + 1][2]
+            gap = sentence[words[j][1]:words[j + 1][0]]
+            if gap.strip(" ") or (words[j][2].endswith(".") and not _keeps_dot(words[j][2])):
+                break  # punctuation between words, or a sentence-final dot, ends the name
+            if _is_name_word(nxt):
+                j += 1
+            elif (nxt.lower() in _CONNECTORS and j + 2 < len(words) and _is_name_word(words[j + 2][2])
+                  and not sentence[words[j + 1][1]:words[j + 2][0]].strip(" ")):
+                j += 2
+            else:
+                break
+        start, end = words[i][0], words[j][1]
+        text = sentence[start:end]
+        if text.endswith(".") and not _keeps_dot(text.split()[-1]):
+            end -= 1
+        spans.append((start, end))
+        i = j + 1
+    return spans
+
+
+def heuristic_triples(sentence: str) -> list[list[str]]:
+    """Triples from capitalised spans: consecutive names linked by the words between them;
+    one name followed by `is/was ...` gives [name, copula, rest]."""
+    spans = _spans(sentence)
+    names = [sentence[a:b] for a, b in spans]
+    if len(names) >= 2:
+        triples = []
+        for (a1, b1), (a2, b2) in zip(spans, spans[1:]):
+            relation = sentence[b1:a2].strip(" ,;:()-\"'").strip() or "and"
+            triples.append([sentence[a1:b1], relation, sentence[a2:b2]])
+        return triples
+    if len(names) == 1:
+        match = _COPULA.match(sentence[spans[0][1]:])
+        if match:
+            tail = match.group(2).strip().rstrip(".!?").strip()
+            if tail:
+                return [[names[0], match.group(1).lower(), tail]]
+    return []
+
+
+class HeuristicExtractor(Extractor):
+    name = "heuristic"
+
+    def _run(self, sentences: list[str]) -> list[list[list[str]]]:
+        self._run_stats = {"generated": 0.0, "overlong": 0.0}
+        return [heuristic_triples(s) for s in sentences]
+
+
+# --------------------------------------------------------------------------- llm
+def _model_spec(model: Any) -> dict[str, Any]:
+    """A model config (name/source/id/revision/path) from a mapping or a short string."""
+    from factrl.harness.models import EMBEDDED
+
+    if isinstance(model, Mapping) or hasattr(model, "items"):
+        spec = {k: model[k] for k in model}
+        spec.setdefault("source", "hub")
+        spec.setdefault("name", str(spec.get("id") or spec.get("path")))
+        return spec
+    text = str(model)
+    if text in EMBEDDED:
+        return {"name": text, "source": "embedded"}
+    if text.startswith(("/", ".", "~")):
+        return {"name": text.rstrip("/").split("/")[-1], "source": "path", "path": text}
+    return {"name": text.split("/")[-1], "source": "hub", "id": text, "revision": None}
+
+
+class LLMExtractor(Extractor):
+    """A causal LM prompted per sentence; sentences are generated in length-sorted batches."""
+
+    name = "llm"
+
+    def __init__(self, model: Any, tokenizer: Any, *, do_sample: bool = True, temperature: float = 0.7,
+                 top_p: float = 0.8, top_k: int = 20, repetition_penalty: float = 1.1,
+                 max_new_tokens: int = 256, max_context: int = PAPER_CONTEXT, batch_size: int = 128,
+                 seed: int = 42, chat_template: bool = True, **cache_kwargs: Any):
+        super().__init__(**cache_kwargs)
+        self.model, self.tokenizer = model, tokenizer
+        self.batch_size, self.seed, self.calls = int(batch_size), int(seed), 0
+        self.max_new_tokens, self.max_context = int(max_new_tokens), int(max_context)
+        self.use_chat = bool(chat_template) and bool(getattr(tokenizer, "chat_template", None))
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        tokenizer.padding_side = "left"
+        from transformers import GenerationConfig
+
+        # Every decoding setting is spelled out, and the checkpoint's own generation_config.json
+        # (Qwen ships sampling defaults there) is replaced by an empty one, because generate()
+        # fills any setting left unset from it.
+        sampling = (dict(temperature=float(temperature), top_p=float(top_p), top_k=int(top_k)) if do_sample
+                    else dict(temperature=1.0, top_p=1.0, top_k=0))  # greedy: neutral values
+        self.generation = GenerationConfig(
+            do_sample=bool(do_sample), **sampling, repetition_penalty=float(repetition_penalty),
+            max_new_tokens=self.max_new_tokens, eos_token_id=self._stop_ids(), pad_token_id=tokenizer.pad_token_id,
+            num_beams=1,
+        )
+        if model is not None:
+            model.generation_config = GenerationConfig()
+
+    def _stop_ids(self) -> list[int]:
+        tok = self.tokenizer
+        ids = [tok.eos_token_id] if tok.eos_token_id is not None else []
+        vocab = tok.get_vocab()
+        for marker in ("<|im_end|>", "<|endoftext|>"):  # Qwen's end-of-turn markers
+            if marker in vocab and vocab[marker] not in ids:
+                ids.append(vocab[marker])
+        return ids
+
+    def prompt_ids(self, sentence: str) -> list[int]:
+        text = build_prompt(sentence)
+        if self.use_chat:
+            ids = self.tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=True,
+                                                     add_generation_prompt=True)
+            return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+        return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+
+    def _run(self, sentences: list[str]) -> list[list[list[str]]]:
+        import torch
+
+        prompts = [self.prompt_ids(s) for s in sentences]
+        results: list[list[list[str]]] = [[] for _ in sentences]
+        # A sentence too long for the context (a run-on loop) gets no triples, not a crash.
+        usable = [i for i, p in enumerate(prompts) if len(p) + self.max_new_tokens <= self.max_context]
+        order = sorted(usable, key=lambda i: -len(prompts[i]))  # longest first: less padding
+        device = next(self.model.parameters()).device
+        pad = self.tokenizer.pad_token_id
+        generated_tokens = 0
+        devices = [device] if device.type == "cuda" else []
+        # A private RNG stream: reproducible extraction that leaves the policy's sampling alone.
+        with torch.random.fork_rng(devices=devices), torch.inference_mode():
+            torch.manual_seed(self.seed + self.calls)
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start:start + self.batch_size]
+                width = max(len(prompts[i]) for i in batch)
+                ids = torch.full((len(batch), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for row, i in enumerate(batch):
+                    ids[row, width - len(prompts[i]):] = torch.tensor(prompts[i])
+                    mask[row, width - len(prompts[i]):] = 1
+                out = self.model.generate(input_ids=ids.to(device), attention_mask=mask.to(device),
+                                          generation_config=self.generation)
+                new = out[:, width:].tolist()
+                for row, i in enumerate(batch):
+                    tokens = [t for t in new[row] if t != pad]
+                    generated_tokens += len(tokens)
+                    text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+                    results[i] = parse_triples(text)
+        self.calls += 1
+        self._run_stats = {"generated": float(len(usable)), "overlong": float(len(sentences) - len(usable)),
+                           "generated_tokens": float(generated_tokens)}
+        return results
+
+    def close(self) -> None:
+        self.model = None
+
+
+def _load_llm(spec: dict[str, Any], dtype: str, device: str):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from factrl.harness import models
+    from factrl.harness.errors import ModelNotFoundError
+
+    if spec.get("source") == "path":
+        spec = {**spec, "source": "hub"}  # resolve() takes the `path` key first
+    try:
+        identity = models.resolve(spec)
+    except ModelNotFoundError as err:
+        raise ModelNotFoundError(f"{err} (CorVer extractor; offline, set method.extractor.backend=heuristic)") from None
+    tokenizer = AutoTokenizer.from_pretrained(identity.path)
+    device = device if device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    model = AutoModelForCausalLM.from_pretrained(identity.path, dtype=models.torch_dtype(dtype)).to(device)
+    model.eval()
+    return model, tokenizer, identity
+
+
+def build_extractor(cfg: Mapping[str, Any] | None) -> Extractor:
+    """The extractor a `method.extractor` config node describes."""
+    cfg = dict(cfg or {})
+    backend = str(cfg.get("backend", "quco"))
+    cache = {"cache": bool(cfg.get("cache", True)), "cache_size": int(cfg.get("cache_size", 200_000))}
+    if backend == "heuristic":
+        return HeuristicExtractor(**cache)
+    if backend not in BACKENDS:
+        raise ValueError(f"method.extractor.backend={backend!r}: choose one of {BACKENDS}")
+    model = cfg.get("model") if backend == "llm" else (cfg.get("model") or QUCO_ID)
+    if model is None:
+        raise ValueError("method.extractor.backend=llm needs method.extractor.model (a hub id, a local "
+                         "directory or an embedded model name such as tiny-llama)")
+    spec = _model_spec(model)
+    if cfg.get("revision") and not spec.get("revision"):
+        spec["revision"] = str(cfg["revision"])
+    loaded, tokenizer, identity = _load_llm(spec, str(cfg.get("dtype", "bfloat16")), str(cfg.get("device", "auto")))
+    decoding = {k: cfg[k] for k in ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty",
+                                    "max_new_tokens") if cfg.get(k) is not None}
+    ext = LLMExtractor(loaded, tokenizer, **{**PAPER_DECODING, **decoding},
+                       max_context=int(cfg.get("max_context", PAPER_CONTEXT)),
+                       batch_size=int(cfg.get("batch_size", 128)), seed=int(cfg.get("seed", 42)),
+                       chat_template=bool(cfg.get("chat_template", True)), **cache)
+    ext.name = backend
+    ext.identity = identity
+    return ext
+
+
+__all__ = ["BACKENDS", "Extractor", "HeuristicExtractor", "LLMExtractor", "PAPER_DECODING", "QUCO_ID",
+           "build_extractor", "heuristic_triples"]
