@@ -25,11 +25,10 @@ log = logging.getLogger("factrl.pool")
 
 
 def judge(completion: str, answers: list[str]) -> bool:
-    """Correct when the extracted answer matches a gold answer (refusals and empty answers never do)."""
-    from factrl.evals.scoring import extract_answer, is_refusal, match_closed_book
+    """The training reward's correctness rule (refusals and empty answers are never correct)."""
+    from .rewards import judge as judge_response
 
-    answer = extract_answer(completion).answer
-    return bool(answer) and not is_refusal(answer) and match_closed_book(answer, tuple(answers))
+    return judge_response(completion, answers)[0]
 
 
 def select(rows: list[dict], n_correct: dict[str, int], group: int, anchors: int) -> tuple[list[dict], dict]:

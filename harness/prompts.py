@@ -22,6 +22,16 @@ SYSTEM_PROMPT = (
 ANTI_LOOP_LINE = "Stop as soon as the answer is given; never repeat a sentence."
 
 
+# A worked exchange placed before the question for models too small to follow the format from
+# the instruction alone (model.demonstration: true; the embedded SmolLM2-135M). Off for the
+# paper models. Same text in training and evaluation.
+DEMONSTRATION = (
+    {"role": "user", "content": "Who wrote the play Hamlet?"},
+    {"role": "assistant",
+     "content": "<think>Hamlet is a tragedy written by William Shakespeare.</think><answer>William Shakespeare</answer>"},
+)
+
+
 def system_prompt(anti_loop: bool = False) -> str:
     return SYSTEM_PROMPT + (" " + ANTI_LOOP_LINE if anti_loop else "")
 
@@ -30,22 +40,45 @@ def prompt_hash(text: str | None = None) -> str:
     return hashlib.sha256((text or SYSTEM_PROMPT).encode()).hexdigest()[:16]
 
 
-def messages(question: str, *, system: str | None = None, system_role: bool = True) -> list[dict[str, str]]:
-    """Chat messages for one question; models without a system role get it folded into the user turn."""
+def messages(question: str, *, system: str | None = None, system_role: bool = True,
+             demonstration: bool = False) -> list[dict[str, str]]:
+    """Chat messages for one question; models without a system role get it folded into the first user turn."""
     system = SYSTEM_PROMPT if system is None else system
+    turns = [dict(t) for t in DEMONSTRATION] if demonstration else []
+    turns.append({"role": "user", "content": question})
     if system_role:
-        return [{"role": "system", "content": system}, {"role": "user", "content": question}]
-    return [{"role": "user", "content": f"{system}\n\n{question}"}]
+        return [{"role": "system", "content": system}, *turns]
+    turns[0]["content"] = f"{system}\n\n{turns[0]['content']}"
+    return turns
+
+
+def chat_messages(question: str, model_cfg: Any = None, *, system: str | None = None) -> list[dict[str, str]]:
+    """`messages` with the model config's system-role and demonstration settings."""
+    get = model_cfg.get if model_cfg is not None else (lambda key, default=None: default)
+    return messages(question, system=system, system_role=bool(get("system_role", True)),
+                    demonstration=bool(get("demonstration", False)))
+
+
+def response_prefix(model_cfg: Any = None) -> str:
+    """Text the assistant turn starts with (model.response_prefix, e.g. "<think>"), or ""."""
+    return str((model_cfg.get("response_prefix") if model_cfg is not None else None) or "")
+
+
+def prompt_variant(model_cfg: Any = None) -> dict[str, Any]:
+    """The model-specific parts of the prompt, recorded beside prompt_hash in results."""
+    get = model_cfg.get if model_cfg is not None else (lambda key, default=None: default)
+    return {"system_role": bool(get("system_role", True)), "demonstration": bool(get("demonstration", False)),
+            "response_prefix": response_prefix(model_cfg), "enable_thinking": get("enable_thinking", None)}
 
 
 def format_prompt(tokenizer: Any, question: str, model_cfg: Any = None, *, system: str | None = None) -> str:
-    """The generation prompt string for `question` under the model's chat template."""
-    system_role = bool(model_cfg.get("system_role", True)) if model_cfg is not None else True
+    """The generation prompt string for `question` under the model's chat template, ending with
+    the model's response prefix. Tokenise it with add_special_tokens=False: the template
+    already holds any BOS token."""
     kwargs: dict[str, Any] = {}
     thinking = model_cfg.get("enable_thinking") if model_cfg is not None else None
     if thinking is not None:
         kwargs["enable_thinking"] = bool(thinking)
-    return tokenizer.apply_chat_template(
-        messages(question, system=system, system_role=system_role),
-        tokenize=False, add_generation_prompt=True, **kwargs,
-    )
+    text = tokenizer.apply_chat_template(chat_messages(question, model_cfg, system=system),
+                                         tokenize=False, add_generation_prompt=True, **kwargs)
+    return text + response_prefix(model_cfg)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..method import Method, RunContext
-from ..prompts import messages
+from ..prompts import chat_messages, format_prompt, response_prefix
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +40,31 @@ def batch_geometry(train_cfg: Any) -> dict[str, int]:
             "generation_batch_size": total, "num_generations": c}
 
 
-def build_dataset(rows: list[dict], model_cfg: Any, *, system: str | None = None):
-    """A datasets.Dataset of conversational prompts plus the gold columns the reward reads."""
+def _text_prompt(tokenizer, question: str, model_cfg: Any, system: str | None) -> str:
+    """The formatted prompt as TRL will tokenise it (TRL adds special tokens itself)."""
+    text = format_prompt(tokenizer, question, model_cfg, system=system)
+    bos = tokenizer.bos_token
+    adds_bos = bos is not None and tokenizer("x")["input_ids"][:1] == [tokenizer.bos_token_id]
+    return text[len(bos):] if adds_bos and text.startswith(bos) else text
+
+
+def build_dataset(rows: list[dict], model_cfg: Any, *, tokenizer: Any = None, system: str | None = None):
+    """A datasets.Dataset of prompts plus the gold columns the reward reads.
+
+    Prompts are conversational (TRL applies the chat template, as evaluation does) unless the
+    model has a response prefix, which only a formatted text prompt can carry.
+    """
     from datasets import Dataset
 
-    system_role = bool(model_cfg.get("system_role", True))
+    if response_prefix(model_cfg):
+        if tokenizer is None:
+            raise ValueError("build_dataset needs the tokenizer when the model has a response_prefix")
+        prompt = lambda q: _text_prompt(tokenizer, q, model_cfg, system)  # noqa: E731
+    else:
+        prompt = lambda q: chat_messages(q, model_cfg, system=system)  # noqa: E731
     return Dataset.from_list([
-        {"prompt": messages(r["question"], system=system, system_role=system_role), "id": r["id"],
-         "question": r["question"], "answers": list(r["answers"]), "title": r.get("title", "")}
+        {"prompt": prompt(r["question"]), "id": r["id"], "question": r["question"], "answers": list(r["answers"]),
+         "title": r.get("title", "")}
         for r in rows
     ])
 
@@ -112,7 +129,8 @@ def lora_config(lora_cfg: Any):
 
 
 def _check_max_prompt_length(tokenizer, dataset, limit: int) -> None:
-    longest = max(len(tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=True))
+    longest = max(len(tokenizer(p)["input_ids"]) if isinstance(p, str)
+                  else len(tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=True))
                   for p in dataset["prompt"][:256])
     if longest > limit:
         raise ConfigError(f"a formatted prompt has {longest} tokens, over train.max_prompt_length={limit}; "
@@ -142,7 +160,7 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     with (phase("init") if phase else _null()):
         tokenizer = models.load_tokenizer(identity, cfg.model)
         model = models.load_model(identity, cfg.model)
-        dataset = build_dataset(rows, cfg.model)
+        dataset = build_dataset(rows, cfg.model, tokenizer=tokenizer)
         _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length))
         ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
                          logger=logging.getLogger(f"factrl.methods.{method.name}"))

@@ -55,7 +55,8 @@ class _TokenReward:
         n = len(completions)
         rows = [{k: kwargs[k][i] for k in ROW_KEYS if k in kwargs} for i in range(n)]
         texts = [c[-1]["content"] if isinstance(c, list) else str(c) for c in completions]
-        prompt_texts = [p[-1]["content"] if isinstance(p, list) else str(p) for p in prompts]
+        # The reward sees the question itself, whatever the prompt's form (chat or formatted text).
+        prompt_texts = [row.get("question", "") for row in rows]
         ids = [list(map(int, x)) for x in completion_ids]
         with self.phase("reward"):
             out: RewardOutput = self.reward_fn(prompts=prompt_texts, completions=texts, completion_ids=ids, rows=rows)
@@ -94,6 +95,11 @@ class TokenGRPOTrainer(GRPOTrainer):
         self._std_floor = std_floor
         self._adv_epsilon = adv_epsilon
         super().__init__(*args, reward_funcs=[self._token_reward], **kwargs)
+        from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+        self.remove_callback(ProgressCallback)
+        self.remove_callback(PrinterCallback)
+        self.add_callback(ProgressBarCallback(reward_name))
 
     def _generate_and_score_completions(self, inputs):
         """Generate, score and return the batch with `advantages` of shape (B, T).
@@ -133,6 +139,37 @@ class JsonlLogCallback(TrainerCallback):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps({"step": state.global_step, **logs}, default=float) + "\n")
+
+
+class ProgressBarCallback(TrainerCallback):
+    """One tqdm bar over optimizer steps with the reward in its postfix, replacing TRL's
+    progress callback, which prints every log dictionary to the console. The full logs go to
+    train/log.jsonl (JsonlLogCallback)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.bar = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc="training", unit="step")
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.bar is not None:
+            self.bar.update(state.global_step - self.bar.n)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if self.bar is not None and logs and "reward" in logs:
+            shown = {"reward": logs["reward"], "kl": logs.get("kl")}
+            shown.update({k.rsplit("/", 1)[-1]: v for k, v in logs.items()
+                          if k in (f"rewards/{self.name}/correct_rate", f"rewards/{self.name}/format_rate")})
+            self.bar.set_postfix({k: f"{v:.3g}" for k, v in shown.items() if isinstance(v, (int, float))})
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 class TimingsCallback(TrainerCallback):

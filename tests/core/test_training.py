@@ -45,6 +45,24 @@ def test_no_signal_completion_is_left_out_of_its_group():
     assert adv[0, 0].item() == pytest.approx(-1 / math.sqrt(2))
 
 
+def test_dataset_prompts_carry_demonstration_and_response_prefix():
+    from factrl.harness import models
+    from factrl.harness.config import compose
+    from factrl.harness.prompts import DEMONSTRATION
+    from factrl.harness.training.engine import build_dataset
+
+    cfg = compose(["model=tiny-llama"])
+    tokenizer = models.load_tokenizer(models.resolve(cfg.model), cfg.model)
+    row = {"id": "1", "question": "Who?", "answers": ["Me"], "title": ""}
+    chat = build_dataset([row], cfg.model, tokenizer=tokenizer)[0]["prompt"]
+    assert [m["role"] for m in chat] == ["system", "user"] and chat[-1]["content"] == "Who?"
+    cfg.model.demonstration = True
+    cfg.model.response_prefix = "<think>"
+    text = build_dataset([row], cfg.model, tokenizer=tokenizer)[0]["prompt"]
+    assert isinstance(text, str) and text.endswith("[/INST]<think>")
+    assert DEMONSTRATION[1]["content"] in text and not text.startswith(tokenizer.bos_token)
+
+
 def test_batch_geometry_validates():
     from omegaconf import OmegaConf
 

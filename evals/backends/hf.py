@@ -1,0 +1,105 @@
+"""`backend=hf`: batched `model.generate` with transformers (the default; runs on CPU).
+
+Accepts an already-loaded model and tokenizer (a training run evaluates the policy it holds
+without loading the weights again); otherwise loads them through harness.models and applies a
+LoRA adapter with PEFT (not merged). Prompts go through harness.prompts.format_prompt, so the
+chat template and system prompt are the ones training used.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from factrl.harness.models import ModelIdentity, load_model, load_tokenizer
+from factrl.harness.prompts import format_prompt
+
+from .base import Backend, Decoding, Generation, Request, longest_first
+
+log = logging.getLogger("factrl.evals")
+
+
+class HFBackend(Backend):
+    name = "hf"
+
+    def __init__(self, identity: ModelIdentity, model_cfg: Any, decoding: Decoding, *,
+                 adapter: str | Path | None = None, batch_size: int = 16, device: str | None = None,
+                 model: Any = None, tokenizer: Any = None):
+        import torch
+
+        self.identity, self.model_cfg, self.decoding = identity, model_cfg, decoding
+        self.batch_size = max(1, int(batch_size))
+        self.tokenizer = tokenizer if tokenizer is not None else load_tokenizer(identity, model_cfg)
+        if model is None:
+            device = None if device in (None, "auto") else device
+            model = load_model(identity, model_cfg, device=device)
+            if adapter:
+                from peft import PeftModel
+
+                model = PeftModel.from_pretrained(model, str(adapter), is_trainable=False)
+        self.model = model
+        self.device = next(model.parameters()).device
+        self.dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
+        self.adapter = str(adapter) if adapter else None
+        self._torch = torch
+        if decoding.presence_penalty:
+            log.warning("hf backend: transformers has no presence penalty; presence_penalty=%s is ignored "
+                        "(use backend=vllm or openai for Qwen3-4B's preset)", decoding.presence_penalty)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "device": self.device.type, "dtype": self.dtype,
+                "batch_size": self.batch_size, "presence_penalty_applied": False}
+
+    def _generate_kwargs(self) -> dict:
+        d = self.decoding
+        kwargs: dict[str, Any] = {"max_new_tokens": d.max_new_tokens, "do_sample": d.do_sample,
+                                  "pad_token_id": self.tokenizer.pad_token_id}
+        if d.do_sample:
+            kwargs.update(temperature=d.temperature, top_p=d.top_p)
+            if d.top_k > 0:
+                kwargs["top_k"] = d.top_k
+        else:
+            # Unset sampling knobs a model's generation_config may carry, so greedy stays greedy
+            # without transformers warning about ignored flags.
+            kwargs.update(temperature=None, top_p=None, top_k=None)
+        if d.repetition_penalty != 1.0:
+            kwargs["repetition_penalty"] = d.repetition_penalty
+        return kwargs
+
+    def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Generation]]:
+        torch, tok = self._torch, self.tokenizer
+        prompts = [format_prompt(tok, r.question, self.model_cfg, system=r.system) for r in requests]
+        # The chat template already carries any BOS, so no special tokens are added. Encoded once:
+        # lengths order the batches, and each batch is only padded.
+        encoded = tok(prompts, add_special_tokens=False)["input_ids"]
+        order = longest_first([len(ids) for ids in encoded])
+        kwargs = self._generate_kwargs()
+        eos = self.model.generation_config.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        saved_side, was_training = tok.padding_side, self.model.training
+        tok.padding_side = "left"  # decoder-only: new tokens must follow the prompt directly
+        self.model.eval()  # a policy handed over by a training run gets its mode back below
+        try:
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start:start + self.batch_size]
+                inputs = tok.pad({"input_ids": [encoded[i] for i in batch]}, padding=True,
+                                 return_tensors="pt").to(self.device)
+                if self.decoding.seed is not None:
+                    torch.manual_seed(self.decoding.seed + start)  # reproducible sampled batches
+                with torch.inference_mode():
+                    out = self.model.generate(**inputs, **kwargs)
+                new = out[:, inputs["input_ids"].shape[1]:].tolist()
+                for i, ids in zip(batch, new):
+                    yield i, self._decode(ids, eos_ids)
+        finally:
+            tok.padding_side = saved_side
+            self.model.train(was_training)
+
+    def _decode(self, ids: list[int], eos_ids: set[int]) -> Generation:
+        cut = next((k for k, t in enumerate(ids) if t in eos_ids), None)
+        if cut is None:
+            kept, reason = ids, "length" if len(ids) >= self.decoding.max_new_tokens else "stop"
+        else:
+            kept, reason = ids[:cut], "stop"
+        text = self.tokenizer.decode(kept, skip_special_tokens=True)
+        return Generation(text, reason, len(kept) + (0 if cut is None else 1))

@@ -1,0 +1,116 @@
+"""`backend=vllm`: vLLM's offline engine, with a LoRA adapter applied per request (not merged).
+
+GPU only; vLLM is imported when this backend is built, never at package import. Written
+against vLLM 0.31's offline API: `LLM(model=..., enable_lora=True, max_lora_rank=...)`,
+`SamplingParams(...)`, `LLM.generate(prompts, sampling_params, lora_request=LoRARequest(name,
+int_id, path))`. Prompts are passed as token ids (`{"prompt_token_ids": [...]}`) built with the
+same chat template and `add_special_tokens=False` as the hf backend, so templates that already
+carry a BOS do not get a second one.
+
+Requests are submitted in chunks (`chunk_size`) so finished samples reach the JSONL file
+during a long run; vLLM schedules within a chunk itself.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from factrl.harness.errors import HarnessError
+from factrl.harness.models import ModelIdentity, load_tokenizer, torch_dtype
+from factrl.harness.prompts import format_prompt
+
+from .base import Backend, Decoding, Generation, Request
+
+log = logging.getLogger("factrl.evals")
+
+# vLLM accepts only these LoRA ranks for max_lora_rank; the adapter's rank is rounded up.
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def adapter_rank(adapter: Path) -> int:
+    config = Path(adapter) / "adapter_config.json"
+    try:
+        rank = int(json.loads(config.read_text(encoding="utf-8"))["r"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise HarnessError(f"adapter {adapter}: cannot read the LoRA rank from {config.name} ({err}).") from None
+    return next((r for r in LORA_RANKS if r >= rank), rank)
+
+
+class VLLMBackend(Backend):
+    name = "vllm"
+
+    def __init__(self, identity: ModelIdentity, model_cfg: Any, decoding: Decoding, *,
+                 adapter: str | Path | None = None, settings: Any = None):
+        try:
+            import torch
+            from vllm import LLM, SamplingParams
+            from vllm.lora.request import LoRARequest
+        except ImportError as err:
+            raise HarnessError(f"backend=vllm needs vLLM on a CUDA machine ({err}); install it with "
+                               f"`pip install 'factrl-harness[gpu]'`, or use eval.backend=hf or "
+                               f"eval.backend=openai (e.g. against `vllm serve`).") from None
+        if not torch.cuda.is_available():
+            raise HarnessError("backend=vllm needs a CUDA GPU; use eval.backend=hf on CPU.")
+        settings = settings or {}
+        self.identity, self.model_cfg, self.decoding = identity, model_cfg, decoding
+        self.chunk_size = int(settings.get("chunk_size") or 1024)
+        self.tokenizer = load_tokenizer(identity, model_cfg)
+        dtype = str(torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)).removeprefix("torch.")
+        self.engine_args: dict[str, Any] = {
+            "model": identity.path, "tokenizer": identity.path, "dtype": dtype,
+            "seed": decoding.seed if decoding.seed is not None else 0,
+            "gpu_memory_utilization": float(settings.get("gpu_memory_utilization") or 0.85),
+            "tensor_parallel_size": int(settings.get("tensor_parallel_size") or 1),
+            "enforce_eager": bool(settings.get("enforce_eager", False)),
+        }
+        if settings.get("max_model_len"):
+            self.engine_args["max_model_len"] = int(settings["max_model_len"])
+        self.lora = None
+        if adapter:
+            self.engine_args.update(enable_lora=True, max_loras=1, max_lora_rank=adapter_rank(Path(adapter)))
+            self.lora = LoRARequest("adapter", 1, str(adapter))
+        self.llm = LLM(**self.engine_args)
+        params: dict[str, Any] = {"max_tokens": decoding.max_new_tokens,
+                                  "temperature": decoding.temperature if decoding.do_sample else 0.0,
+                                  "repetition_penalty": decoding.repetition_penalty,
+                                  "presence_penalty": decoding.presence_penalty}
+        if decoding.do_sample:
+            params["top_p"] = decoding.top_p
+            if decoding.top_k > 0:  # omitted otherwise: vLLM's default considers all tokens
+                params["top_k"] = decoding.top_k
+            if decoding.seed is not None:
+                params["seed"] = decoding.seed
+        self.sampling = SamplingParams(**params)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "dtype": self.engine_args["dtype"], "chunk_size": self.chunk_size,
+                "max_lora_rank": self.engine_args.get("max_lora_rank"),
+                "tensor_parallel_size": self.engine_args["tensor_parallel_size"]}
+
+    def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Generation]]:
+        prompts = [{"prompt_token_ids": self.tokenizer(format_prompt(self.tokenizer, r.question, self.model_cfg,
+                                                                     system=r.system),
+                                                       add_special_tokens=False)["input_ids"]}
+                   for r in requests]
+        for start in range(0, len(prompts), self.chunk_size):
+            indexes = list(range(start, min(start + self.chunk_size, len(prompts))))
+            outputs = self.llm.generate([prompts[i] for i in indexes], self.sampling, use_tqdm=False,
+                                        lora_request=self.lora)
+            for i, out in zip(indexes, outputs):  # vLLM returns outputs in input order
+                choice = out.outputs[0]
+                yield i, Generation(choice.text, choice.finish_reason, len(choice.token_ids))
+
+    def close(self) -> None:
+        # Free the GPU for whatever runs next in this process (a training run's next step).
+        self.llm = None
+        try:
+            import gc
+
+            import torch
+
+            gc.collect()
+            torch.cuda.empty_cache()
+        except Exception:  # noqa: BLE001 - best effort
+            pass

@@ -1,0 +1,160 @@
+"""`harness eval` (generate and score, Hydra overrides) and `harness score` (score files again)."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+from factrl.harness.errors import DataError, HarnessError
+
+log = logging.getLogger("factrl.evals")
+
+SCORE_HELP = """\
+Score predictions without regenerating them.
+
+PREDICTIONS is a JSONL file with one object per line holding `id` and `completion` (the
+model's full output; `question`, when present, must match the set's), such as an
+evaluation's eval/<set>/generations.jsonl; or a folder holding generations.jsonl; or a
+folder of such set folders (a run's eval/), which scores every set and writes the
+run-level summary with the closed-book macro.
+
+The set is --set, else the name of the folder the file is in, else the set named by a
+metrics.json beside the file. Its data: --data FILE, else the local file (and 2Wiki alias
+file) named by that metrics.json, else a file in --data-dir, else the hub (the demo set is
+embedded). The question limit: --limit, else the one recorded in that metrics.json.
+Predictions must cover exactly the set's questions (after the limit).
+
+Results go to --out (default: beside the predictions; for a non-default scorer, a
+`scorer-<name>/` folder there, so the default results are not overwritten):
+<set>/samples.jsonl and <set>/metrics.json.
+
+examples:
+  harness score runs/<run>/eval/nq_open/generations.jsonl
+  harness score preds.jsonl --set nq_open --data ../shared/data/benchmarks/nq_open_validation.json
+  harness score runs/<run>/eval --scorer corver-official
+"""
+
+
+def eval_main(argv: list[str]) -> int:
+    """`harness eval model=... [adapter=DIR] eval=...`: Hydra overrides, one run directory."""
+    from factrl.harness.config import hydra_entry
+
+    return hydra_entry(_eval_task, list(argv), "harness eval")
+
+
+def _eval_task(cfg) -> dict:
+    from factrl.harness.models import resolve
+    from factrl.harness.rundir import attach_log, detach_log, open_run, write_json
+
+    from .runner import evaluate
+
+    started = time.monotonic()
+    identity = resolve(cfg.model)
+    run = open_run(cfg, kind="eval")
+    handler = attach_log(run)
+    try:
+        result = evaluate(cfg, identity=identity, adapter=cfg.get("adapter"), out_dir=run / "eval")
+        write_json(run / "metrics.json", result)
+        run.finish()
+    except BaseException:
+        run.update(status="failed")
+        raise
+    finally:
+        detach_log(handler)
+    print(summary_table(result))
+    print(f"wrote {run.path} ({time.monotonic() - started:.1f} s)")
+    return result
+
+
+def summary_table(result: dict) -> str:
+    lines = []
+    for name, doc in result["sets"].items():
+        values = "  ".join(f"{k} {v['value']:.4f}" for k, v in doc["metrics"].items())
+        lines.append(f"{name:<11} n={doc['set']['count']:<6} {values}")
+    macro = result.get("macro", {}).get("closed_book_accuracy")
+    if macro:
+        lines.append(f"macro closed-book accuracy {macro['value']:.4f} over {macro['n_sets']} set(s)"
+                     + ("" if macro["complete"] else " (incomplete: not comparable with 5-set macros)"))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# harness score
+# --------------------------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="harness score", description=SCORE_HELP,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("predictions", type=Path, help="predictions JSONL, a set folder, or a folder of set folders")
+    parser.add_argument("--set", dest="set_name", help="evaluation set name (e.g. nq_open, truthfulqa)")
+    parser.add_argument("--data", type=Path, help="local data file of the set (upstream or shared format)")
+    parser.add_argument("--data-dir", type=Path, help="folder with local data files under their usual names")
+    parser.add_argument("--aliases", type=Path, help="2WikiMultiHopQA id_aliases.json (aliases and demonyms)")
+    parser.add_argument("--limit", type=int, help="the predictions cover the first N questions")
+    parser.add_argument("--scorer", default="default", help="default | corver-official (default: default)")
+    parser.add_argument("--truthfulqa-no-comment", action="store_true",
+                        help="add 'I have no comment.' to TruthfulQA's correct answers (lm-eval's variant)")
+    parser.add_argument("--out", type=Path, help="output folder (default: beside the predictions)")
+    return parser
+
+
+def score_main(argv: list[str]) -> int:
+    from factrl.harness.rundir import read_json, write_json
+
+    from .generate import GENERATIONS
+    from .metrics import run_metrics
+    from .predictions import read_predictions
+    from .runner import recorded_generation, score_set
+    from .scorers import get_scorer
+    from .sets import all_specs, load_set
+
+    args = _parser().parse_args(argv)
+    scorer = get_scorer(args.scorer, truthfulqa_no_comment=args.truthfulqa_no_comment)
+    target = args.predictions
+    folder_of_sets = target.is_dir() and not (target / GENERATIONS).is_file()
+    if target.is_dir():
+        files = [target / GENERATIONS] if (target / GENERATIONS).is_file() else sorted(target.glob(f"*/{GENERATIONS}"))
+        if not files:
+            raise DataError(f"{target}: no {GENERATIONS} in it or in its sub-folders.")
+    elif target.is_file():
+        files = [target]
+    else:
+        raise DataError(f"{target}: no such file or folder.")
+    if len(files) > 1 and (args.set_name or args.data or args.limit):
+        raise HarnessError("--set, --data and --limit apply to one predictions file; score the files one by one.")
+    if not logging.getLogger("factrl").handlers:
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+    results, roots = {}, set()
+    for file in files:
+        recorded = read_json(file.parent / "metrics.json") if (file.parent / "metrics.json").is_file() else {}
+        recorded_set = recorded.get("set", {})
+        set_name = (args.set_name or (file.parent.name if file.parent.name in all_specs() else None)
+                    or recorded_set.get("name"))
+        if not set_name:
+            raise HarnessError(f"{file}: cannot tell which set these predictions are for; pass --set NAME.")
+        data = args.data
+        source = recorded_set.get("source", "") if recorded_set.get("name") == set_name else ""
+        if data is None and source.startswith("file:") and Path(source[5:]).is_file():
+            data = Path(source[5:])
+        limit = args.limit if args.limit is not None else recorded_set.get("limit")
+        aliases = args.aliases or (recorded_set.get("aliases") if source else None)
+        eval_set = load_set(set_name, data=data, data_dir=args.data_dir, aliases=aliases, limit=limit)
+        generation = recorded_generation(file.parent, limit=limit, predictions=str(file.resolve()))
+        # Results land in <root>/<set>/: in place for an evaluation's own files, else beside the file.
+        root = args.out or (file.parent.parent if file.parent.name == set_name else file.parent)
+        if args.out is None and scorer.name != "default":
+            root = root / f"scorer-{scorer.name}"
+        roots.add(root)
+        results[set_name] = score_set(eval_set, read_predictions(file), scorer, generation, root / set_name,
+                                      str(file))
+    summary = run_metrics(results)
+    if folder_of_sets and len(roots) == 1:  # a run's eval/: the run-level summary with the macro
+        write_json(roots.pop() / "metrics.json", summary)
+    print(summary_table(summary))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(score_main(sys.argv[1:]))

@@ -1,0 +1,124 @@
+"""Generation across sets: resume from per-sample JSONL, reuse cached responses, write as finished.
+
+Every set has `<out>/<set>/generations.jsonl` (one line per finished sample: id, question,
+completion, finish_reason, n_tokens, cached) and `<out>/<set>/generation.json` (what produced
+it). A restart reads the JSONL (dropping a half-written last line), skips the ids it holds and
+asks the backend only for the rest; requests of all sets go to the backend in one call so a
+batching engine sees the whole workload. The backend is built only if something is missing.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from factrl.harness.errors import DataError
+from factrl.harness.rundir import read_json, write_json
+
+from .backends.base import Backend, Generation, Request
+from .cache import ResponseCache
+from .predictions import JsonlAppender, clean_text, iter_jsonl
+from .sets import EvalSet
+
+log = logging.getLogger("factrl.evals")
+
+GENERATIONS = "generations.jsonl"
+DESCRIPTOR = "generation.json"
+
+
+@dataclass
+class SetJob:
+    eval_set: EvalSet
+    folder: Path
+
+    @property
+    def path(self) -> Path:
+        return self.folder / GENERATIONS
+
+
+def read_generations(path: Path) -> dict[str, dict]:
+    """id -> generation row of an existing generations.jsonl (a torn last line is dropped)."""
+    if not path.is_file():
+        return {}
+    return {str(row["id"]): row for _, row in iter_jsonl(path, repair_tail=True)
+            if "id" in row and isinstance(row.get("completion"), str)}
+
+
+def _check_descriptor(folder: Path, descriptor: dict, compare: Callable[[dict], dict]) -> None:
+    """Refuse to extend generations that a different model, prompt or decoding produced."""
+    file = folder / DESCRIPTOR
+    if file.is_file():
+        previous, current = compare(read_json(file)), compare(descriptor)
+        changed = sorted(k for k in current if previous.get(k) != current[k])
+        if changed and (folder / GENERATIONS).is_file():
+            raise DataError(f"{folder / GENERATIONS} was generated with different {', '.join(changed)}; "
+                            f"use another output directory or delete the file to start over.")
+    write_json(file, descriptor)
+
+
+def generate_sets(jobs: list[SetJob], *, system: str, descriptor: dict,
+                  make_backend: Callable[[], Backend], cache: ResponseCache | None = None,
+                  compare: Callable[[dict], dict] = dict, progress_every: float = 30.0) -> dict[str, dict]:
+    """Complete every set's generations.jsonl; returns per-set counts {resumed, cached, generated}.
+
+    descriptor: written to each set's generation.json; `compare(descriptor)` is what must be
+    equal for existing generations to be extended (paths may differ between machines).
+    """
+    stats: dict[str, dict] = {}
+    pending: list[tuple[SetJob, int]] = []  # (job, record index)
+    writers: dict[str, JsonlAppender] = {}
+    try:
+        for job in jobs:
+            job.folder.mkdir(parents=True, exist_ok=True)
+            _check_descriptor(job.folder, descriptor, compare)
+            done = read_generations(job.path)
+            todo = [i for i, r in enumerate(job.eval_set.records) if r.id not in done]
+            stats[job.eval_set.name] = {"resumed": job.eval_set.count - len(todo), "cached": 0, "generated": 0}
+            writers[job.eval_set.name] = JsonlAppender(job.path)
+            pending += [(job, i) for i in todo]
+
+        def write(job: SetJob, index: int, gen: Generation, cached: bool) -> None:
+            record = job.eval_set.records[index]
+            writers[job.eval_set.name].write({"id": record.id, "question": record.question,
+                                              "completion": clean_text(gen.text), "finish_reason": gen.finish_reason,
+                                              "n_tokens": gen.n_tokens, "cached": cached})
+
+        keys: list[str | None] = [None] * len(pending)
+        if cache is not None:
+            missing = []
+            for k, (job, index) in enumerate(pending):
+                keys[k] = cache.key(system, job.eval_set.records[index].question)
+                hit = cache.get(keys[k])
+                if hit is None:
+                    missing.append(k)
+                else:
+                    write(job, index, hit, True)
+                    stats[job.eval_set.name]["cached"] += 1
+            order = missing
+        else:
+            order = list(range(len(pending)))
+        if not order:
+            return stats
+        log.info("generating %d completions (%s)", len(order),
+                 ", ".join(f"{name}: {s['resumed']} resumed, {s['cached']} cached" for name, s in stats.items()))
+        backend = make_backend()
+        requests = [Request(pending[k][0].eval_set.records[pending[k][1]].question, system) for k in order]
+        started = last = time.monotonic()
+        try:
+            for n, (i, gen) in enumerate(backend.generate(requests), 1):
+                job, index = pending[order[i]]
+                write(job, index, gen, False)
+                stats[job.eval_set.name]["generated"] += 1
+                if cache is not None:
+                    cache.put(keys[order[i]], gen)
+                if time.monotonic() - last >= progress_every or n == len(requests):
+                    last = time.monotonic()
+                    log.info("generated %d/%d (%.2f/s)", n, len(requests), n / max(last - started, 1e-9))
+        finally:
+            backend.close()
+        return stats
+    finally:
+        for writer in writers.values():
+            writer.close()

@@ -1,0 +1,282 @@
+"""The registry of evaluation sets and how each one is loaded.
+
+A set is a small declarative `SetSpec`: its task (which scorer rule applies), its hub
+source, the file names it has in a data folder, and a row parser. `load_set` returns an
+`EvalSet` that records where the data came from (hub commit or file hash), a content hash
+of the parsed records and their count, so a metrics file says exactly what was scored.
+
+Sources, in order: `data` (an explicit local file), a file with one of the spec's names in
+`data_dir`, then the hub. Add a set with `register_set(SetSpec(...))`; names are unique.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Callable
+
+from factrl.harness.errors import DataError, HarnessError
+
+from .loaders import Fields, Record, dedupe, load_hub, parse_rows, read_rows
+from .scoring import prepare_references
+
+TASKS = ("closed_book", "truthfulqa", "multihop")
+CLOSED_BOOK_FIVE = ("triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa")  # PROTOCOL 6 macro
+
+
+@dataclass(frozen=True)
+class SetSpec:
+    """A registered evaluation set.
+
+    name: registry key, used in configs (`eval.sets`), paths and metric keys.
+    task: closed_book | truthfulqa | multihop (selects the scoring rule).
+    hub: (repo, config, split) on the Hugging Face hub, or None for sets without one.
+    filenames: file names looked for in `eval.data_dir` (the shared copies' names first).
+    parse: row -> Record for every accepted row format.
+    expected: the paper's record count (PROTOCOL 6), checked when the full set is loaded.
+    version: bumped when parsing changes what a record contains.
+    """
+
+    name: str
+    task: str
+    title: str
+    hub: tuple[str, str | None, str] | None
+    filenames: tuple[str, ...]
+    parse: Callable[[Fields], Record]
+    expected: int | None = None
+    version: str = "1"
+
+
+@dataclass
+class EvalSet:
+    """Loaded records plus their provenance (the `set` block of metrics.json)."""
+
+    name: str
+    task: str
+    records: list[Record]
+    source: str
+    revision: str | None
+    version: str
+    file_sha256: str | None = None
+    limit: int | None = None
+    aliases: str | None = None  # 2Wiki's alias file, when one was merged in
+    _ids: dict[str, int] = field(default_factory=dict, repr=False)
+    _prepared: list[tuple[str, ...]] | None = field(default=None, repr=False)
+
+    @property
+    def count(self) -> int:
+        return len(self.records)
+
+    @property
+    def sha256(self) -> str:
+        """Content hash of the parsed records: equal hashes mean identical questions and references."""
+        digest = hashlib.sha256()
+        for r in self.records:
+            digest.update(json.dumps([r.id, r.question, r.references, r.incorrect], ensure_ascii=False).encode())
+            digest.update(b"\n")
+        return digest.hexdigest()
+
+    def prepared_references(self) -> list[tuple[str, ...]]:
+        """Normalised, padded references per record (scoring.prepare_references), computed once.
+
+        Equal reference lists share one preparation: PopQA repeats its country and occupation
+        alias lists thousands of times.
+        """
+        if self._prepared is None:
+            by_list: dict[tuple[str, ...], tuple[str, ...]] = {}
+            by_text: dict[str, str] = {}
+            prepared = []
+            for record in self.records:
+                refs = by_list.get(record.references)
+                if refs is None:
+                    refs = by_list[record.references] = prepare_references(record.references, by_text)
+                prepared.append(refs)
+            self._prepared = prepared
+        return self._prepared
+
+    def index(self, record_id: str) -> int | None:
+        if not self._ids:
+            self._ids = {r.id: i for i, r in enumerate(self.records)}
+        return self._ids.get(record_id)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "task": self.task, "source": self.source, "revision": self.revision,
+                "sha256": self.sha256, "count": self.count, "version": self.version,
+                "file_sha256": self.file_sha256, "limit": self.limit, "aliases": self.aliases}
+
+
+# --------------------------------------------------------------------------------------------
+# Row parsers (one per task family); each accepts the upstream format(s) and the shared one.
+# --------------------------------------------------------------------------------------------
+def parse_closed_book(f: Fields) -> Record:
+    """question + answers, from any of:
+    shared {question, answer: str, aliases: [..]}; NQ-Open {question, answer: [..]};
+    TriviaQA hub {question, answer: {value, aliases}}; TriviaQA original {Question, Answer:
+    {Value, Aliases}}; PopQA {question, possible_answers: "[json]"}; SimpleQA {problem, answer};
+    pool style {question, answers: [..]}.
+    """
+    question = f.text("question", "Question", "problem", "query")
+    answer_field = f.first("answer", "Answer", "possible_answers", "answers")
+    if answer_field is None:
+        raise f.fail("answer", "is missing")
+    value = f.row[answer_field]
+    if isinstance(value, dict):  # TriviaQA
+        sub = Fields(value, f.index, f.where)
+        refs = [sub.text("value", "Value")] + sub.strings(sub.first("aliases", "Aliases") or "aliases",
+                                                          required=False)
+    elif isinstance(value, str) and answer_field != "possible_answers":
+        if not value.strip():
+            raise f.fail(answer_field, "must be a non-empty string")
+        refs = [value] + f.strings("aliases", required=False)
+    else:
+        refs = f.strings(answer_field, json_list=answer_field == "possible_answers")
+        refs += f.strings("aliases", required=False)
+    if not refs:
+        raise f.fail(answer_field, "has no answers")
+    return Record("", question, dedupe(refs))
+
+
+def parse_truthfulqa(f: Fields) -> Record:
+    """Hub `generation` rows and the shared file {question, best_answer, correct_answers,
+    incorrect_answers}; upstream CSV {Question, Best Answer, Correct Answers "a; b", ...}."""
+    question = f.text("question", "Question")
+    best = f.text("best_answer", "Best Answer")
+    correct = f.strings(f.first("correct_answers", "Correct Answers") or "correct_answers", split=";")
+    incorrect = f.strings(f.first("incorrect_answers", "Incorrect Answers") or "incorrect_answers", split=";")
+    if not incorrect:
+        raise f.fail("incorrect_answers", "is empty (the ROUGE rule needs incorrect answers)")
+    return Record("", question, dedupe([best, *correct]), dedupe(incorrect))
+
+
+def parse_multihop(f: Fields) -> Record:
+    """HotpotQA {_id|id, question, answer}; 2Wiki {_id, question, answer, aliases?, demonyms?}
+    (aliases merged from id_aliases.json by `merge_2wiki_aliases`); hub {query, answers}."""
+    question = f.text("question", "query")
+    if "answers" in f.row and "answer" not in f.row:
+        refs = f.strings("answers")
+    else:
+        refs = [f.text("answer")]
+    refs += f.strings("aliases", required=False) + f.strings("demonyms", required=False)
+    return Record("", question, dedupe(refs))
+
+
+def merge_2wiki_aliases(rows: list[dict], alias_file: Path) -> list[dict]:
+    """Attach aliases and demonyms from 2Wiki's id_aliases.json (JSONL: Q_id, aliases, demonyms),
+    keyed by each row's `answer_id`, as the official evaluation script does."""
+    table: dict[str, dict] = {}
+    for number, line in enumerate(Path(alias_file).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            table[str(entry["Q_id"])] = entry
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise DataError(f"{alias_file}:{number}: expected a JSON object with Q_id, aliases, demonyms.") from None
+    out = []
+    for row in rows:
+        entry = table.get(str(row.get("answer_id"))) if isinstance(row, dict) else None
+        if entry:
+            row = {**row, "aliases": list(entry.get("aliases") or []), "demonyms": list(entry.get("demonyms") or [])}
+        out.append(row)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The registry
+# --------------------------------------------------------------------------------------------
+_REGISTRY: dict[str, SetSpec] = {}
+
+
+def register_set(spec: SetSpec) -> SetSpec:
+    if spec.name in _REGISTRY:
+        raise HarnessError(f"evaluation set '{spec.name}' is registered twice; choose another name.")
+    if spec.task not in TASKS:
+        raise HarnessError(f"set '{spec.name}': task {spec.task!r} is not one of {', '.join(TASKS)}.")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def get_spec(name: str) -> SetSpec:
+    if name not in _REGISTRY:
+        hint = get_close_matches(name, _REGISTRY, n=1)
+        did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
+        raise HarnessError(f"unknown evaluation set '{name}'.{did_you_mean} Known: {', '.join(_REGISTRY)}.")
+    return _REGISTRY[name]
+
+
+def all_specs() -> dict[str, SetSpec]:
+    return dict(_REGISTRY)
+
+
+for _spec in (
+    SetSpec("triviaqa", "closed_book", "TriviaQA validation (rc.nocontext)",
+            ("mandarjoshi/trivia_qa", "rc.nocontext", "validation"),
+            ("triviaqa_validation.json", "triviaqa.json"), parse_closed_book, 17944),
+    SetSpec("nq_open", "closed_book", "NQ-Open validation", ("google-research-datasets/nq_open", "nq_open", "validation"),
+            ("nq_open_validation.json", "NQ-open.dev.jsonl"), parse_closed_book, 3610),
+    SetSpec("popqa", "closed_book", "PopQA test", ("akariasai/PopQA", None, "test"),
+            ("popqa_test.json",), parse_closed_book, 14267),
+    SetSpec("simpleqa", "closed_book", "SimpleQA", ("basicv8vc/SimpleQA", None, "test"),
+            ("simpleqa.json", "simple_qa_test_set.csv"), parse_closed_book, 4326),
+    SetSpec("truthfulqa", "truthfulqa", "TruthfulQA generation (validation)",
+            ("truthfulqa/truthful_qa", "generation", "validation"),
+            ("truthfulqa_validation.json", "TruthfulQA.csv"), parse_truthfulqa, 817),
+    SetSpec("hotpotqa", "multihop", "HotpotQA distractor dev", ("hotpotqa/hotpot_qa", "distractor", "validation"),
+            ("hotpot_dev_distractor_v1.json",), parse_multihop, 7405),
+    # No official hub copy; corag/multihopqa carries the 12,576 dev questions with an answers list.
+    # The upstream dev.json plus id_aliases.json (eval.aliases.twowiki) is the exact source.
+    SetSpec("twowiki", "multihop", "2WikiMultiHopQA dev", ("corag/multihopqa", "2wikimultihopqa", "validation"),
+            ("2wikimultihopqa_dev.json", "dev.json"), parse_multihop, 12576),
+    SetSpec("demo", "closed_book", "demo: held-out FanOutQA single-hop questions", None, (), parse_closed_book),
+):
+    register_set(_spec)
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_set(name: str, *, data: str | Path | None = None, data_dir: str | Path | None = None,
+             aliases: str | Path | None = None, revision: str | None = None,
+             limit: int | None = None) -> EvalSet:
+    """Load a registered set (see module docstring for the source order); `limit` keeps the first N."""
+    spec = get_spec(name)
+    hint = (f"Pass a local copy: eval.data.{name}=PATH (harness score: --data PATH) or eval.data_dir=DIR "
+            f"holding one of {', '.join(spec.filenames) or 'its files'}.")
+    path = Path(data).expanduser() if data else None
+    if path is None and data_dir:
+        path = next((Path(data_dir).expanduser() / n for n in spec.filenames
+                     if (Path(data_dir).expanduser() / n).is_file()), None)
+    file_sha = None
+    if spec.name == "demo" and path is None:
+        from factrl.harness.demo_data import DEMO_VERSION, demo_eval
+
+        rows, source, rev = demo_eval(), "embedded:fanoutqa-demo", f"demo-v{DEMO_VERSION}"
+    elif path is not None:
+        rows = read_rows(path)
+        if aliases:
+            rows = merge_2wiki_aliases(rows, Path(aliases).expanduser())
+        source, file_sha = f"file:{path.resolve()}", _sha256_file(path)
+        rev = file_sha
+    elif spec.hub is None:
+        raise DataError(f"set '{name}' has no hub source. {hint}")
+    else:
+        repo, config, split = spec.hub
+        rows, rev = load_hub(repo, config, split, revision, hint)
+        source = f"hub:{repo}" + (f"/{config}" if config else "") + f":{split}"
+    records = parse_rows(rows, spec.parse, source.removeprefix("file:"))
+    if not records:
+        raise DataError(f"set '{name}' from {source} has no records.")
+    if limit is not None:
+        if int(limit) < 1:
+            raise DataError(f"eval.limit={limit}: give a positive number of questions or null for all.")
+        records = records[: int(limit)]
+    return EvalSet(spec.name, spec.task, records, source, rev, spec.version, file_sha,
+                   int(limit) if limit is not None else None,
+                   str(Path(aliases).expanduser().resolve()) if aliases and path is not None else None)

@@ -1,0 +1,38 @@
+"""Constant answers cannot score with the default scorer (at most 1% on every shared file).
+
+The released scripts' character-level matching gives a constant "e" most of PopQA; the
+compatibility scorer reproduces that, which this test also pins so the contrast stays visible.
+"""
+from __future__ import annotations
+
+import pytest
+
+from factrl.evals.metrics import aggregate
+from factrl.evals.scorers import get_scorer
+from factrl.evals.sets import load_set
+
+CONSTANTS = ["e", "1", "No", "the", "a", "", "I don't know", "I don't know.", "I have no comment."]
+SETS = ["nq_open", "popqa", "simpleqa", "truthfulqa"]
+
+
+@pytest.fixture(scope="module")
+def sets(shared):
+    return {name: load_set(name, data_dir=shared) for name in SETS}
+
+
+@pytest.mark.parametrize("set_name", SETS)
+@pytest.mark.parametrize("constant", CONSTANTS)
+def test_constant_answers_score_at_most_one_percent(sets, set_name, constant):
+    eval_set = sets[set_name]
+    scorer = get_scorer("default")
+    for completion in (f"<think>.</think><answer>{constant}</answer>", f"<answer>{constant}"):
+        samples = scorer.score(eval_set, [completion] * eval_set.count)
+        accuracy = aggregate(samples, scorer.metrics(eval_set.task))["accuracy"]["value"]
+        assert accuracy <= 0.01, f"constant {constant!r} scores {accuracy:.2%} on {set_name}"
+
+
+def test_released_script_behaviour_is_gameable(sets):
+    """corver-official keeps character substrings: an unclosed constant 'e' scores on most questions."""
+    popqa = sets["popqa"]
+    samples = get_scorer("corver-official").score(popqa, ["<answer>e"] * popqa.count)
+    assert aggregate(samples, get_scorer("corver-official").metrics("closed_book"))["accuracy"]["value"] > 0.5
