@@ -87,10 +87,12 @@ def register_method_configs() -> None:
     shipped = set(group_options("method"))
     store = ConfigStore.instance()
     for name, entry in all_methods().items():
-        if name in shipped or entry.method is None:
+        if name in shipped:
             continue
-        node = {"name": name, **dict(entry.method.config_defaults)}
-        store.store(group="method", name=name, node=node)
+        # A plugin that failed to import still gets a node, so `method=<name>` composes and the
+        # run stops at get_method with the plugin's own import error instead of "unknown method".
+        defaults = dict(entry.method.config_defaults) if entry.method is not None else {}
+        store.store(group="method", name=name, node={"name": name, **defaults})
 
 
 def compose(overrides: list[str] | None = None, config_name: str = CONFIG_NAME) -> DictConfig:

@@ -19,7 +19,7 @@ def test_embedded_models_load_offline_with_fixed_special_tokens(name, eos):
     assert tokenizer.eos_token == eos and tokenizer.pad_token is not None
     assert tokenizer.padding_side == "left"
     prompt = format_prompt(tokenizer, "Who wrote Hamlet?", cfg.model)
-    assert SYSTEM_PROMPT in prompt and prompt.rstrip().endswith(("[/INST]", "assistant"))
+    assert SYSTEM_PROMPT in prompt and prompt.rstrip().endswith(("[/INST]", "assistant\n<think>"))
     # A second resolve reuses the converted copy.
     assert models.resolve(cfg.model).path == identity.path
 

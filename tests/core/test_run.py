@@ -1,0 +1,87 @@
+"""`harness run` end to end on the tiny model: raw and CorVer, run directories, resume,
+leaderboard rows from real runs, and publishing them."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from tests.helpers import harness
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two real runs (raw, CorVer) of tiny-llama into one leaderboard store."""
+    root = tmp_path_factory.mktemp("runs")
+    store = root / "lb.sqlite"
+    common = ["model=tiny-llama", f"output_dir={root / 'runs'}", f"leaderboard.store={store}"]
+    results = {}
+    for method in ("raw", "corver"):
+        result = harness("run", f"method={method}", *common, "+judge.api_key=sk-test-secret-value")
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+        results[method] = result
+    return root, store, common, results
+
+
+def _run_dir(root, method):
+    return next((root / "runs").glob(f"*-{method}-tiny-llama-*"))
+
+
+def test_raw_run_writes_a_complete_run_directory(runs):
+    root, _, _, results = runs
+    run = _run_dir(root, "raw")
+    assert f"run directory: {run}" in results["raw"].stdout
+    info = json.loads((run / "run.json").read_text())
+    assert info["status"] == "finished" and info["method"] == "raw" and info["model_identity"]["name"] == "tiny-llama"
+    metrics = json.loads((run / "metrics.json").read_text())
+    demo = metrics["sets"]["demo"]
+    assert demo["metrics"]["accuracy"]["n"] == 8  # tiny-llama's protocol limits the demo set to 8
+    assert (run / "eval" / "demo" / "samples.jsonl").is_file()
+    assert not (run / "train").exists() and not (run / "timings.json").exists()
+
+
+def test_secrets_never_reach_the_run_directory(runs):
+    root, _, _, _ = runs
+    for method in ("raw", "corver"):
+        run = _run_dir(root, method)
+        for file in run.rglob("*"):
+            if file.is_file():
+                assert b"sk-test-secret-value" not in file.read_bytes(), file
+        assert yaml.safe_load((run / "config.yaml").read_text())["judge"]["api_key"] == "***REDACTED***"
+
+
+def test_corver_run_trains_logs_and_times(runs):
+    root, _, _, _ = runs
+    run = _run_dir(root, "corver")
+    assert (run / "train" / "adapter" / "adapter_config.json").is_file()
+    log = [json.loads(line) for line in (run / "train" / "log.jsonl").read_text().splitlines()]
+    keys = set().union(*log)
+    assert {"rewards/corver/correct_rate", "rewards/corver/format_rate", "rewards/corver/corpus_reward_mean",
+            "rewards/corver/alignment_fallback_rate", "rewards/corver/lookup_seconds"} <= keys
+    timings = json.loads((run / "timings.json").read_text())
+    assert {"init", "rollout", "reward", "update", "save"} <= set(timings["phases"])
+    assert timings["phases"]["rollout"]["seconds"] > 0
+    generation = json.loads((run / "eval" / "demo" / "metrics.json").read_text())["generation"]
+    assert generation["adapter"] and generation["adapter"]["sha256"]
+
+
+def test_rerun_of_a_finished_run_does_not_redo_it(runs):
+    root, _, common, _ = runs
+    again = harness("run", "method=raw", *common, "+judge.api_key=sk-test-secret-value")
+    assert again.returncode == 0
+    assert "already finished" in again.stdout
+    assert len(list((root / "runs").glob("*-raw-tiny-llama-*"))) == 1
+
+
+def test_leaderboard_publishes_real_runs(runs, tmp_path):
+    _, store, _, _ = runs
+    listed = harness("leaderboard", "list", "--store", str(store))
+    assert listed.returncode == 0, listed.stderr
+    assert "raw" in listed.stdout and "corver" in listed.stdout
+    out = tmp_path / "site"
+    published = harness("leaderboard", "publish", "--store", str(store), "--out", str(out))
+    assert published.returncode == 0, published.stderr
+    markdown = "\n".join(p.read_text() for p in out.glob("*.md"))
+    assert "tiny-llama" in markdown and "CorVer" in markdown or "corver" in markdown
+    assert any(out.glob("*.html")) and any(out.glob("*.csv")) and any(out.glob("*.tex"))
