@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from factrl.harness.errors import DataError, HarnessError
+from factrl.harness.hashing import sha256_file
 
 from .loaders import Fields, Record, dedupe, load_hub, parse_rows, read_rows
 from .scoring import prepare_references
@@ -234,14 +235,6 @@ for _spec in (
     register_set(_spec)
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def load_set(name: str, *, data: str | Path | None = None, data_dir: str | Path | None = None,
              aliases: str | Path | None = None, revision: str | None = None,
              limit: int | None = None) -> EvalSet:
@@ -262,7 +255,7 @@ def load_set(name: str, *, data: str | Path | None = None, data_dir: str | Path 
         rows = read_rows(path)
         if aliases:
             rows = merge_2wiki_aliases(rows, Path(aliases).expanduser())
-        source, file_sha = f"file:{path.resolve()}", _sha256_file(path)
+        source, file_sha = f"file:{path.resolve()}", sha256_file(path)
         rev = file_sha
     elif spec.hub is None:
         raise DataError(f"set '{name}' has no hub source. {hint}")

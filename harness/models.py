@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ModelNotFoundError
+from .hashing import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -81,14 +82,6 @@ def cache_dir() -> Path:
     return path
 
 
-def _sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _package_dir(package: str, pip_spec: str, model_name: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -132,7 +125,7 @@ def _convert_embedded(name: str) -> tuple[Path, str]:
     model.generation_config.pad_token_id = pad
     if asset["chat_template"]:
         tokenizer.chat_template = asset["chat_template"]
-    source_sha = _sha256_file(gguf_path)
+    source_sha = sha256_file(gguf_path)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     try:

@@ -24,28 +24,15 @@ log = logging.getLogger(__name__)
 
 
 def _read_records(path: Path) -> list[Any]:
+    """Records of a JSON list or JSONL pool file (the evaluator's reader: same errors, same formats)."""
+    from factrl.evals.loaders import read_rows
+
     if not path.is_file():
         raise DataError(f"pool file {path} does not exist; set pool.path to a JSON/JSONL file of "
                         f"{{question, answers, title}} records")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise DataError(f"pool file {path} is not UTF-8 text ({err.reason} at byte {err.start})") from None
-    stripped = text.lstrip()
-    if not stripped:
+    records = read_rows(path)
+    if not records:
         raise DataError(f"pool file {path} is empty")
-    if stripped.startswith("["):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as err:
-            raise DataError(f"pool file {path}: invalid JSON at line {err.lineno}: {err.msg}") from None
-    records = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise DataError(f"pool file {path}: line {lineno} is not valid JSON ({err.msg})") from None
     return records
 
 

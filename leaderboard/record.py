@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from factrl.harness.errors import DataError, HarnessError
+from factrl.harness.hashing import sha256_file
 
 from . import rows as rowlib
 from . import schema, settings, versions
@@ -44,14 +45,6 @@ def _check(data: Any, spec: dict, path: Path) -> None:
         raise DataError(f"{path}: {found[0]}{more}; the file does not follow docs/CONTRACTS.md.")
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def short_hash(value: Any) -> str:
     return hashlib.sha256(versions.canonical(value).encode()).hexdigest()[:8]
 
@@ -65,7 +58,7 @@ def _pool(run: dict, config: dict, run_dir: Path) -> dict[str, Any] | None:
         candidate = Path(path) if Path(path).is_absolute() else run_dir / path
         for file in (candidate, Path(path)):
             if file.is_file():
-                digest = _sha256_file(file)
+                digest = sha256_file(file)
                 break
     return {"name": pool.get("name"), "path": path, "sha256": digest}
 

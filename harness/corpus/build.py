@@ -33,6 +33,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..errors import DataError, HarnessError
+from ..hashing import sha256_file
 from . import layout, probe
 from .sources import describe_inputs, iter_documents
 from .tokens import TokenizerIdentity, encode_texts, token_dtype_for
@@ -180,14 +181,6 @@ def verify_table(data_file: Path, table_file: Path, width: int, seed: int = 0) -
             raise DataError(f"{table_file}: suffixes out of order at rank {int(rank)}; rebuild with --cpus 1.")
 
 
-def _hash_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _write_data(staging: Path, docs: Iterator, tokenizer, dtype: str) -> dict[str, Any]:
     """Tokenise documents into shard 0; return counts and the corpus hash."""
     width = layout.WIDTHS[dtype]
@@ -300,7 +293,7 @@ def _build_into(staging: Path, inputs: list[str], tokenizer, identity: Tokenizer
                         f"the suffix array is wrong. Rebuild with --cpus 1.")
     shard = {kind: {"name": f"{kind}.0", "bytes": (staging / f"{kind}.0").stat().st_size}
              for kind in ("tokenized", "table", "offset", "metadata", "metaoff")}
-    shard["tokenized"]["sha256"] = _hash_file(staging / "tokenized.0")
+    shard["tokenized"]["sha256"] = sha256_file(staging / "tokenized.0")
     shard["table"]["ptr_bytes"] = sa["ptr_bytes"]
     manifest: dict[str, Any] = {
         "schema": layout.MANIFEST_SCHEMA,
@@ -334,7 +327,7 @@ def demo_index_dir(identity: TokenizerIdentity) -> Path:
     from .sources import demo_corpus_path
 
     source = demo_corpus_path()
-    stamp = json.dumps([FORMAT_VERSION, identity.fingerprint, source.stat().st_size, _hash_file(source)])
+    stamp = json.dumps([FORMAT_VERSION, identity.fingerprint, source.stat().st_size, sha256_file(source)])
     name = "".join(c if c.isalnum() or c in "-_." else "-" for c in identity.spec.split("/")[-1])
     return cache_dir() / "indexes" / f"demo-{name}-{hashlib.sha256(stamp.encode()).hexdigest()[:10]}"
 
