@@ -217,6 +217,9 @@ def load_tokenizer(identity: ModelIdentity, model_cfg: Any = None):
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "left"
+    # Transformers ignores this clean-up for BPE tokenizers (it would corrupt their output) and
+    # warns on every decode; turning it off changes no text and silences the warning.
+    tokenizer.clean_up_tokenization_spaces = False
     return tokenizer
 
 

@@ -67,27 +67,51 @@ def _normalise_question(text: str) -> str:
     return normalize_answer(text)
 
 
-def dedup_against(rows: list[dict], set_names: list[str], eval_cfg: Any = None) -> tuple[list[dict], dict]:
-    """Drop pool questions that appear (normalised) in any of the named evaluation sets."""
-    if not set_names:
-        return rows, {}
-    from factrl.evals.datasets import load_questions
+def eval_questions(name: str, eval_cfg: Any = None) -> list[str]:
+    """The questions of an evaluation set, loaded as `harness eval` would (eval.data, eval.data_dir)."""
+    from factrl.evals.sets import load_set
 
-    removed: dict[str, int] = {}
+    get = eval_cfg.get if eval_cfg is not None else (lambda key, default=None: default)
+    pick = lambda node: (node or {}).get(name) if hasattr(node or {}, "get") else None  # noqa: E731
+    loaded = load_set(name, data=pick(get("data")), data_dir=get("data_dir"), aliases=pick(get("aliases")),
+                      revision=pick(get("revision")))
+    return [record.question for record in loaded.records]
+
+
+def dedup_against(rows: list[dict], set_names: list[str], eval_cfg: Any = None,
+                  missing: str = "error") -> tuple[list[dict], dict]:
+    """Drop pool questions that appear (exact normalised match) in any of the named evaluation sets.
+
+    Returns the kept rows and a report {set: removed count, "unavailable": [sets not loaded]}.
+    A set that cannot be loaded is an error unless missing="warn" (then it is reported).
+    """
+    report: dict[str, Any] = {"unavailable": []}
+    pool_keys = [_normalise_question(r["question"]) for r in rows]
     taken: set[str] = set()
     for name in set_names:
-        questions = {_normalise_question(q) for q in load_questions(name, eval_cfg)}
-        before = len(taken)
-        taken |= {_normalise_question(r["question"]) for r in rows} & questions
-        removed[name] = len(taken) - before
-    kept = [r for r in rows if _normalise_question(r["question"]) not in taken]
+        try:
+            questions = {_normalise_question(q) for q in eval_questions(name, eval_cfg)}
+        except DataError as err:
+            if missing != "warn":
+                raise DataError(f"pool deduplication against '{name}' failed: {err} "
+                                f"(or set pool.dedup_missing=warn to skip unavailable sets)") from None
+            log.warning("pool: could not load '%s' for deduplication: %s", name, err)
+            report["unavailable"].append(name)
+            continue
+        hits = {key for key in pool_keys if key in questions}
+        report[name] = len(hits)
+        taken |= hits
+    kept = [row for row, key in zip(rows, pool_keys) if key not in taken]
     if taken:
-        log.info("pool: removed %d question(s) found in evaluation sets %s", len(rows) - len(kept), removed)
-    return kept, removed
+        log.info("pool: removed %d question(s) found in evaluation sets", len(rows) - len(kept))
+    return kept, report
 
 
-def load_pool(pool_cfg: Any, eval_cfg: Any = None) -> list[dict]:
-    """The ordered training rows for a run, from a `pool` config node."""
+def load_pool(pool_cfg: Any, eval_cfg: Any = None, report: dict | None = None) -> list[dict]:
+    """The ordered training rows for a run, from a `pool` config node.
+
+    `report`, when given, receives what deduplication removed per evaluation set.
+    """
     source = pool_cfg.get("source", "file")
     if source == "demo":
         from .demo_data import demo_pool
@@ -105,7 +129,10 @@ def load_pool(pool_cfg: Any, eval_cfg: Any = None) -> list[dict]:
         if key not in seen:
             seen.add(key)
             unique.append(row)
-    rows, _ = dedup_against(unique, list(pool_cfg.get("dedup_against") or []), eval_cfg)
+    rows, removed = dedup_against(unique, list(pool_cfg.get("dedup_against") or []), eval_cfg,
+                                  missing=str(pool_cfg.get("dedup_missing", "error")))
+    if report is not None:
+        report.update(removed)
     seed = pool_cfg.get("shuffle_seed")
     if seed is not None:
         random.Random(int(seed)).shuffle(rows)

@@ -26,8 +26,8 @@ log = logging.getLogger("factrl.run")
 
 
 def _log_config(cfg: DictConfig) -> None:
-    """The resolved hyperparameters, before anything else (CleanRL habit)."""
-    log.info("config:\n%s", OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))).rstrip())
+    """The resolved hyperparameters, before anything else (CleanRL habit); in run.log only."""
+    log.debug("config:\n%s", OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))).rstrip())
 
 
 def _summary(run: RunDir, metrics: dict) -> str:
@@ -49,9 +49,10 @@ def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: Ru
     from .timer import from_config
     from .training.engine import train
 
-    rows = load_pool(cfg.pool, cfg.eval)
+    dedup: dict = {}
+    rows = load_pool(cfg.pool, cfg.eval, report=dedup)
     run.update(pool={"name": cfg.pool.name, "path": cfg.pool.get("path"), "size": len(rows),
-                     "sha256": pool_fingerprint(rows)})
+                     "sha256": pool_fingerprint(rows), "dedup": dedup})
     timer = from_config(cfg.timer, run / "timings.json")
     try:
         return train(cfg, method, identity, run.path, rows, timer=timer)

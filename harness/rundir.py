@@ -125,17 +125,20 @@ def open_run(cfg: DictConfig, kind: str = "run") -> RunDir:
 
 
 def attach_log(run: RunDir, level: int = logging.INFO) -> logging.Handler:
-    """Log to <run>/run.log (appended) and to the console; returns the file handler."""
+    """Log to <run>/run.log (appended, DEBUG and up) and to the console (`level` and up);
+    returns the file handler."""
     logger = logging.getLogger("factrl")
-    logger.setLevel(level)
+    logger.setLevel(logging.DEBUG)
     logger.propagate = False
     formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S")
     if not any(isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
                for h in logger.handlers):
         console = logging.StreamHandler()
+        console.setLevel(level)
         console.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(console)
     handler = logging.FileHandler(run.path / "run.log", encoding="utf-8")
+    handler.setLevel(logging.DEBUG)
     handler.setFormatter(formatter)
     logger.addHandler(handler)
     return handler

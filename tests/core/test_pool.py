@@ -64,6 +64,29 @@ def test_cli_reports_pool_field_errors_in_one_line(tmp_path):
     assert "record 0: field 'answers'" in rows_error.stderr and "Traceback" not in rows_error.stderr
 
 
+def test_pool_is_deduplicated_against_evaluation_sets(shared_data, tmp_path):
+    nq = json.loads((shared_data / "benchmarks" / "nq_open_validation.json").read_text())
+    simpleqa = json.loads((shared_data / "benchmarks" / "simpleqa.json").read_text())
+    pool = [
+        {"question": nq[0]["question"].upper() + " ?", "answers": ["x"]},  # same after normalisation
+        {"question": simpleqa[3]["question"], "answers": ["y"]},
+        {"question": "A question no benchmark asks about the harness?", "answers": ["z"]},
+    ]
+    path = tmp_path / "pool.json"
+    path.write_text(json.dumps(pool))
+    eval_cfg = OmegaConf.create({"data_dir": str(shared_data / "benchmarks")})
+    report: dict = {}
+    rows = load_pool(_cfg(path, dedup_against=["nq_open", "simpleqa"]), eval_cfg, report=report)
+    assert [r["answers"] for r in rows] == [["z"]]
+    assert report == {"unavailable": [], "nq_open": 1, "simpleqa": 1}
+    # TriviaQA is not available offline here: an error by default, reported with dedup_missing=warn.
+    with pytest.raises(DataError, match="deduplication against 'triviaqa'.*dedup_missing=warn"):
+        load_pool(_cfg(path, dedup_against=["triviaqa"]), eval_cfg)
+    report = {}
+    rows = load_pool(_cfg(path, dedup_against=["triviaqa", "nq_open"], dedup_missing="warn"), eval_cfg, report)
+    assert len(rows) == 2 and report["unavailable"] == ["triviaqa"] and report["nq_open"] == 1
+
+
 def test_validate_rows_keeps_ids_and_strips():
     rows = validate_rows([{"id": 7, "question": " Q? ", "answers": [" A "]}], "x")
     assert rows == [{"id": "7", "question": "Q?", "answers": ["A"], "title": ""}]

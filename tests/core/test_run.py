@@ -85,3 +85,15 @@ def test_leaderboard_publishes_real_runs(runs, tmp_path):
     markdown = "\n".join(p.read_text() for p in out.glob("*.md"))
     assert "tiny-llama" in markdown and "CorVer" in markdown or "corver" in markdown
     assert any(out.glob("*.html")) and any(out.glob("*.csv")) and any(out.glob("*.tex"))
+
+
+def test_multirun_sweep_writes_one_run_per_job(tmp_path):
+    result = harness("run", "-m", "method=raw", "model=tiny-llama", "eval.limit=2,3", f"output_dir={tmp_path}",
+                     "leaderboard.enabled=false")
+    assert result.returncode == 0, result.stderr[-2000:]
+    runs = sorted(tmp_path.glob("*-raw-tiny-llama-*"))
+    assert len(runs) == 2
+    counts = sorted(json.loads((r / "metrics.json").read_text())["sets"]["demo"]["metrics"]["accuracy"]["n"]
+                    for r in runs)
+    assert counts == [2, 3]
+    assert "questions_per_step" in (runs[0] / "run.log").read_text()  # the config is logged first
