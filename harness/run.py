@@ -44,7 +44,7 @@ def _summary(run: RunDir, metrics: dict) -> str:
     return "\n".join(lines)
 
 
-def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: RunDir) -> Path:
+def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: RunDir):
     from .pool import load_pool, pool_fingerprint
     from .timer import from_config
     from .training.engine import train
@@ -79,10 +79,12 @@ def run_task(cfg: DictConfig) -> dict | None:
         identity = models.resolve(cfg.model)
         run.update(model_identity=identity.to_dict(), method_version=method.version,
                    method_algorithm=method.algorithm)
-        adapter = _train(cfg, method, identity, run) if method.algorithm == "grpo" else None
+        trained = _train(cfg, method, identity, run) if method.algorithm == "grpo" else None
         from factrl.evals import evaluate
 
-        metrics = evaluate(cfg, identity=identity, adapter=adapter, out_dir=run / "eval")
+        metrics = evaluate(cfg, identity=identity, adapter=trained.adapter_dir if trained else None,
+                           out_dir=run / "eval", model=trained.model if trained else None,
+                           tokenizer=trained.tokenizer if trained else None)
         write_json(run / "metrics.json", metrics)
         run.finish()
         if cfg.leaderboard.get("enabled", True):

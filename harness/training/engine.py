@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -137,8 +138,19 @@ def _check_max_prompt_length(tokenizer, dataset, limit: int) -> None:
                           f"raise it or shorten the questions")
 
 
-def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dict], timer: Any = None) -> Path:
-    """Train (or resume) and return the directory of the saved LoRA adapter.
+@dataclass
+class TrainResult:
+    """The saved adapter, and the trained model still in memory (None when training had already
+    finished in an earlier attempt), so evaluation need not load the weights again."""
+
+    adapter_dir: Path
+    model: Any = None
+    tokenizer: Any = None
+
+
+def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dict], timer: Any = None
+          ) -> TrainResult:
+    """Train (or resume) and return the saved LoRA adapter (and the trained model).
 
     With a timer, its totals are written to <run_dir>/timings.json at every checkpoint, so a
     killed run that resumes keeps the time already spent.
@@ -152,7 +164,7 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     adapter_dir = out / ADAPTER_DIR
     if (out / DONE_MARKER).is_file() and (adapter_dir / "adapter_config.json").is_file():
         log.info("training already finished; reusing %s", adapter_dir)
-        return adapter_dir
+        return TrainResult(adapter_dir)
     if method.algorithm != "grpo":
         raise ConfigError(f"method '{method.name}' uses algorithm '{method.algorithm}', which this engine does "
                           f"not train (grpo only)")
@@ -187,7 +199,20 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     with (phase("save") if phase else _null()):
         trainer.save_model(str(adapter_dir))
         (out / DONE_MARKER).write_text("ok\n")
-    return adapter_dir
+    model = trainer.model
+    del trainer  # frees the optimizer state (and a colocated vLLM engine) before evaluation
+    _release_accelerator_memory()
+    return TrainResult(adapter_dir, model, tokenizer)
+
+
+def _release_accelerator_memory() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def _null():

@@ -97,3 +97,20 @@ def test_multirun_sweep_writes_one_run_per_job(tmp_path):
                     for r in runs)
     assert counts == [2, 3]
     assert "questions_per_step" in (runs[0] / "run.log").read_text()  # the config is logged first
+
+
+def test_in_memory_trained_model_evaluates_like_the_saved_adapter(runs, tmp_path):
+    """The run evaluates the model it just trained without reloading it; `harness eval` on the
+    saved adapter (cache off) must produce the same generations."""
+    root, _, _, _ = runs
+    run = _run_dir(root, "corver")
+    result = harness("eval", "model=tiny-llama", f"adapter={run / 'train' / 'adapter'}", "eval.cache=false",
+                     f"output_dir={tmp_path}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    fresh = next(tmp_path.glob("*")) / "eval" / "demo" / "generations.jsonl"
+
+    def completions(path):
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        return {r["id"]: r["completion"] for r in rows}
+
+    assert completions(fresh) == completions(run / "eval" / "demo" / "generations.jsonl")

@@ -38,9 +38,9 @@ def train_toy(run_dir: Path, overrides: list[str]) -> Path:
     cfg = compose(["model=tiny-llama", *overrides])
     identity = models.resolve(cfg.model)
     timer = Timer(Path(run_dir) / "timings.json")
-    adapter = train(cfg, Toy(cfg.method), identity, Path(run_dir), load_pool(cfg.pool), timer=timer)
+    result = train(cfg, Toy(cfg.method), identity, Path(run_dir), load_pool(cfg.pool), timer=timer)
     timer.write()
-    return adapter
+    return result.adapter_dir
 
 
 if __name__ == "__main__":
