@@ -19,6 +19,7 @@ from factrl.harness import __version__
 from factrl.harness.prompts import PROMPT_VERSION, prompt_hash
 from factrl.harness.rundir import write_json
 from factrl.harness.timer import Timer
+from factrl.evals.scoring import SCORER_VERSION
 
 SET_COUNTS = {"triviaqa": 17944, "nq_open": 3610, "popqa": 14267, "simpleqa": 4326, "truthfulqa": 817,
               "hotpotqa": 7405, "2wikimultihopqa": 12576}
@@ -75,7 +76,7 @@ def make_run_dir(root: str | Path, *, method: str = "corver", model: str = "qwen
                  train_phases: dict[str, float] | None = None, device: dict[str, Any] | None = None,
                  steps: int | None = 100, limit: int | None = None, counts: dict[str, int] | None = None,
                  decoding: dict[str, Any] | None = None, prompt: tuple[str, str] | None = None,
-                 scorer_version: str = "1", popularity: bool | tuple[str, ...] = False, adapter: bool | None = None,
+                 scorer_version: str = SCORER_VERSION, popularity: bool | tuple[str, ...] = False, adapter: bool | None = None,
                  run_id: str | None = None) -> Path:
     """A finished run directory with one eval/<set>/ per entry of `scores`.
 

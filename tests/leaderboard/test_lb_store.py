@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from factrl.evals.scoring import SCORER_VERSION
+
 from factrl.harness.errors import DataError, HarnessError
 from factrl.leaderboard import LEADERBOARD_VERSION, RowRefused, Store, record_run, rows_from_run
 from factrl.leaderboard import schema
@@ -37,7 +39,7 @@ def test_a_run_becomes_one_valid_row_per_set(runs, store_path):
     assert row["method"]["name"] == "corver" and len(row["method"]["config_hash"]) == 8
     assert row["timer"]["total_s"] == 205 and row["steps"] == 100
     assert row["adapter"]["sha256"] and row["model"]["sha256"] and row["harness"]["git_commit"]
-    assert row["set"]["sha256"] and row["scorer"] == {"name": "default", "version": "1"}
+    assert row["set"]["sha256"] and row["scorer"] == {"name": "default", "version": SCORER_VERSION}
     assert row["generation"]["prompt_hash"] and row["generation"]["decoding"]["max_new_tokens"] == 1000
     assert row["metrics"]["accuracy"]["n"] == 17944 and row["source"].startswith("run:")
     raw = make_run_dir(runs, method="raw", scores={"triviaqa": 0.5})
@@ -109,8 +111,9 @@ def test_frozen_fields_are_pinned_by_the_first_row_of_a_version(runs, store_path
     subset = make_run_dir(runs, model="qwen3-8b", scores={"triviaqa": 0.5}, limit=100)
     with pytest.raises(RowRefused, match="set:triviaqa"):
         record_run(subset, store_path)
+    # The scorer version is frozen in versions.py itself, before any store pin.
     scorer = make_run_dir(runs, model="qwen3-8b", scores={"nq_open": 0.5}, scorer_version="2")
-    with pytest.raises(RowRefused, match="scorer:default"):
+    with pytest.raises(RowRefused, match="scorer default version 2, version freezes 1.0"):
         record_run(scorer, store_path)
     sampled = {"do_sample": True, "temperature": 0.6, "top_p": 0.95, "max_new_tokens": 1000}
     same_model = make_run_dir(runs, method="fspo", model="qwen3-4b", scores={"triviaqa": 0.5}, decoding=sampled)
