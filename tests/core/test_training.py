@@ -161,3 +161,24 @@ def test_killed_run_resumes_with_same_data_order_and_weights(tmp_path):
         assert torch.allclose(a[key], b[key], atol=1e-6), key
     timings = json.loads((tmp_path / "killed" / "timings.json").read_text())
     assert len(timings["segments"]) == 2  # both attempts are counted
+
+
+def _vllm_and_cuda() -> str | None:
+    """Why the vLLM rollout path cannot run here, or None when it can."""
+    import importlib.util
+
+    if not torch.cuda.is_available():
+        return "vLLM rollouts need a CUDA GPU; this machine has none"
+    if importlib.util.find_spec("vllm") is None:
+        return "vLLM is not installed (pip install 'factrl-harness[gpu]')"
+    return None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_vllm_and_cuda() is not None, reason=str(_vllm_and_cuda()))
+def test_vllm_rollouts_train_two_steps_on_gpu(tmp_path):
+    """train.use_vllm=true: TRL's colocated vLLM engine generates the rollouts (GPU only)."""
+    adapter = train_toy(tmp_path / "run", ["train.use_vllm=true", "train.vllm_gpu_memory_utilization=0.2",
+                                           "train.learning_rate=1e-2"])
+    lora_b = {k: v for k, v in _adapter_weights(adapter).items() if "lora_B" in k}
+    assert lora_b and all(v.abs().sum() > 0 for v in lora_b.values())
