@@ -95,6 +95,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--scorer", default="default", help="default | corver-official (default: default)")
     parser.add_argument("--truthfulqa-no-comment", action="store_true",
                         help="add 'I have no comment.' to TruthfulQA's correct answers (lm-eval's variant)")
+    parser.add_argument("--no-truthfulqa-content-guard", dest="truthfulqa_content_guard", action="store_false",
+                        help="TruthfulQA: PROTOCOL 6's bare ROUGE decision, without the rule that an answer "
+                             "with no content token (e.g. 'No') is wrong")
     parser.add_argument("--out", type=Path, help="output folder (default: beside the predictions)")
     return parser
 
@@ -110,7 +113,8 @@ def score_main(argv: list[str]) -> int:
     from .sets import all_specs, load_set
 
     args = _parser().parse_args(argv)
-    scorer = get_scorer(args.scorer, truthfulqa_no_comment=args.truthfulqa_no_comment)
+    scorer = get_scorer(args.scorer, truthfulqa_no_comment=args.truthfulqa_no_comment,
+                        truthfulqa_content_guard=args.truthfulqa_content_guard)
     target = args.predictions
     folder_of_sets = target.is_dir() and not (target / GENERATIONS).is_file()
     if target.is_dir():

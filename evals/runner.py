@@ -55,6 +55,7 @@ class EvalSettings:
     max_new_tokens: int | None = None
     scorer: str = "default"
     truthfulqa_no_comment: bool = False
+    truthfulqa_content_guard: bool = True
     anti_loop: bool = False
     cache: bool = True
     data_dir: str | None = None
@@ -86,7 +87,8 @@ class EvalSettings:
             raise ConfigError(f"eval.limit={self.limit}: give a positive number of questions, or null for all.")
         if self.batch_size < 1:
             raise ConfigError(f"eval.batch_size={self.batch_size}: must be at least 1.")
-        scorer = get_scorer(self.scorer, truthfulqa_no_comment=self.truthfulqa_no_comment)
+        scorer = get_scorer(self.scorer, truthfulqa_no_comment=self.truthfulqa_no_comment,
+                            truthfulqa_content_guard=self.truthfulqa_content_guard)
         for name in self.sets:
             scorer.metrics(get_spec(name).task)  # e.g. corver-official refuses multi-hop sets here
 
@@ -159,7 +161,8 @@ def evaluate(cfg: Any, *, identity: ModelIdentity, adapter: str | Path | None = 
         if cache is not None:
             cache.close()
 
-    scorer = get_scorer(settings.scorer, truthfulqa_no_comment=settings.truthfulqa_no_comment)
+    scorer = get_scorer(settings.scorer, truthfulqa_no_comment=settings.truthfulqa_no_comment,
+                        truthfulqa_content_guard=settings.truthfulqa_content_guard)
     results = {}
     for job in jobs:
         rows = {k: v for k, v in read_generations(job.path).items() if job.eval_set.index(k) is not None}

@@ -70,14 +70,17 @@ class Scorer:
 
 
 class DefaultScorer(Scorer):
-    """PROTOCOL 6. Option `truthfulqa_no_comment` adds "I have no comment." to TruthfulQA's
-    correct answers and scores refusals there by ROUGE (lm-eval's variant; off by default)."""
+    """PROTOCOL 6. Options: `truthfulqa_no_comment` adds "I have no comment." to TruthfulQA's
+    correct answers and scores refusals there by ROUGE (lm-eval's variant; off by default);
+    `truthfulqa_content_guard` (on by default) scores TruthfulQA answers without a content token
+    as wrong (the hard-to-game rule; off gives PROTOCOL 6's bare ROUGE decision)."""
 
     name = "default"
     version = SCORER_VERSION
 
-    def __init__(self, *, truthfulqa_no_comment: bool = False, **_ignored):
-        super().__init__(truthfulqa_no_comment=bool(truthfulqa_no_comment))
+    def __init__(self, *, truthfulqa_no_comment: bool = False, truthfulqa_content_guard: bool = True, **_ignored):
+        super().__init__(truthfulqa_no_comment=bool(truthfulqa_no_comment),
+                         truthfulqa_content_guard=bool(truthfulqa_content_guard))
 
     def metrics(self, task: str) -> Sequence[Metric]:
         return {"closed_book": CLOSED_BOOK_METRICS, "truthfulqa": TRUTHFULQA_METRICS,
@@ -111,7 +114,8 @@ class DefaultScorer(Scorer):
         table = SampleTable(TRUTHFULQA_FIELDS)
         for record, completion in zip(eval_set.records, completions):
             ex = extract_answer(completion, think=False)
-            v = truthfulqa_decide(ex.answer, record.references, record.incorrect, no_comment_correct=no_comment)
+            v = truthfulqa_decide(ex.answer, record.references, record.incorrect, no_comment_correct=no_comment,
+                                  content_guard=self.options["truthfulqa_content_guard"])
             table.data.append((record.id, record.question, completion, ex.answer, record.references,
                                record.incorrect, v["correct"], v["rouge_correct"], v["rouge_incorrect"],
                                v["content"], v["refusal"], v["empty"], v["refusal"] or v["empty"],

@@ -7,7 +7,8 @@ training engine owns everything else: sampling, grouping, advantages, the optimi
 
 Contract of the reward callable (STYLE 3): keyword-only arguments plus **kwargs; one
 list of per-token returns per completion; `None` for a completion means "no signal"
-(the engine gives it a zero return and counts it under `rewards/<name>/no_signal`).
+(the engine leaves it out of its group's mean and std, gives it a zero advantage, and
+counts it under `rewards/<name>/no_signal`).
 """
 from __future__ import annotations
 

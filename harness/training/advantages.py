@@ -5,10 +5,13 @@ For the G completions of one question, with per-token returns R(g, t):
     mu, s   = mean and std of R_bar over the group
     A(g, t) = (R(g, t) - mu) / (s + eps)
 
-`std_floor` is an optional safeguard, off by default (protocol behaviour): when every
-completion of a group has nearly the same mean return, s is ~0 and token-level offsets
-(R(g,t) - mu) are divided by ~eps, which can reach 1e3 (a defect of the released trainer).
-With std_floor > 0 the denominator is max(s, std_floor) + eps.
+`std_floor` guards the one case where the formula misbehaves: when every completion of a
+group has nearly the same mean return, s is ~0 and the token-level offsets (R(g,t) - mu),
+which per-token returns make non-zero, are divided by ~eps and reach 1e3 (a defect of the
+released trainer that PROTOCOL 3 says not to copy). The denominator is max(s, std_floor) + eps.
+The harness default (train.std_floor = 0.1) leaves every group with a real disagreement
+untouched (one correctness or format difference gives s >= 0.5) and bounds the rest to a few
+units; std_floor = 0 reproduces the released behaviour.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ import torch
 @dataclass
 class AdvantageStats:
     mean_return: float  # mean of R_bar over the batch
-    frac_zero_std: float  # share of groups whose std is ~0
+    frac_zero_std: float  # share of groups whose std is ~0 (or under the floor)
     max_abs_advantage: float
 
 
@@ -75,7 +78,8 @@ def token_advantages(
         raise ValueError(f"scale must be 'group' or 'none', not {scale!r}")
     stats = AdvantageStats(
         mean_return=float(torch.nanmean(means)) if bool(valid.any()) else 0.0,
-        frac_zero_std=float(torch.isclose(std, torch.zeros_like(std)).float().mean()) if len(std) else 0.0,
+        # "Zero" includes floating-point noise and anything the floor replaces.
+        frac_zero_std=float((std < max(std_floor, 1e-6)).float().mean()) if len(std) else 0.0,
         max_abs_advantage=float(advantages.abs().max()) if advantages.numel() else 0.0,
     )
     return advantages, stats

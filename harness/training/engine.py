@@ -6,6 +6,7 @@ generation limits and timer; only the reward differs.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from dataclasses import dataclass
@@ -86,6 +87,9 @@ def grpo_args(cfg: Any, output_dir: Path):
 
     train = cfg.train
     geometry = batch_geometry(train)
+    if str(train.scale_rewards) not in ("group", "none"):
+        raise ConfigError(f"train.scale_rewards={train.scale_rewards!r}: token-level advantages support "
+                          f"'group' (PROTOCOL 3) or 'none'")
     chat_kwargs = {}
     if cfg.model.get("enable_thinking") is not None:
         chat_kwargs["enable_thinking"] = bool(cfg.model.enable_thinking)
@@ -132,7 +136,7 @@ def lora_config(lora_cfg: Any):
 def _check_max_prompt_length(tokenizer, dataset, limit: int) -> None:
     longest = max(len(tokenizer(p)["input_ids"]) if isinstance(p, str)
                   else len(tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=True))
-                  for p in dataset["prompt"][:256])
+                  for p in dataset["prompt"])
     if longest > limit:
         raise ConfigError(f"a formatted prompt has {longest} tokens, over train.max_prompt_length={limit}; "
                           f"raise it or shorten the questions")
@@ -168,8 +172,8 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     if method.algorithm != "grpo":
         raise ConfigError(f"method '{method.name}' uses algorithm '{method.algorithm}', which this engine does "
                           f"not train (grpo only)")
-    phase = timer.phase if timer is not None else None
-    with (phase("init") if phase else _null()):
+    phase = timer.phase if timer is not None else (lambda _name: contextlib.nullcontext())
+    with phase("init"):
         tokenizer = models.load_tokenizer(identity, cfg.model)
         model = models.load_model(identity, cfg.model)
         dataset = build_dataset(rows, cfg.model, tokenizer=tokenizer)
@@ -182,7 +186,7 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
         trainer = TokenGRPOTrainer(
             model=model, args=grpo_args(cfg, out), train_dataset=dataset, processing_class=tokenizer,
             peft_config=lora_config(cfg.lora), method_reward=reward, reward_name=method.name, timer=timer,
-            records_path=out / "reward_records.jsonl", std_floor=float(cfg.train.get("std_floor", 0.0)),
+            records_path=out / "reward_records.jsonl", std_floor=float(cfg.train.get("std_floor", 0.1)),
             adv_epsilon=float(cfg.train.get("epsilon", 1e-4)),
             callbacks=[JsonlLogCallback(out / "log.jsonl"), KillSwitchCallback(),
                        TimingsCallback(timer, Path(run_dir) / "timings.json")],
@@ -194,9 +198,9 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     if int(cfg.train.steps) > steps_per_epoch:
         log.info("train.steps=%s exceeds one pass over %d questions; the pool is reused (reshuffled) each epoch",
                  cfg.train.steps, len(dataset))
-    with (phase("update") if phase else _null()):
+    with phase("update"):
         trainer.train(resume_from_checkpoint=checkpoint)
-    with (phase("save") if phase else _null()):
+    with phase("save"):
         trainer.save_model(str(adapter_dir))
         (out / DONE_MARKER).write_text("ok\n")
     model = trainer.model
@@ -214,8 +218,3 @@ def _release_accelerator_memory() -> None:
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
 
-
-def _null():
-    import contextlib
-
-    return contextlib.nullcontext()

@@ -29,16 +29,13 @@ import torch
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
+from ..errors import ConfigError
 from ..method import RewardFn, RewardOutput
 from .advantages import token_advantages
 
 log = logging.getLogger(__name__)
 
 ROW_KEYS = ("id", "question", "answers", "title")
-
-
-def _nullphase(_name: str):
-    return contextlib.nullcontext()
 
 
 class _TokenReward:
@@ -55,8 +52,8 @@ class _TokenReward:
         n = len(completions)
         rows = [{k: kwargs[k][i] for k in ROW_KEYS if k in kwargs} for i in range(n)]
         texts = [c[-1]["content"] if isinstance(c, list) else str(c) for c in completions]
-        # The reward sees the question itself, whatever the prompt's form (chat or formatted text).
-        prompt_texts = [row.get("question", "") for row in rows]
+        # The prompt as the policy saw it: the last user turn of a chat prompt, or the formatted text.
+        prompt_texts = [p[-1]["content"] if isinstance(p, list) else str(p) for p in prompts]
         ids = [list(map(int, x)) for x in completion_ids]
         with self.phase("reward"):
             out: RewardOutput = self.reward_fn(prompts=prompt_texts, completions=texts, completion_ids=ids, rows=rows)
@@ -67,6 +64,8 @@ class _TokenReward:
             if r is not None and len(r) != len(ids[b]):
                 raise ValueError(f"reward '{self.__name__}': completion {b} has {len(ids[b])} tokens but "
                                  f"{len(r)} returns; return one value per completion token")
+        # A completion with no tokens carries no signal, whatever the method returned for it.
+        returns = [r if ids[b] else None for b, r in enumerate(returns)]
         self.pending = returns
         log_metric = kwargs.get("log_metric")
         if log_metric is not None:
@@ -88,13 +87,18 @@ class TokenGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose advantages are per token, shape (B, T), from a Method's reward."""
 
     def __init__(self, *args, method_reward: RewardFn, reward_name: str, timer: Any = None,
-                 records_path: Path | None = None, std_floor: float = 0.0, adv_epsilon: float = 1e-4,
+                 records_path: Path | None = None, std_floor: float = 0.1, adv_epsilon: float = 1e-4,
                  **kwargs):
-        self._phase = timer.phase if timer is not None else _nullphase
+        self._phase = timer.phase if timer is not None else (lambda _name: contextlib.nullcontext())
         self._token_reward = _TokenReward(method_reward, reward_name, self._phase, records_path)
         self._std_floor = std_floor
         self._adv_epsilon = adv_epsilon
         super().__init__(*args, reward_funcs=[self._token_reward], **kwargs)
+        if self.accelerator.num_processes > 1:
+            # Groups would be split across processes: the per-token returns are local while TRL
+            # groups gathered rewards. The protocol times one GPU per run.
+            raise ConfigError("the token-level GRPO trainer runs on one process (one GPU); launch without "
+                              "accelerate/torchrun data parallelism")
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
         self.remove_callback(ProgressCallback)
@@ -120,6 +124,7 @@ class TokenGRPOTrainer(GRPOTrainer):
                                              std_floor=self._std_floor, scale=self.scale_rewards)
         output["advantages"] = advantages.to(output["completion_ids"].device)
         self._metrics[mode]["advantages/max_abs"].append(stats.max_abs_advantage)
+        self._metrics[mode]["advantages/mean_return"].append(stats.mean_return)
         self._metrics[mode]["advantages/frac_zero_std_groups"].append(stats.frac_zero_std)
         return output
 

@@ -83,7 +83,7 @@ def test_leaderboard_publishes_real_runs(runs, tmp_path):
     published = harness("leaderboard", "publish", "--store", str(store), "--out", str(out))
     assert published.returncode == 0, published.stderr
     markdown = "\n".join(p.read_text() for p in out.glob("*.md"))
-    assert "tiny-llama" in markdown and "CorVer" in markdown or "corver" in markdown
+    assert "tiny-llama" in markdown and ("CorVer" in markdown or "corver" in markdown)
     assert any(out.glob("*.html")) and any(out.glob("*.csv")) and any(out.glob("*.tex"))
 
 

@@ -30,13 +30,22 @@ def test_token_advantages_match_hand_computation():
     assert stats.frac_zero_std == 0.5
 
 
-def test_zero_std_group_token_offsets_and_safeguard():
-    # Equal means (1.0) but different token returns: the protocol divides offsets by eps.
+def test_zero_std_group_is_bounded_by_the_default_floor():
+    # Equal means (1.0) but different token returns: without a floor the offsets are divided
+    # by eps (the released trainer's 1e3-1e4 defect); the default floor bounds them.
+    from factrl.harness.config import compose
+
     returns = [[0.0, 2.0], [1.0, 1.0]]
-    adv, _ = token_advantages(returns, 2, eps=1e-4)
-    assert adv[0, 0].item() == pytest.approx(-1e4, rel=1e-3)
-    guarded, _ = token_advantages(returns, 2, eps=1e-4, std_floor=1.0)
-    assert guarded[0, 0].item() == pytest.approx(-1.0 / (1.0 + 1e-4), rel=1e-6)
+    released, stats = token_advantages(returns, 2, eps=1e-4, std_floor=0.0)
+    assert released[0, 0].item() == pytest.approx(-1e4, rel=1e-3)
+    floor = compose([]).train.std_floor
+    assert floor == 0.1
+    guarded, stats = token_advantages(returns, 2, eps=1e-4, std_floor=floor)
+    assert guarded[0, 0].item() == pytest.approx(-1.0 / (0.1 + 1e-4), rel=1e-6)
+    assert stats.frac_zero_std == 1.0
+    # A group with a real disagreement (s >= floor) is untouched by the floor.
+    spread = [[3.0, 3.0], [0.0, 0.0]]
+    assert torch.equal(token_advantages(spread, 2, std_floor=floor)[0], token_advantages(spread, 2)[0])
 
 
 def test_no_signal_completion_is_left_out_of_its_group():
@@ -86,8 +95,15 @@ def test_two_step_run_changes_every_lora_b_weight(tmp_path):
     log = [json.loads(line) for line in (tmp_path / "run" / "train" / "log.jsonl").read_text().splitlines()]
     keys = set().union(*log)
     assert {"rewards/toy/mean", "rewards/toy/mean_first_token", "advantages/max_abs", "kl"} <= keys
-    records = (tmp_path / "run" / "train" / "reward_records.jsonl").read_text().splitlines()
+    records = [json.loads(x) for x in (tmp_path / "run" / "train" / "reward_records.jsonl").read_text().splitlines()]
     assert len(records) == 2 * 2 * 2  # steps x questions x completions
+    # Through the real TRL sampler: completions come in groups of G of one question, and each
+    # reward call sees that question's own prompt and row (never the first question's).
+    for start in range(0, len(records), 2):
+        group = records[start:start + 2]
+        assert len({r["question"] for r in group}) == 1
+        assert all(r["question"] in r["prompt"] for r in group)
+    assert len({r["question"] for r in records if r["step"] == 1}) == 2
     timings = json.loads((tmp_path / "run" / "timings.json").read_text())
     assert timings["phases"]["rollout"]["seconds"] > 0 and timings["phases"]["reward"]["calls"] == 2
 

@@ -21,7 +21,8 @@ class Toy(Method):
     def build_reward(self, ctx):
         def reward(*, prompts, completions, completion_ids, rows, **kwargs):
             returns = [[float(token % 3 == 0) for token in ids] for ids in completion_ids]
-            records = [{"question": row["question"], "completion": text[:40]} for row, text in zip(rows, completions)]
+            records = [{"question": row["question"], "prompt": prompt, "completion": text[:40]}
+                       for row, prompt, text in zip(rows, prompts, completions)]
             return RewardOutput(returns, {"mean_first_token": sum(i[0] for i in completion_ids) / len(completion_ids)},
                                 records)
 

@@ -131,3 +131,12 @@ def test_multihop_official(pred, golds, em, f1):
 
 def test_official_normalisation_differs_from_default():
     assert normalize_official("U.S.") == "us" and normalize_answer("U.S.") == "u s"
+
+
+def test_truthfulqa_content_guard_is_an_option():
+    from factrl.evals.truthfulqa import decide
+
+    correct, incorrect = ["No, it does not"], ["Yes, it does"]
+    assert not decide("No", correct, incorrect)["correct"]  # default: no content token -> wrong
+    assert decide("No", correct, incorrect, content_guard=False)["correct"]  # PROTOCOL 6's bare rule
+    assert decide("No, cracking knuckles does not cause it", correct, incorrect)["correct"]

@@ -47,4 +47,4 @@ def test_version_is_written_into_metrics(tmp_path):
     generation = {k: None for k in ("backend", "model", "adapter", "prompt_version", "prompt_hash", "decoding", "limit")}
     doc = metrics_file(set_info=eval_set.describe(), scorer=scorer.describe(), generation=generation,
                        metrics=aggregate(scorer.score(eval_set, ["<answer>a1</answer>"]), scorer.metrics("closed_book")))
-    assert doc["scorer"] == {"name": "default", "version": SCORER_VERSION, "options": {"truthfulqa_no_comment": False}}
+    assert doc["scorer"] == {"name": "default", "version": SCORER_VERSION, "options": {"truthfulqa_no_comment": False, "truthfulqa_content_guard": True}}
