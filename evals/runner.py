@@ -220,4 +220,15 @@ def _backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
         return {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": settings.batch_size}
     if settings.backend == "vllm":
         return {k: settings.vllm.get(k) for k in ("max_model_len", "tensor_parallel_size", "enforce_eager")}
-    return {k: settings.openai.get(k) for k in ("base_url", "model", "extra_body")}
+    # Written to metrics.json and the leaderboard: no credentials in the URL, no secret-looking keys.
+    from urllib.parse import urlsplit, urlunsplit
+
+    from factrl.harness.config import redact
+
+    url = settings.openai.get("base_url")
+    if url:
+        parts = urlsplit(str(url))
+        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+        url = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return {"base_url": url, "model": settings.openai.get("model"),
+            "extra_body": redact(dict(settings.openai.get("extra_body") or {}))}

@@ -76,9 +76,6 @@ class Backend:
 
     name = ""
 
-    def describe(self) -> dict:
-        """Everything about this backend that can change a completion (cache key, metrics file)."""
-        raise NotImplementedError
 
     def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Generation]]:
         raise NotImplementedError

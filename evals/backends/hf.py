@@ -42,13 +42,6 @@ class HFBackend(Backend):
         self.dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
         self.adapter = str(adapter) if adapter else None
         self._torch = torch
-        if decoding.presence_penalty:
-            log.warning("hf backend: transformers has no presence penalty; presence_penalty=%s is ignored "
-                        "(use backend=vllm or openai for Qwen3-4B's preset)", decoding.presence_penalty)
-
-    def describe(self) -> dict:
-        return {"name": self.name, "device": self.device.type, "dtype": self.dtype,
-                "batch_size": self.batch_size, "presence_penalty_applied": False}
 
     def _generate_kwargs(self) -> dict:
         d = self.decoding
@@ -86,8 +79,12 @@ class HFBackend(Backend):
                                  return_tensors="pt").to(self.device)
                 if self.decoding.seed is not None:
                     torch.manual_seed(self.decoding.seed + start)  # reproducible sampled batches
+                extra = {}
+                if self.decoding.presence_penalty:
+                    extra["logits_processor"] = _presence_penalty(self.decoding.presence_penalty,
+                                                                  inputs["input_ids"].shape[1])
                 with torch.inference_mode():
-                    out = self.model.generate(**inputs, **kwargs)
+                    out = self.model.generate(**inputs, **kwargs, **extra)
                 new = out[:, inputs["input_ids"].shape[1]:].tolist()
                 for i, ids in zip(batch, new):
                     yield i, self._decode(ids, eos_ids)
@@ -103,3 +100,20 @@ class HFBackend(Backend):
             kept, reason = ids[:cut], "stop"
         text = self.tokenizer.decode(kept, skip_special_tokens=True)
         return Generation(text, reason, len(kept) + (0 if cut is None else 1))
+
+
+def _presence_penalty(penalty: float, prompt_length: int):
+    """vLLM/OpenAI presence penalty for transformers, which has none: subtract `penalty` from the
+    logit of every token already generated (prompt tokens excluded), once per token."""
+    import torch
+    from transformers import LogitsProcessor, LogitsProcessorList
+
+    class PresencePenalty(LogitsProcessor):
+        def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+            generated = input_ids[:, prompt_length:]
+            if generated.numel() == 0:
+                return scores
+            seen = torch.zeros_like(scores, dtype=torch.bool).scatter_(1, generated, True)
+            return scores - penalty * seen.to(scores.dtype)
+
+    return LogitsProcessorList([PresencePenalty()])

@@ -57,9 +57,6 @@ class OpenAIBackend(Backend):
         self._retryable = (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,
                            openai.InternalServerError)
 
-    def describe(self) -> dict:
-        return {"name": self.name, "base_url": self.base_url, "model": self.served_model,
-                "extra_body": self.extra_body}
 
     def _body(self, request: Request) -> dict:
         d, cfg = self.decoding, self.model_cfg

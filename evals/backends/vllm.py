@@ -84,10 +84,6 @@ class VLLMBackend(Backend):
                 params["seed"] = decoding.seed
         self.sampling = SamplingParams(**params)
 
-    def describe(self) -> dict:
-        return {"name": self.name, "dtype": self.engine_args["dtype"], "chunk_size": self.chunk_size,
-                "max_lora_rank": self.engine_args.get("max_lora_rank"),
-                "tensor_parallel_size": self.engine_args["tensor_parallel_size"]}
 
     def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Generation]]:
         prompts = [{"prompt_token_ids": self.tokenizer(format_prompt(self.tokenizer, r.question, self.model_cfg,

@@ -37,7 +37,32 @@ def test_hf_backend_batches_longest_first_and_restores_order(tiny):
     for i, q in enumerate(questions):
         assert forward[i].text == reverse[len(questions) - 1 - i].text, q
         assert forward[i].n_tokens <= 5 and forward[i].finish_reason in ("stop", "length")
-    assert backend.describe()["device"] == "cpu"
+    assert backend.device.type == "cpu"
+
+
+def test_hf_backend_applies_the_presence_penalty(tiny):
+    """transformers has no presence penalty; the hf backend adds one (Qwen3-4B's preset uses 1.5)."""
+    cfg, identity = tiny
+
+    def tokens(penalty):
+        backend = build_backend("hf", identity, cfg.model, Decoding(max_new_tokens=24, presence_penalty=penalty))
+        (_, generation), = backend.generate([Request("Say something", "S")])
+        return backend.tokenizer(generation.text, add_special_tokens=False)["input_ids"]
+
+    plain, penalised = tokens(0.0), tokens(1e4)
+    assert len(set(plain)) < len(plain)  # the random tiny model repeats itself when greedy
+    assert len(set(penalised)) == len(penalised) and penalised != plain
+
+
+def test_openai_settings_written_to_results_hold_no_credentials():
+    from factrl.evals.runner import EvalSettings, _backend_settings
+
+    settings = EvalSettings(sets=["demo"], backend="openai", openai={
+        "base_url": "http://user:secret@127.0.0.1:8000/v1?token=abc", "model": "m",
+        "extra_body": {"api_key": "sk-x", "top_k": 20}})
+    written = _backend_settings(settings, {}, None)
+    assert written == {"base_url": "http://127.0.0.1:8000/v1", "model": "m",
+                       "extra_body": {"api_key": "***REDACTED***", "top_k": 20}}
 
 
 def test_evaluate_writes_results_and_resumes(tiny, tmp_path):
