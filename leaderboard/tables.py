@@ -252,7 +252,8 @@ def multihop_table(rows: list[dict], layout: Layout) -> Table:
         for column in columns:
             mark(lines, column.key, second=False)
         groups.append((labels[mkey], lines))
-    notes = ["Answer EM and F1 (%) after dataset-specific training; bold = best within each model."] if sets else []
+    notes = ["Answer EM and F1 (%); bold = best within each model. The paper trains on each multi-hop set "
+             "separately; check each row's pool in its provenance."] if sets else []
     notes += list(partial.values())
     return Table("multihop", "Closed-book multi-hop QA (EM / F1, %)", columns, groups, notes)
 

@@ -212,7 +212,9 @@ def open_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
                 timeout_s=float(_get(corpus_cfg, "timeout_s", 30.0)), max_retries=int(_get(corpus_cfg, "max_retries", 5)),
                 backoff_s=float(_get(corpus_cfg, "backoff_s", 2.0)),
                 min_interval_s=float(_get(corpus_cfg, "min_interval_s", 1.0)),
-                overflow=str(_get(corpus_cfg, "overflow", "fail")))
+                overflow=str(_get(corpus_cfg, "overflow", "fail")),
+                breaker_failures=int(_get(corpus_cfg, "breaker_failures", 3)),
+                breaker_cooldown_s=float(_get(corpus_cfg, "breaker_cooldown_s", 60.0)))
         except ValueError as err:
             raise ConfigError(f"corpus (remote): {err}.") from None
         if not backend.api_url.startswith(("http://", "https://")) or not backend.index or backend.index == "???":

@@ -13,7 +13,11 @@ Limits of the service, handled here:
   CorVer reference client saw for rapid requests) and 5xx, timeouts and
   connection errors are retried up to `max_retries` times with exponential backoff
   (`backoff_s` * 2^attempt, or the server's Retry-After when longer);
-- other 4xx answers and {"error"} bodies are failures without retry (the query is wrong).
+- other 4xx answers and {"error"} bodies are failures without retry (the query is wrong);
+- a dead service: after `breaker_failures` queries in a row fail (retries exhausted), the
+  circuit opens and queries fail at once, without a request, for `breaker_cooldown_s`; then one
+  query probes the service again. Training goes on (a failed lookup scores 0 and is never
+  cached) instead of waiting minutes per query.
 Stdlib only (urllib), so the client needs no extra dependency.
 """
 from __future__ import annotations
@@ -42,7 +46,8 @@ class RemoteBackend:
 
     def __init__(self, *, api_url: str, index: str, max_clause_freq: int, max_diff_tokens: int,
                  timeout_s: float = 30.0, max_retries: int = 5, backoff_s: float = 2.0,
-                 min_interval_s: float = 1.0, overflow: str = "fail", max_backoff_s: float = 120.0):
+                 min_interval_s: float = 1.0, overflow: str = "fail", max_backoff_s: float = 120.0,
+                 breaker_failures: int = 3, breaker_cooldown_s: float = 60.0):
         if overflow not in ("fail", "truncate"):
             raise ValueError("overflow must be 'fail' or 'truncate'")
         if not (0 < max_diff_tokens <= API_MAX_DIFF_TOKENS and 0 < max_clause_freq <= API_MAX_CLAUSE_FREQ):
@@ -57,6 +62,10 @@ class RemoteBackend:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self.min_interval_s = min_interval_s
+        self.breaker_failures = breaker_failures
+        self.breaker_cooldown_s = breaker_cooldown_s
+        self._failures_in_a_row = 0
+        self._open_until = 0.0
         self.overflow = overflow
         self._lock = threading.Lock()  # one request at a time keeps the rate limit honest
         self._last_request = 0.0
@@ -93,7 +102,15 @@ class RemoteBackend:
         if len(shaped) > 1 or len(shaped[0]) > 1:
             payload["max_diff_tokens"] = self.max_diff_tokens
             payload["max_clause_freq"] = self.max_clause_freq
-        return self._post(payload)
+        if time.monotonic() < self._open_until:
+            return Outcome(None, error=f"remote: circuit open after {self._failures_in_a_row} failed queries in a "
+                                       f"row; next probe in {self._open_until - time.monotonic():.0f} s")
+        outcome = self._post(payload)
+        transport_failure = outcome.error is not None and outcome.error.startswith("remote: failed after")
+        self._failures_in_a_row = self._failures_in_a_row + 1 if transport_failure else 0
+        if transport_failure and self._failures_in_a_row >= self.breaker_failures:
+            self._open_until = time.monotonic() + self.breaker_cooldown_s
+        return outcome
 
     def _wait_turn(self) -> None:
         delay = self._last_request + self.min_interval_s - time.monotonic()

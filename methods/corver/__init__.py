@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from factrl.harness.config import as_container
 from factrl.harness.errors import ConfigError
 from factrl.harness.method import Method, RunContext
 from factrl.harness.rewards import ResponseRewardConfig
@@ -16,25 +17,13 @@ from .reward import CorpusRewardConfig
 from .token_reward import CorVerReward, CorVerSettings
 
 
-def _plain(node: Any) -> dict[str, Any]:
-    """A method config node (OmegaConf or dict) as a plain dict."""
-    if node is None:
-        return {}
-    try:
-        from omegaconf import DictConfig, OmegaConf
-
-        if isinstance(node, DictConfig):
-            return OmegaConf.to_container(node, resolve=True)  # type: ignore[return-value]
-    except ImportError:  # pragma: no cover
-        pass
-    return dict(node)
 
 
 def reward_from_config(method_cfg: Any, *, tokenizer: Any, corpus_cfg: Any = None,
                        extractor: Any = None, counter: Any = None) -> CorVerReward:
     """The reward callable for a `method` config; opens the extractor and the counter unless
     given (tests pass their own). Nothing is opened when lambda_c = 0 (ablation A1)."""
-    cfg = _plain(method_cfg)
+    cfg = dict(as_container(method_cfg) or {})
     try:
         settings = CorVerSettings.from_mapping(cfg)
         response = ResponseRewardConfig.from_mapping(cfg)
@@ -45,7 +34,7 @@ def reward_from_config(method_cfg: Any, *, tokenizer: Any, corpus_cfg: Any = Non
         if counter is None:
             from factrl.harness.corpus import open_counter
 
-            if corpus_cfg is None or str(_plain(corpus_cfg).get("backend", "none")) == "none":
+            if corpus_cfg is None or str(dict(as_container(corpus_cfg) or {}).get("backend", "none")) == "none":
                 raise ConfigError("method=corver needs a corpus (corpus=demo or corpus=<your index>); "
                                   "with corpus=none only method.lambda_c=0 (ablation A1) runs.")
             counter = open_counter(corpus_cfg)

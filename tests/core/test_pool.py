@@ -39,11 +39,14 @@ def test_bad_records_name_file_index_and_field(tmp_path, record, field):
         load_pool(_cfg(path))
 
 
-def test_jsonl_pool_and_string_answers(tmp_path):
+def test_jsonl_pool_string_answers_and_repeats(tmp_path):
     path = tmp_path / "pool.jsonl"
-    path.write_text('{"question": "Who?", "answers": "Me", "title": "T"}\n\n{"question": "Where?", "answers": ["Here"]}\n')
-    rows = load_pool(_cfg(path, shuffle_seed=None))
+    path.write_text('{"question": "Who?", "answers": "Me", "title": "T"}\n\n{"question": "Where?", "answers": ["Here"]}\n'
+                    '{"question": "where", "answers": ["Again"]}\n')
+    report: dict = {}
+    rows = load_pool(_cfg(path, shuffle_seed=None), report=report)
     assert [r["answers"] for r in rows] == [["Me"], ["Here"]]
+    assert report["repeated_in_pool"] == 1
 
 
 def test_missing_and_non_utf8_files_are_clear(tmp_path):
@@ -78,7 +81,7 @@ def test_pool_is_deduplicated_against_evaluation_sets(shared_data, tmp_path):
     report: dict = {}
     rows = load_pool(_cfg(path, dedup_against=["nq_open", "simpleqa"]), eval_cfg, report=report)
     assert [r["answers"] for r in rows] == [["z"]]
-    assert report == {"unavailable": [], "nq_open": 1, "simpleqa": 1}
+    assert report == {"unavailable": [], "nq_open": 1, "simpleqa": 1, "repeated_in_pool": 0}
     # TriviaQA is not available offline here: an error by default, reported with dedup_missing=warn.
     with pytest.raises(DataError, match="deduplication against 'triviaqa'.*dedup_missing=warn"):
         load_pool(_cfg(path, dedup_against=["triviaqa"]), eval_cfg)

