@@ -184,6 +184,16 @@ def subset_notes(rows: list[dict], sets: list[str], layout: Layout) -> dict[str,
     return notes
 
 
+def _model_groups(by_model: dict[str, list[Line]], labels: dict[str, str], layout: Layout
+                  ) -> list[tuple[str, list[Line]]]:
+    """(model label, its lines in the layout's method order), models sorted by label."""
+    groups = []
+    for mkey in sorted(by_model, key=lambda k: labels[k]):
+        order = layout.sort_methods(line.method for line in by_model[mkey])
+        groups.append((labels[mkey], sorted(by_model[mkey], key=lambda line: order.index(line.method))))
+    return groups
+
+
 def accuracy_table(rows: list[dict], layout: Layout) -> Table:
     sets = layout.sort_sets(r["set"]["name"] for r in rows if r["set"]["task"] in ACCURACY_TASKS)
     partial = subset_notes(rows, sets, layout)
@@ -211,14 +221,11 @@ def accuracy_table(rows: list[dict], layout: Layout) -> Table:
         macro = _mean([line.cells[s].value for s in macro_sets])
         line.cells["macro"] = Cell(macro, pct(macro), row_ids=[r["row_id"] for r in chosen.values()])
         by_model.setdefault(mkey, []).append(line)
-    groups = []
-    for mkey in sorted(by_model, key=lambda k: labels[k]):
-        order = layout.sort_methods(line.method for line in by_model[mkey])
-        lines = sorted(by_model[mkey], key=lambda line: order.index(line.method))
+    groups = _model_groups(by_model, labels, layout)
+    for _, lines in groups:
         for column in columns:
             mark(lines, column.key)
         differences(lines, [c.key for c in columns], layout.focus)
-        groups.append((labels[mkey], lines))
     if sets:
         notes.insert(0, f"Accuracy (%). Macro = mean of {', '.join(layout.set_label(s) for s in macro_sets)}; "
                         "bold = best, underline = second best within each model; (±x) = difference of "
@@ -245,13 +252,10 @@ def multihop_table(rows: list[dict], layout: Layout) -> Table:
                 value = None if value is None else 100.0 * value
                 line.cells[f"{name}:{metric}"] = Cell(value, pct(value), row_ids=[best["row_id"]] if best else [])
         by_model.setdefault(mkey, []).append(line)
-    groups = []
-    for mkey in sorted(by_model, key=lambda k: labels[k]):
-        order = layout.sort_methods(line.method for line in by_model[mkey])
-        lines = sorted(by_model[mkey], key=lambda line: order.index(line.method))
+    groups = _model_groups(by_model, labels, layout)
+    for _, lines in groups:
         for column in columns:
             mark(lines, column.key, second=False)
-        groups.append((labels[mkey], lines))
     notes = ["Answer EM and F1 (%); bold = best within each model. The paper trains on each multi-hop set "
              "separately; check each row's pool in its provenance."] if sets else []
     notes += list(partial.values())
