@@ -61,7 +61,7 @@ def _read_progress(path: Path) -> dict[str, int]:
     return done
 
 
-def sample_counts(cfg: DictConfig, rows: list[dict], progress: Path) -> dict[str, int]:
+def sample_counts(cfg: DictConfig, rows: list[dict], progress: Path, identity: Any) -> dict[str, int]:
     """n_correct per question id, sampling only the questions not in the progress file."""
     import torch
     from tqdm import tqdm
@@ -75,7 +75,6 @@ def sample_counts(cfg: DictConfig, rows: list[dict], progress: Path) -> dict[str
     todo = [r for r in rows if r["id"] not in done]
     if not todo:
         return done
-    identity = models.resolve(cfg.model)
     tokenizer = models.load_tokenizer(identity, cfg.model)
     model = models.load_model(identity, cfg.model).eval()
     torch.manual_seed(int(cfg.seed))
@@ -108,13 +107,14 @@ def filter_task(cfg: DictConfig) -> Path:
     rows = load_pool(cfg.pool, cfg.eval)
     out = _output_path(cfg)
     progress = out.with_name(out.stem + ".progress.jsonl")
-    counts = sample_counts(cfg, rows, progress)
+    identity = models.resolve(cfg.model)
+    counts = sample_counts(cfg, rows, progress, identity)
     group = int(cfg.pool.filter.completions)
     kept, report = select(rows, counts, group, int(cfg.pool.filter.anchors))
     write_json(out, kept)
     report.update({"source_pool": {"name": cfg.pool.name, "path": cfg.pool.get("path"),
                                    "sha256": pool_fingerprint(rows)},
-                   "filtered_sha256": pool_fingerprint(kept), "model": models.resolve(cfg.model).to_dict(),
+                   "filtered_sha256": pool_fingerprint(kept), "model": identity.to_dict(),
                    "settings": {k: cfg.pool.filter[k] for k in ("completions", "temperature", "top_p",
                                                                 "max_new_tokens", "anchors")},
                    "seed": int(cfg.seed)})
