@@ -38,6 +38,7 @@ class Outcome:
     count: int | None
     approx: bool = False
     error: str | None = None
+    refused: bool = False  # answered without calling the backend (an open circuit): not a backend call
 
 
 def case_variants(term: str) -> list[str]:

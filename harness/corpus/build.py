@@ -9,7 +9,9 @@ and handled here:
 - the indexer's default open-files limit is above this machine's hard limit -> the soft
   limit is raised only up to the hard limit;
 - paths containing `table` (or another engine file word) -> see layout.engine_path;
-- u16 vs u32 from the vocabulary size, recorded in the manifest.
+- u16 vs u32 from the vocabulary size, recorded in the manifest;
+- byte-level BPE leaves a string's first word without its boundary mark -> documents are
+  tokenised as running text (index format 2, formats.py).
 A build happens in a staging directory and is renamed into place, under a file lock, so a
 concurrent user sees either no index or a complete one.
 """
@@ -35,12 +37,12 @@ import numpy as np
 from ..errors import DataError, HarnessError
 from ..hashing import sha256_file
 from . import layout, probe
+from .formats import FORMAT_VERSION, check_format
 from .sources import describe_inputs, iter_documents
-from .tokens import TokenizerIdentity, encode_texts, token_dtype_for
+from .tokens import TokenizerIdentity, document_prefix, encode_documents, token_dtype_for
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = "1"
 HACK = 100_000  # overlap between suffix-array parts, in bytes (the binary's --hacksize)
 PARALLEL_MIN_BYTES = 64 << 20  # below this, one CPU: several CPUs corrupt tiny tables
 BYTES_PER_JOB = 32 << 20
@@ -181,8 +183,9 @@ def verify_table(data_file: Path, table_file: Path, width: int, seed: int = 0) -
             raise DataError(f"{table_file}: suffixes out of order at rank {int(rank)}; rebuild with --cpus 1.")
 
 
-def _write_data(staging: Path, docs: Iterator, tokenizer, dtype: str) -> dict[str, Any]:
-    """Tokenise documents into shard 0; return counts and the corpus hash."""
+def _write_data(staging: Path, docs: Iterator, tokenizer, dtype: str, prefix: str) -> dict[str, Any]:
+    """Tokenise documents as running text (`prefix` before each) into shard 0; return
+    counts and the corpus hash."""
     width = layout.WIDTHS[dtype]
     np_dtype = "<u2" if width == 2 else "<u4"
     max_id = (1 << (8 * width)) - 2
@@ -195,7 +198,7 @@ def _write_data(staging: Path, docs: Iterator, tokenizer, dtype: str) -> dict[st
 
         def flush(batch):
             nonlocal position, meta_position
-            for doc, ids in zip(batch, encode_texts(tokenizer, [d.text for d in batch])):
+            for doc, ids in zip(batch, encode_documents(tokenizer, [d.text for d in batch], prefix)):
                 array = np.asarray(ids, dtype=np.int64)
                 if array.size and (array.min() < 0 or array.max() > max_id):
                     raise DataError(f"token id {int(array.max())} does not fit token_dtype {dtype}.")
@@ -248,6 +251,7 @@ def build_index(out_dir: str | os.PathLike, inputs: list[str], tokenizer, identi
                 if (info.manifest or {}).get("tokenizer", {}).get("fingerprint") != identity.fingerprint:
                     raise HarnessError(f"index {target} exists and was built with another tokenizer; "
                                        f"pass --force to rebuild it or choose another --out.")
+                check_format(info.manifest, target, tokenizer)  # a stale format is refused or warned about
                 log.info("index %s exists; reusing it (pass --force to rebuild)", target)
                 return info
             if any(target.iterdir()):
@@ -276,7 +280,8 @@ def _build_into(staging: Path, inputs: list[str], tokenizer, identity: Tokenizer
     dtype = token_dtype_for(identity.vocab_size)
     width = layout.WIDTHS[dtype]
     check_sort_memory(width)  # before spending time on tokenising
-    data = _write_data(staging, iter_documents(inputs, text_field, split_lines), tokenizer, dtype)
+    prefix = document_prefix(tokenizer)
+    data = _write_data(staging, iter_documents(inputs, text_field, split_lines), tokenizer, dtype, prefix)
     tokenized_at = time.time()
     sa = build_suffix_array(staging / "tokenized.0", staging / "table.0", width, cpus, staging / "work")
     shutil.rmtree(staging / "work", ignore_errors=True)
@@ -303,6 +308,7 @@ def _build_into(staging: Path, inputs: list[str], tokenizer, identity: Tokenizer
         "token_dtype": dtype,
         "token_width": width,
         "tokenizer": identity.to_dict(),
+        "document_prefix": prefix,  # what each document was tokenised after (formats.py)
         "corpus": {"kind": corpus_kind, "inputs": describe_inputs(inputs), "text_field": text_field,
                    "split_lines": split_lines, "sha256": data["sha256"]},
         "documents": data["documents"],
@@ -338,7 +344,15 @@ def ensure_demo_index(tokenizer, identity: TokenizerIdentity, cpus: int = 1) -> 
 
     target = demo_index_dir(identity)
     if (target / layout.MANIFEST).is_file():
-        return layout.inspect_index(target)
+        info = layout.inspect_index(target)
+        if (info.manifest or {}).get("format_version") == FORMAT_VERSION:
+            return info
+        # The directory name carries the format, so only a copied or hand-edited cache gets
+        # here; the demo index is ours to rebuild, never worth an error.
+        log.info("the demo index in %s has format %s; rebuilding it in format %s", target,
+                 (info.manifest or {}).get("format_version"), FORMAT_VERSION)
+        return build_index(target, [str(demo_corpus_path())], tokenizer, identity, cpus=cpus, force=True,
+                           corpus_kind="demo")
     log.info("building the demo index in %s (once; a few seconds)", target)
     return build_index(target, [str(demo_corpus_path())], tokenizer, identity, cpus=cpus, corpus_kind="demo")
 

@@ -170,6 +170,11 @@ def _info(args) -> int:
         print(f"tokenizer  {tok.get('spec')} ({tok.get('cls')}, vocabulary {tok.get('vocab_size')}, "
               f"fingerprint {str(tok.get('fingerprint'))[:12]})")
         print(f"corpus     {manifest.get('corpus', {}).get('kind')} sha256 {manifest.get('corpus', {}).get('sha256')}")
+        prefix = manifest.get("document_prefix")
+        print(f"format     {manifest.get('format_version')}"
+              + (f" (documents tokenised after {prefix!r})" if prefix is not None else
+                 " (documents tokenised alone: a byte-level tokenizer's first words are unfindable; rebuild with "
+                 "`harness index build ... --force`)"))
         print(f"built      {manifest.get('build', {}).get('created')} in {manifest.get('build', {}).get('seconds')} s")
     else:
         print("manifest   none (built elsewhere); files checked for consistency only")

@@ -20,6 +20,7 @@ from ..errors import ConfigError, HarnessError
 from . import layout
 from .backends import ExactBackend, LocalBackend
 from .cache import CountCache, params_key, query_key
+from .formats import check_format
 from .query import QUERY_VERSION, normalize_text, parse_query
 from .remote import RemoteBackend
 from .tokens import TermEncoder, identify, load_index_tokenizer
@@ -51,8 +52,8 @@ class Counter:
         self.min_terms = min_terms
         self.description = description or {}
         self._params = params_key(backend.params())
-        self._stats = {"queries": 0, "unique": 0, "cache_hits": 0, "backend_calls": 0, "failures": 0,
-                       "backend_seconds": 0.0}
+        self._stats = {"queries": 0, "unique": 0, "cache_hits": 0, "backend_calls": 0, "refused": 0,
+                       "failures": 0, "backend_seconds": 0.0}
 
     # -- validation ---------------------------------------------------------------------
     def _clauses(self, query: Any, min_clauses: int) -> tuple[tuple[tuple[str, ...], ...] | None, str | None]:
@@ -109,7 +110,7 @@ class Counter:
             clauses_of[key] = clauses
         hits = self.cache.get_many(positions) if self.cache is not None else {}
         fresh: dict[tuple[str, str], tuple[int, bool]] = {}
-        calls, backend_seconds = 0, 0.0
+        calls, refused, backend_seconds = 0, 0, 0.0
         for key, where in positions.items():
             if key in hits:
                 count, approx = hits[key]
@@ -117,8 +118,11 @@ class Counter:
             else:
                 started = time.perf_counter()
                 outcome = self.backend.count(clauses_of[key])
-                backend_seconds += time.perf_counter() - started
-                calls += 1
+                if getattr(outcome, "refused", False):  # failed fast (open circuit): no call reached the backend
+                    refused += 1
+                else:
+                    backend_seconds += time.perf_counter() - started
+                    calls += 1
                 result = CountResult(outcome.count, outcome.approx, outcome.error, cached=False)
                 if result.ok:
                     fresh[key] = (outcome.count, outcome.approx)
@@ -133,12 +137,14 @@ class Counter:
         stats["unique"] += len(positions)
         stats["cache_hits"] += sum(len(positions[k]) for k in positions if k in hits)
         stats["backend_calls"] += calls
+        stats["refused"] += refused
         stats["backend_seconds"] += backend_seconds
         stats["failures"] += sum(1 for r in results if r is not None and not r.ok)
         return results  # type: ignore[return-value]
 
     def stats(self) -> dict[str, float]:
-        """Totals since opening: queries, unique, cache_hits, backend_calls, failures, backend_seconds."""
+        """Totals since opening: queries, unique, cache_hits, backend_calls, refused (failed
+        fast without a backend call), failures (refused included), backend_seconds."""
         return dict(self._stats)
 
     def close(self) -> None:
@@ -241,6 +247,7 @@ def open_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
             f"index {info.path} was built with tokenizer '{built_with.get('spec')}' (vocabulary "
             f"{built_with.get('vocab_size')}), but tokenizer '{spec}' (vocabulary {identity.vocab_size}) was given; "
             f"set corpus.tokenizer={built_with.get('spec')} or rebuild the index with this tokenizer.")
+    check_format(info.manifest, info.path, tokenizer)
     info.engine_path = layout.engine_path(info.path)
     max_id = (1 << (8 * info.width)) - 2  # the all-ones id is the document separator
     if identity.vocab_size - 1 > max_id:

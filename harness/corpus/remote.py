@@ -13,15 +13,22 @@ Limits of the service, handled here:
   CorVer reference client saw for rapid requests) and 5xx, timeouts and
   connection errors are retried up to `max_retries` times with exponential backoff
   (`backoff_s` * 2^attempt, or the server's Retry-After when longer);
+- a 200 whose body is cut off (or is not JSON at all, which a cut-off body is
+  indistinguishable from) is retried like a 5xx;
 - other 4xx answers and {"error"} bodies are failures without retry (the query is wrong);
 - a dead service: after `breaker_failures` queries in a row fail (retries exhausted), the
-  circuit opens and queries fail at once, without a request, for `breaker_cooldown_s`; then one
-  query probes the service again. Training goes on (a failed lookup scores 0 and is never
-  cached) instead of waiting minutes per query.
+  circuit opens and queries fail at once, without a request, for `breaker_cooldown_s`; then
+  one query probes the service with a single attempt (half-open; other queries still fail
+  fast meanwhile). A failed probe reopens the circuit, a successful one closes it. Training
+  goes on (a failed lookup scores 0 and is never cached) instead of waiting minutes per
+  query; with the defaults a full retry budget is about 4 minutes, a probe at most
+  `timeout_s`. Answers refused by the open circuit are marked `refused` and are not
+  backend calls in the counter's statistics.
 Stdlib only (urllib), so the client needs no extra dependency.
 """
 from __future__ import annotations
 
+import http.client
 import json
 import threading
 import time
@@ -62,12 +69,13 @@ class RemoteBackend:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self.min_interval_s = min_interval_s
-        self.breaker_failures = breaker_failures
+        self.breaker_failures = max(1, breaker_failures)  # 0 behaved as 1 before half-open probes existed
         self.breaker_cooldown_s = breaker_cooldown_s
         self._failures_in_a_row = 0
         self._open_until = 0.0
         self.overflow = overflow
         self._lock = threading.Lock()  # one request at a time keeps the rate limit honest
+        self._state = threading.Lock()  # guards the breaker's fields, never held during a request
         self._last_request = 0.0
         self.requests = 0
         self.retries = 0
@@ -102,14 +110,24 @@ class RemoteBackend:
         if len(shaped) > 1 or len(shaped[0]) > 1:
             payload["max_diff_tokens"] = self.max_diff_tokens
             payload["max_clause_freq"] = self.max_clause_freq
-        if time.monotonic() < self._open_until:
-            return Outcome(None, error=f"remote: circuit open after {self._failures_in_a_row} failed queries in a "
-                                       f"row; next probe in {self._open_until - time.monotonic():.0f} s")
-        outcome = self._post(payload)
-        transport_failure = outcome.error is not None and outcome.error.startswith("remote: failed after")
-        self._failures_in_a_row = self._failures_in_a_row + 1 if transport_failure else 0
-        if transport_failure and self._failures_in_a_row >= self.breaker_failures:
-            self._open_until = time.monotonic() + self.breaker_cooldown_s
+        with self._state:
+            now = time.monotonic()
+            if now < self._open_until:
+                return Outcome(None, refused=True,
+                               error=f"remote: circuit open after {self._failures_in_a_row} failed queries in a "
+                                     f"row; next probe in {self._open_until - now:.0f} s")
+            probing = self._failures_in_a_row >= self.breaker_failures
+            if probing:  # half-open: this query is the probe; the others fail fast until it answers
+                self._open_until = now + self.breaker_cooldown_s
+        outcome, transport_failure = self._post(payload, attempts=1 if probing else self.max_retries + 1)
+        with self._state:
+            if transport_failure:
+                self._failures_in_a_row += 1
+                if self._failures_in_a_row >= self.breaker_failures:
+                    self._open_until = time.monotonic() + self.breaker_cooldown_s
+            else:  # the service answered (even an {"error"} body): the circuit closes
+                self._failures_in_a_row = 0
+                self._open_until = 0.0
         return outcome
 
     def _wait_turn(self) -> None:
@@ -118,11 +136,13 @@ class RemoteBackend:
             time.sleep(delay)
         self._last_request = time.monotonic()
 
-    def _post(self, payload: dict[str, Any]) -> Outcome:
+    def _post(self, payload: dict[str, Any], attempts: int) -> tuple[Outcome, bool]:
+        """POST with up to `attempts` tries; (outcome, True) when the service never gave a
+        usable answer (the failures the breaker counts)."""
         body = json.dumps(payload).encode()
         last = "no attempt"
         with self._lock:
-            for attempt in range(self.max_retries + 1):
+            for attempt in range(attempts):
                 if attempt:
                     self.retries += 1
                 self._wait_turn()
@@ -133,25 +153,32 @@ class RemoteBackend:
                 retry_after = 0.0
                 try:
                     with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                        return self._parse(response.read())
+                        raw = response.read()
                 except urllib.error.HTTPError as err:
                     last = f"HTTP {err.code}"
                     if err.code not in RETRY_STATUS and err.code < 500:
-                        return Outcome(None, error=f"remote: {last} {err.reason}")
+                        return Outcome(None, error=f"remote: {last} {err.reason}"), False
                     retry_after = _retry_after(err.headers.get("Retry-After"))
+                except http.client.HTTPException as err:  # IncompleteRead, BadStatusLine: a cut-off answer
+                    last = f"{type(err).__name__}: {str(err)[:80]}"
                 except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as err:
                     reason = getattr(err, "reason", err)
                     last = f"{type(reason).__name__}: {reason}"
-                if attempt < self.max_retries:
+                else:
+                    try:
+                        data = json.loads(raw)
+                    except ValueError:
+                        last = f"truncated or non-JSON answer ({len(raw)} bytes: {raw[:40]!r})"
+                    else:
+                        return self._parse(data), False
+                if attempt < attempts - 1:
                     time.sleep(min(self.max_backoff_s, max(retry_after, self.backoff_s * (2 ** attempt))))
-        return Outcome(None, error=f"remote: failed after {self.max_retries + 1} attempts ({last})")
+        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        return Outcome(None, error=f"remote: failed after {tries} ({last})"), True
 
     @staticmethod
-    def _parse(raw: bytes) -> Outcome:
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            return Outcome(None, error=f"remote: answer is not JSON ({raw[:80]!r})")
+    def _parse(data: Any) -> Outcome:
+        """The outcome of a decoded JSON answer (an answer, so never retried)."""
         if not isinstance(data, dict):
             return Outcome(None, error="remote: answer is not a JSON object")
         if data.get("error"):

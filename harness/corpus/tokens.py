@@ -5,6 +5,11 @@ tokenizer wrote it inside running text. `TermEncoder` encodes "<anchor> <word>" 
 the anchor's tokens, which gives the word-initial form for both tokenizer families we use
 (GPT-2-style BPE: "ĠParis"; SentencePiece: "▁Paris") without special-casing either.
 A change to that rule is a change of query construction: bump query.QUERY_VERSION.
+
+Documents are stored the same way (index format 2, see formats.py): byte-level BPE writes
+no boundary mark on a string's first word ("Paris" alone, "ĠParis" after a space), so a
+document is encoded after a space when the tokenizer does not mark first words itself;
+SentencePiece does ("▁Paris" alone too) and its documents are encoded as they are.
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ from ..errors import ConfigError, ModelNotFoundError
 # pre-tokeniser changes, the probe catches them.
 _PROBE_TEXT = "Paris is the capital of France. 1950 Zürich naïve «quoted» O'Brien U.S.\ttab\nline"
 _ANCHOR = "x"
+# Words whose ids alone and after a space tell the two tokenizer families apart.
+_FIRST_WORD_PROBES = ("Paris", "The")
 # The term-id memo is bounded; the reward's vocabulary of entity words is far smaller.
 _MEMO_LIMIT = 200_000
 
@@ -93,6 +100,40 @@ def encode_texts(tokenizer, texts: list[str]) -> list[list[int]]:
     return tokenizer(texts, add_special_tokens=False, split_special_tokens=True)["input_ids"]
 
 
+def _mid_text_ids(tokenizer, anchor: tuple[int, ...], word: str) -> tuple[int, ...]:
+    """Ids of `word` where it follows a space inside running text: "<anchor> <word>" minus
+    the anchor's ids, or " <word>" when the anchor merged with the word."""
+    ids = tuple(encode_texts(tokenizer, [f"{_ANCHOR} {word}"])[0])
+    if ids[: len(anchor)] == anchor:
+        return ids[len(anchor):]
+    return tuple(encode_texts(tokenizer, [f" {word}"])[0])
+
+
+def marks_first_word(tokenizer) -> bool:
+    """Whether the tokenizer gives a string's first word the ids it has after a space in
+    running text: SentencePiece's dummy prefix does ("▁Paris" both ways); byte-level BPE
+    does not ("Paris" first, "ĠParis" after a space). Word-level tokenizers have no
+    boundary mark and count as marking."""
+    anchor = tuple(encode_texts(tokenizer, [_ANCHOR])[0])
+    return all(tuple(encode_texts(tokenizer, [word])[0]) == _mid_text_ids(tokenizer, anchor, word)
+               for word in _FIRST_WORD_PROBES)
+
+
+def document_prefix(tokenizer) -> str:
+    """What goes before a document so that it is tokenised as running text: " " for
+    tokenizers that do not mark first words, "" otherwise (recorded in the manifest)."""
+    return "" if marks_first_word(tokenizer) else " "
+
+
+def encode_documents(tokenizer, texts: list[str], prefix: str) -> list[list[int]]:
+    """Token ids of documents as running text: `prefix` goes before each text that does not
+    start with whitespace (a leading newline or space is a boundary of its own, as it is
+    mid-text). With prefix "" this is exactly `encode_texts` (index format 1)."""
+    if prefix:
+        texts = [text if text[:1].isspace() else prefix + text for text in texts]
+    return encode_texts(tokenizer, texts)
+
+
 def identify(tokenizer, spec: str) -> TokenizerIdentity:
     digest = hashlib.sha256()
     vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
@@ -144,11 +185,7 @@ class TermEncoder:
         return known
 
     def _encode_uncached(self, word: str) -> tuple[int, ...] | None:
-        ids = tuple(encode_texts(self.tokenizer, [f"{_ANCHOR} {word}"])[0])
-        if ids[: len(self._anchor)] == self._anchor:
-            ids = ids[len(self._anchor):]
-        else:  # the anchor merged with the word: fall back to a bare leading space
-            ids = tuple(encode_texts(self.tokenizer, [f" {word}"])[0])
+        ids = _mid_text_ids(self.tokenizer, self._anchor, word)
         # A word that starts with a character without a word-initial token (digits, some
         # symbols) is written as a lone boundary token plus the rest. The CorVer reference
         # drops that lone token, so "1950" also matches "(1950)"; we do the same.

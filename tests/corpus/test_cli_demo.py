@@ -24,6 +24,7 @@ def test_build_query_info_round_trip(tmp_path, corpus_file, capsys):
     assert index_main(["info", str(out), "--verify"]) == 0
     text = capsys.readouterr().out
     assert "u16" in text and "tiny-llama" in text and "opened in a child process" in text
+    assert "format     2 (documents tokenised after '')" in text
 
 
 def test_failed_query_exits_1(tmp_path, built_index, capsys):
@@ -66,3 +67,23 @@ def test_demo_index_is_built_once_and_counts(capsys):
         assert counter.count(["Stanley", "Kubrick"]).count >= 1
     with open_counter(cfg) as again:  # second opening reuses the index
         assert again.manifest_hash == counter.manifest_hash
+
+
+def test_demo_lead_sections_find_their_subject():
+    """Every lead section begins with its subject; with SmolLM2 (byte-level BPE) format 1
+    stored that first word unmarked and counted only its mentions elsewhere."""
+    import re
+
+    from factrl.harness.corpus.sources import demo_corpus_path, iter_documents
+
+    starts: dict[str, int] = {}
+    for i, doc in enumerate(iter_documents([str(demo_corpus_path())])):
+        match = re.match(r"([A-Z][a-z]{3,}) ", doc.text)
+        if match:
+            starts[match.group(1)] = starts.get(match.group(1), 0) + 1
+        if i == 400:
+            break
+    with open_counter({**corpus_config("demo"), "cache": False}) as counter:
+        counts = {word: counter.count_cnf([[word]]).count for word in starts}
+    assert len(starts) > 100
+    assert {w: (counts[w], n) for w, n in starts.items() if counts[w] < n} == {}

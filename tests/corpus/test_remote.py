@@ -13,7 +13,9 @@ COUNTS = {"Paris AND France": 1234, "Paris AND Atlantis": 0, "Paris": 99}
 
 
 class FakeAPI(BaseHTTPRequestHandler):
-    """Answers like api.infini-gram.io; `script` (a list of statuses or "slow") comes first."""
+    """Answers like api.infini-gram.io; `script` (a list of statuses, "slow", "truncated": a
+    200 cut off before its Content-Length, or "cut": a 200 without Content-Length whose JSON
+    stops halfway) comes first."""
 
     script: list = []
     seen: list = []
@@ -25,6 +27,8 @@ class FakeAPI(BaseHTTPRequestHandler):
         if step == "slow":
             time.sleep(1.0)
             step = 200
+        if step in ("truncated", "cut"):
+            return self._cut_off(step == "truncated")
         if step == 429:
             return self._reply(429, {"error": "rate limited"}, {"Retry-After": "0"})
         if isinstance(step, int) and step >= 400:
@@ -44,6 +48,16 @@ class FakeAPI(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
+
+    def _cut_off(self, announce_length: bool):
+        data = json.dumps({"count": 1234, "approx": False, "latency": 1.5}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if announce_length:
+            self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[: len(data) // 2])
+        self.close_connection = True
 
     def log_message(self, *args):
         pass
@@ -156,3 +170,51 @@ def test_dead_service_opens_the_circuit_then_probes_again(api):
         assert not fast.ok and "circuit open" in fast.error and len(FakeAPI.seen) == sent
         time.sleep(0.6)
         assert counter.count(["Paris", "France"]).count == 1234
+
+
+def test_truncated_200_is_retried(api):
+    """A 200 cut off mid-body (IncompleteRead) or whose JSON stops halfway is a transport
+    failure: retried, then counted."""
+    FakeAPI.script = ["truncated", "cut"]
+    with open_counter(api) as counter:
+        result = counter.count(["Paris", "France"])
+        assert result.count == 1234 and counter.backend.retries == 2 and len(FakeAPI.seen) == 3
+    FakeAPI.script, FakeAPI.seen = ["truncated"] * 3, []
+    with open_counter({**api, "cache": False}) as counter:
+        failed = counter.count(["Paris", "France"])
+    assert not failed.ok and "failed after 3 attempts" in failed.error and len(FakeAPI.seen) == 3
+
+
+def test_half_open_probe_makes_one_attempt(api):
+    """Once the circuit has opened, each probe is one request (not the retry budget): a
+    failed probe reopens the circuit at once, a successful one closes it."""
+    api = {**api, "breaker_failures": 2, "breaker_cooldown_s": 0.5, "backoff_s": 0.4, "cache": False}
+    FakeAPI.script = [500] * 20
+    with open_counter(api) as counter:
+        for terms in (["Paris", "France"], ["Paris", "Atlantis"]):
+            assert not counter.count(terms).ok  # 3 attempts each, 0.4 + 0.8 s of backoff
+        assert len(FakeAPI.seen) == 6
+        time.sleep(0.6)
+        started = time.monotonic()
+        probe = counter.count(["Paris", "France"])
+        assert not probe.ok and "failed after 1 attempt " in probe.error
+        assert len(FakeAPI.seen) == 7 and time.monotonic() - started < 0.4  # the budget takes >= 1.2 s
+        refused = counter.count(["Paris", "France"])
+        assert not refused.ok and "circuit open" in refused.error and len(FakeAPI.seen) == 7
+        time.sleep(0.6)
+        FakeAPI.script = []  # the service is back
+        assert counter.count(["Paris", "France"]).count == 1234 and len(FakeAPI.seen) == 8
+        FakeAPI.script = [500]  # closed again: a failure is retried with the full budget
+        assert counter.count(["Paris", "France"]).count == 1234 and len(FakeAPI.seen) == 10
+
+
+def test_refused_answers_are_not_backend_calls(api):
+    api = {**api, "breaker_failures": 1, "breaker_cooldown_s": 30, "cache": False}
+    FakeAPI.script = [503] * 3
+    with open_counter(api) as counter:
+        assert not counter.count(["Paris", "France"]).ok
+        results = counter.count_many([["Paris", "Atlantis"], ["Paris", "France", "Seine"]])
+        assert all(not r.ok and "circuit open" in r.error for r in results)
+        stats = counter.stats()
+    assert len(FakeAPI.seen) == 3
+    assert stats["backend_calls"] == 1 and stats["refused"] == 2 and stats["failures"] == 3
