@@ -1,7 +1,9 @@
 """factrl.evals: the shared evaluator (datasets, generation backends, exact scoring).
 
-Light to import: `factrl.evals.scoring` (used by the training reward) needs neither torch nor
-datasets; `evaluate` loads the generation machinery only when called.
+Light to import: `factrl.evals.answers` (answer extraction, normalisation and matching, used
+by the training reward) needs neither torch nor datasets; `evaluate` loads the generation
+machinery only when called. `SCORER_VERSION` is the default scorer's version
+(`factrl.evals.scorers.default`).
 
     from factrl.evals import evaluate
     metrics = evaluate(cfg, identity=resolve(cfg.model), adapter=None, out_dir=run / "eval")
@@ -10,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .scoring import SCORER_VERSION
-
 
 def evaluate(cfg: Any, *, identity: Any, adapter: Any = None, out_dir: Any, model: Any = None,
              tokenizer: Any = None) -> dict:
@@ -19,6 +19,15 @@ def evaluate(cfg: Any, *, identity: Any, adapter: Any = None, out_dir: Any, mode
     from .runner import evaluate as _evaluate
 
     return _evaluate(cfg, identity=identity, adapter=adapter, out_dir=out_dir, model=model, tokenizer=tokenizer)
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so importing factrl.evals.answers (the training reward) loads no scorer code.
+    if name == "SCORER_VERSION":
+        from .scorers.default import SCORER_VERSION
+
+        return SCORER_VERSION
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["SCORER_VERSION", "evaluate"]

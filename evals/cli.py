@@ -37,10 +37,51 @@ examples:
 """
 
 
+EVAL_HELP = """\
+usage: harness eval [KEY=VALUE ...]
+
+Generate answers with a model (and optional LoRA adapter) for the evaluation sets of an eval
+option, score them (PROTOCOL 6) and write one run directory: <output_dir>/<date>-eval-<model>-<hash>/
+with config.yaml, run.json, run.log, eval/<set>/{{generations,samples}}.jsonl, metrics.json.
+Rerunning the same command resumes: finished answers are kept and only the missing ones asked for.
+
+main options (Hydra overrides):
+  model=NAME | ORG/NAME | DIR   a model preset, a hub id or a local directory; presets:
+                                {models}
+  adapter=DIR                   a PEFT LoRA adapter evaluated on top of the model (e.g. <run>/train/adapter)
+  eval=OPTION                   which sets ({evals}); or eval.sets=[nq_open,popqa]
+  eval.backend=hf|vllm|openai   transformers (default, CPU or GPU) | vLLM offline (GPU) | an OpenAI-compatible
+                                server: eval.openai.base_url=http://127.0.0.1:8000/v1 [eval.openai.model=NAME]
+  eval.limit=N                  only the first N questions of each set (default: all)
+  eval.scorer=default|corver-official   PROTOCOL 6's scorer, or the released CorVer script's
+  eval.max_new_tokens=N         shorter answers than the preset's 1,000 (quick CPU runs)
+  eval.data_dir=DIR             local copies of the sets (eval.data.<set>=FILE for one set)
+  output_dir=DIR                where run directories go (default: runs)
+
+examples:
+  harness eval model=smollm2-135m eval=demo eval.limit=32
+  harness eval model=qwen3-4b adapter=runs/<run>/train/adapter eval=closed-book eval.backend=vllm
+  harness eval model=llama-3.1-8b eval=truthfulqa eval.backend=openai eval.openai.base_url=http://127.0.0.1:8000/v1
+
+Every key: `harness eval --cfg job` prints the composed config; configs/eval/base.yaml documents
+each eval.* field. `harness score` rescores saved answers without generating.
+"""
+
+
+def eval_help() -> str:
+    from factrl.harness.config import group_options
+
+    return EVAL_HELP.format(models=", ".join(o for o in group_options("model") if o != "custom"),
+                            evals=", ".join(o for o in group_options("eval") if o != "base"))
+
+
 def eval_main(argv: list[str]) -> int:
     """`harness eval model=... [adapter=DIR] eval=...`: Hydra overrides, one run directory."""
     from factrl.harness.config import hydra_entry
 
+    if any(a in ("-h", "--help") for a in argv):  # Hydra's --help is a 200-line config dump; --cfg job stays
+        print(eval_help())
+        return 0
     return hydra_entry(_eval_task, list(argv), "harness eval")
 
 
@@ -102,19 +143,44 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The scorer options of `harness score`, by the flag that sets each.
+SCORER_FLAGS = {"truthfulqa_no_comment": "--truthfulqa-no-comment",
+                "truthfulqa_content_guard": "--no-truthfulqa-content-guard"}
+
+
+def _check_score_args(args: argparse.Namespace) -> dict:
+    """Refuse bad arguments before any file is read, naming the option; returns the scorer options."""
+    from .scorers import unused_options
+
+    if args.limit is not None and args.limit < 1:
+        raise HarnessError(f"--limit {args.limit}: give a positive number of questions, or leave it out for all.")
+    if args.data is not None and args.data.is_dir():
+        raise DataError(f"--data {args.data}: is a folder; give the set's data file, or pass the folder as "
+                        f"--data-dir.")
+    if args.data_dir is not None and not args.data_dir.is_dir():
+        raise DataError(f"--data-dir {args.data_dir}: no such folder; give the folder holding the set's files "
+                        f"(a single file goes to --data).")
+    options = {key: getattr(args, key) for key in SCORER_FLAGS}
+    unused = unused_options(args.scorer, options)  # also refuses an unknown --scorer, with a suggestion
+    if unused:
+        raise HarnessError(f"{SCORER_FLAGS[unused[0]]}: scorer {args.scorer} does not use it; drop the option "
+                           f"or use --scorer default.")
+    return options
+
+
 def score_main(argv: list[str]) -> int:
     from factrl.harness.rundir import read_json, write_json
 
     from .generate import GENERATIONS
     from .metrics import run_metrics
     from .predictions import read_predictions
-    from .runner import recorded_generation, score_set
+    from .provenance import recorded_generation
+    from .results import score_set
     from .scorers import get_scorer
     from .sets import all_specs, load_set
 
     args = _parser().parse_args(argv)
-    scorer = get_scorer(args.scorer, truthfulqa_no_comment=args.truthfulqa_no_comment,
-                        truthfulqa_content_guard=args.truthfulqa_content_guard)
+    scorer = get_scorer(args.scorer, **_check_score_args(args))
     target = args.predictions
     folder_of_sets = target.is_dir() and not (target / GENERATIONS).is_file()
     if target.is_dir():

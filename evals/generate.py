@@ -9,10 +9,14 @@ batching engine sees the whole workload. The backend is built only if something 
 from __future__ import annotations
 
 import logging
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+
+from tqdm import tqdm
 
 from factrl.harness.errors import DataError
 from factrl.harness.rundir import read_json, write_json
@@ -44,6 +48,37 @@ def read_generations(path: Path) -> dict[str, dict]:
         return {}
     return {str(row["id"]): row for _, row in iter_jsonl(path, repair_tail=True)
             if "id" in row and isinstance(row.get("completion"), str)}
+
+
+class _AboveBar:
+    """A console stream whose lines tqdm prints above its bar instead of through it."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> None:
+        tqdm.write(text, file=self.stream, end="")
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+@contextmanager
+def _log_above_bar(bar):
+    """Route the factrl console handlers through tqdm.write while `bar` shows; their levels,
+    formats and the run.log file handler stay as they are."""
+    if bar.disable:
+        yield
+        return
+    swapped = [(h, h.stream) for h in logging.getLogger("factrl").handlers
+               if type(h) is logging.StreamHandler and h.stream in (sys.stdout, sys.stderr)]
+    for handler, stream in swapped:
+        handler.setStream(_AboveBar(stream))
+    try:
+        yield
+    finally:
+        for handler, stream in swapped:
+            handler.setStream(stream)
 
 
 def _check_descriptor(folder: Path, descriptor: dict, compare: Callable[[dict], dict]) -> None:
@@ -106,18 +141,27 @@ def generate_sets(jobs: list[SetJob], *, system: str, descriptor: dict,
         backend = make_backend()
         requests = [Request(pending[k][0].eval_set.records[pending[k][1]].question, system) for k in order]
         started = last = time.monotonic()
+        # The bar (rate, ETA) is for the console, as in training; run.log gets a line every
+        # `progress_every` seconds (DEBUG) and the total (INFO). Log lines (retries) print above it.
+        label = getattr(backend, "name", "") or "backend"
+        bar = tqdm(total=len(requests), desc=f"generating ({label})", unit="answer", dynamic_ncols=True)
         try:
-            for n, (i, gen) in enumerate(backend.generate(requests), 1):
-                job, index = pending[order[i]]
-                write(job, index, gen, False)
-                stats[job.eval_set.name]["generated"] += 1
-                if cache is not None:
-                    cache.put(keys[order[i]], gen)
-                if time.monotonic() - last >= progress_every or n == len(requests):
-                    last = time.monotonic()
-                    log.info("generated %d/%d (%.2f/s)", n, len(requests), n / max(last - started, 1e-9))
+            with _log_above_bar(bar):
+                for n, (i, gen) in enumerate(backend.generate(requests), 1):
+                    job, index = pending[order[i]]
+                    write(job, index, gen, False)
+                    stats[job.eval_set.name]["generated"] += 1
+                    if cache is not None:
+                        cache.put(keys[order[i]], gen)
+                    bar.update()
+                    if time.monotonic() - last >= progress_every and n < len(requests):
+                        last = time.monotonic()
+                        log.debug("generated %d/%d (%.2f/s)", n, len(requests), n / max(last - started, 1e-9))
         finally:
+            bar.close()
             backend.close()
+        elapsed = time.monotonic() - started
+        log.info("generated %d/%d (%.2f/s)", len(requests), len(requests), len(requests) / max(elapsed, 1e-9))
         return stats
     finally:
         for writer in writers.values():

@@ -40,6 +40,9 @@ class Record:
 def read_rows(path: Path) -> list[dict]:
     """All rows of a local data file as dicts (see module docstring for formats)."""
     path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path}: is a folder, not a data file; name the set's file (eval.data.<set>=FILE, "
+                        f"harness score --data FILE) or pass the folder as eval.data_dir / --data-dir.")
     if not path.is_file():
         raise DataError(f"{path}: no such file.")
     suffix = path.suffix.lower()

@@ -44,7 +44,8 @@ def iter_jsonl(path: Path, *, repair_tail: bool = False) -> Iterator[tuple[int, 
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw.decode("utf-8"))
+            # A byte-order mark (Windows editors write one) is accepted, as in data files.
+            obj = json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"))
         except UnicodeDecodeError as err:
             raise DataError(f"{path}:{number}: not UTF-8 (byte {err.start} of the line); "
                             f"write predictions as UTF-8 JSON lines.") from None
@@ -63,8 +64,13 @@ def read_predictions(path: Path) -> dict[str, dict]:
     """id -> row of a predictions file; each row's `completion` is a cleaned string."""
     rows: dict[str, dict] = {}
     for number, obj in iter_jsonl(path):
-        if "id" not in obj or not isinstance(obj["id"], (str, int)) or isinstance(obj["id"], bool):
-            raise DataError(f"{path}:{number}: field 'id' must be a string or integer.")
+        if "id" not in obj:
+            raise DataError(f"{path}:{number}: field 'id' is missing (the id of the set's question).")
+        if not isinstance(obj["id"], (str, int)) or isinstance(obj["id"], bool):
+            raise DataError(f"{path}:{number}: field 'id' must be a string or integer, got {type(obj['id']).__name__}.")
+        if "question" in obj and not isinstance(obj["question"], str):
+            raise DataError(f"{path}:{number}: field 'question' must be a string (the question's text) or left "
+                            f"out, got {type(obj['question']).__name__}.")
         completion = obj.get("completion")
         if completion is None and "completion" not in obj:
             raise DataError(f"{path}:{number}: field 'completion' is missing (the model's full output).")
@@ -97,7 +103,10 @@ def align(eval_set: EvalSet, rows: dict[str, dict], where: str) -> list[str]:
     for record in eval_set.records:
         row = rows[record.id]
         question = row.get("question")
-        if isinstance(question, str) and question.strip() != record.question.strip():
+        if question is not None and not isinstance(question, str):
+            raise DataError(f"{where}: id {record.id!r}: field 'question' must be a string, got "
+                            f"{type(question).__name__}.")
+        if question is not None and question.strip() != record.question.strip():
             raise DataError(f"{where}: id {record.id!r} has question {question[:60]!r} but set '{eval_set.name}' "
                             f"has {record.question[:60]!r}: the predictions were made for another version "
                             f"of the set.")

@@ -13,15 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from pathlib import Path
 from typing import Callable
 
 from factrl.harness.errors import DataError, HarnessError
 from factrl.harness.hashing import sha256_file
 
+from .answers import prepare_references
 from .loaders import Fields, Record, dedupe, load_hub, parse_rows, read_rows
-from .scoring import prepare_references
+from .suggestions import did_you_mean
 
 TASKS = ("closed_book", "truthfulqa", "multihop")
 CLOSED_BOOK_FIVE = ("triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa")  # PROTOCOL 6 macro
@@ -80,7 +80,7 @@ class EvalSet:
         return digest.hexdigest()
 
     def prepared_references(self) -> list[tuple[str, ...]]:
-        """Normalised, padded references per record (scoring.prepare_references), computed once.
+        """Normalised, padded references per record (answers.prepare_references), computed once.
 
         Equal reference lists share one preparation: PopQA repeats its country and occupation
         alias lists thousands of times.
@@ -201,9 +201,8 @@ def register_set(spec: SetSpec) -> SetSpec:
 
 def get_spec(name: str) -> SetSpec:
     if name not in _REGISTRY:
-        hint = get_close_matches(name, _REGISTRY, n=1)
-        did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
-        raise HarnessError(f"unknown evaluation set '{name}'.{did_you_mean} Known: {', '.join(_REGISTRY)}.")
+        raise HarnessError(f"unknown evaluation set '{name}'.{did_you_mean(name, _REGISTRY)} "
+                           f"Known: {', '.join(_REGISTRY)}.")
     return _REGISTRY[name]
 
 

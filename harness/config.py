@@ -23,6 +23,9 @@ CONFIG_MODULE = "factrl.configs"
 CONFIG_NAME = "config"
 SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|token)$")
 REDACTED = "***REDACTED***"
+# The user:password part of a URL (http://user:pass@host/...); it stops at the first "/", "?" or
+# "#", so an "@" in a path or query is left alone.
+URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]+@")
 # Keys that do not change what a run computes, so they stay out of its hash.
 VOLATILE_KEYS = ("output_dir", "resume", "force", "hydra", "leaderboard", "timer")
 
@@ -146,8 +149,15 @@ def _is_multirun(argv: list[str]) -> bool:
     return any(a in ("-m", "--multirun") for a in argv)
 
 
+def redact_url(text: str) -> str:
+    """`text` with the credentials of every URL in it replaced: http://***REDACTED***@host/v1."""
+    return URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text) if "@" in text else text
+
+
 def redact(value: Any) -> Any:
-    """A plain container copy with every secret-looking key's value replaced."""
+    """A plain container copy with every secret-looking key's value and URL credentials replaced."""
+    if isinstance(value, str):
+        return redact_url(value)
     if isinstance(value, DictConfig):
         value = OmegaConf.to_container(value, resolve=True)
     if isinstance(value, dict):

@@ -9,6 +9,23 @@ Contract of the reward callable (STYLE 3): keyword-only arguments plus **kwargs;
 list of per-token returns per completion; `None` for a completion means "no signal"
 (the engine leaves it out of its group's mean and std, gives it a zero advantage, and
 counts it under `rewards/<name>/no_signal`).
+
+Provenance hook (issue 9): `components(reward)` describes every part of the reward that can
+change a result and that the method's name and version do not pin down: an extractor, a
+corpus index, an NLI model, a judge, the settings. The engine calls it right after
+`build_reward` with the reward returned there and writes `train/components.json`; `harness
+run` copies it into run.json and metrics.json, and the leaderboard marks rows whose result
+used a stand-in (e.g. a heuristic in place of the paper's model). One entry per part:
+
+    {"kind": "extractor" | "corpus" | "judge" | "nli" | "settings" | ...,
+     "backend": str | None, "model": str | None, "revision": str | None,
+     "stand_in": bool,      # true when it replaces the component the paper used
+     "label": str,          # short text for tables, e.g. "heuristic extractor"
+     "note": str,           # why it is a stand-in (required when stand_in)
+     ...}                   # further JSON facts: index manifest hash, tokenizer, alphas, ...
+
+The default returns {} (nothing beyond the method's version); a method with a model-backed
+or swappable reward component should override it.
 """
 from __future__ import annotations
 
@@ -76,6 +93,10 @@ class Method:
     def build_reward(self, ctx: RunContext) -> RewardFn | None:
         """Return the reward callable, or None for evaluation-only methods."""
         raise NotImplementedError(f"method {self.name!r} does not implement build_reward")
+
+    def components(self, reward: RewardFn) -> dict[str, dict[str, Any]]:
+        """The reward's result-changing parts, by name (see the module docstring); default {}."""
+        return {}
 
     @classmethod
     def validate(cls) -> None:

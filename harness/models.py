@@ -92,14 +92,55 @@ def _package_dir(package: str, pip_spec: str, model_name: str) -> Path:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+def _package_version(asset: dict[str, Any]) -> str:
+    """The installed version of the asset's distribution (the pinned one if it has no metadata)."""
+    from importlib import metadata
+
+    dist, _, pinned = asset["pip"].partition("==")
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return pinned or "unknown"
+
+
+def _asset_key(asset: dict[str, Any], source_sha: str) -> str:
+    """Cache-directory key of a converted asset: what it is (package version, source bytes,
+    conversion code), never where it is installed or when, so every checkout and virtual
+    environment on a machine shares one conversion."""
+    stamp = f"{asset['pip'].partition('==')[0]}=={_package_version(asset)}|{source_sha}|v{CONVERSION_VERSION}"
+    return hashlib.sha256(stamp.encode()).hexdigest()[:10]
+
+
+def _source_sha256(path: Path) -> str:
+    """SHA-256 of an asset file, memoised per (path, size, mtime, inode) in the cache, so each
+    install is hashed once (about 0.3 s for SmolLM2's 98 MB) and not on every resolve."""
+    stat = path.stat()
+    where = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
+    memo_file = cache_dir() / "models" / "source-sha256.json"
+    try:
+        memo = json.loads(memo_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        memo = {}
+    if where in memo:
+        return str(memo[where])
+    digest = sha256_file(path)
+    memo[where] = digest
+    memo_file.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".source-sha256.", dir=memo_file.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(memo, handle, indent=1)
+    os.replace(tmp, memo_file)  # atomic; a concurrent writer's entry may be lost and is recomputed
+    return digest
+
+
 def _convert_embedded(name: str) -> tuple[Path, str]:
     """Convert an embedded GGUF to safetensors once; return (directory, source sha256)."""
     asset = EMBEDDED[name]
     gguf_path = _package_dir(asset["package"], asset["pip"], name) / asset["gguf"]
     if not gguf_path.is_file():
         raise ModelNotFoundError(f"embedded model '{name}': {gguf_path} is missing; reinstall `{asset['pip']}`.")
-    stamp = f"{gguf_path.stat().st_size}-{int(gguf_path.stat().st_mtime)}-v{CONVERSION_VERSION}"
-    target = cache_dir() / "models" / f"{name}-{hashlib.sha1(stamp.encode()).hexdigest()[:10]}"
+    source_sha = _source_sha256(gguf_path)
+    target = cache_dir() / "models" / f"{name}-{_asset_key(asset, source_sha)}"
     marker = target / "harness_model.json"
     if marker.is_file():
         return target, json.loads(marker.read_text())["source_sha256"]
@@ -125,7 +166,6 @@ def _convert_embedded(name: str) -> tuple[Path, str]:
     model.generation_config.pad_token_id = pad
     if asset["chat_template"]:
         tokenizer.chat_template = asset["chat_template"]
-    source_sha = sha256_file(gguf_path)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     try:
@@ -133,7 +173,8 @@ def _convert_embedded(name: str) -> tuple[Path, str]:
         tokenizer.save_pretrained(staging)
         (staging / "harness_model.json").write_text(
             json.dumps({"name": name, "source": str(gguf_path), "source_sha256": source_sha,
-                        "conversion_version": CONVERSION_VERSION}, indent=2)
+                        "package_version": _package_version(asset), "conversion_version": CONVERSION_VERSION},
+                       indent=2)
         )
         try:
             os.rename(staging, target)  # atomic: a concurrent converter either wins or loses whole

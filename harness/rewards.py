@@ -2,7 +2,7 @@
 
 - correctness (the judge): +2 when the final answer matches the completion's *own* row's
   gold or an alias, -1 when it is wrong, refused or empty. "Matches" is the evaluator's
-  definition (`factrl.evals.scoring`: normalisation, alias handling, token-boundary
+  definition (`factrl.evals.answers`: normalisation, alias handling, token-boundary
   containment), so training rewards exactly what evaluation scores. The released trainer
   judged every completion against the first question's gold and matched character
   substrings; neither is copied.
@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from factrl.evals import scoring
+from factrl.evals.answers import extract_answer, is_refusal, match_closed_book
 
 FORMAT_RULES = ("paper", "single_block")
 
@@ -99,10 +99,10 @@ def gold_answers(row: Mapping[str, Any]) -> list[str]:
 
 def judge(completion: str, answers: Sequence[str]) -> tuple[bool, bool, bool, Any]:
     """(correct, refused, empty, extraction) of one completion against its own gold."""
-    ext = scoring.extract_answer(completion or "")
+    ext = extract_answer(completion or "")
     empty = not ext.answer
-    refused = (not empty) and scoring.is_refusal(ext.answer)
-    correct = (not empty) and (not refused) and scoring.match_closed_book(ext.answer, tuple(answers))
+    refused = (not empty) and is_refusal(ext.answer)
+    correct = (not empty) and (not refused) and match_closed_book(ext.answer, tuple(answers))
     return correct, refused, empty, ext
 
 
@@ -116,7 +116,7 @@ def correctness_reward(*, completions: Sequence[str], rows: Sequence[Mapping[str
 def format_reward(*, completions: Sequence[str], ok: float = 1.0, bad: float = -1.0,
                   rule: str = "paper", **kwargs: Any) -> list[float]:
     """+ok for a non-empty closed answer block (rule `single_block`: and only one), else bad."""
-    return [ok if _format_ok(scoring.extract_answer(c or ""), rule) else bad for c in completions]
+    return [ok if _format_ok(extract_answer(c or ""), rule) else bad for c in completions]
 
 
 def length_penalty(*, completion_ids: Sequence[Sequence[int]], eta: float = 0.0, l0: float = 512.0,

@@ -61,6 +61,14 @@ def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: Ru
         timer.write()
 
 
+def _provenance(components: dict | None) -> dict:
+    """run.json / metrics.json fields: `components` and the sorted names of the stand-ins."""
+    from .training.components import stand_in_names
+
+    components = components or {}
+    return {"components": components, "stand_ins": stand_in_names(components)}
+
+
 def run_task(cfg: DictConfig) -> dict | None:
     """Run one composed config end to end; returns the run-level metrics."""
     method_cls = get_method(str(cfg.method.name))
@@ -80,11 +88,15 @@ def run_task(cfg: DictConfig) -> dict | None:
         run.update(model_identity=identity.to_dict(), method_version=method.version,
                    method_algorithm=method.algorithm)
         trained = _train(cfg, method, identity, run) if method.algorithm == "grpo" else None
+        # Which reward components made the result (issue 9); {} / [] for evaluation-only runs.
+        provenance = _provenance(trained.components if trained else None)
+        run.update(**provenance)
         from factrl.evals import evaluate
 
         metrics = evaluate(cfg, identity=identity, adapter=trained.adapter_dir if trained else None,
                            out_dir=run / "eval", model=trained.model if trained else None,
                            tokenizer=trained.tokenizer if trained else None)
+        metrics = {**metrics, **provenance}
         write_json(run / "metrics.json", metrics)
         run.finish()
         if cfg.leaderboard.get("enabled", True):
@@ -93,25 +105,44 @@ def run_task(cfg: DictConfig) -> dict | None:
         print(_summary(run, metrics))
         return metrics
     except BaseException as err:
-        run.update(status="failed" if not isinstance(err, KeyboardInterrupt) else "interrupted",
-                   error=f"{type(err).__name__}: {err}"[:2000])
+        if not run.finished:  # an interrupt after finish() (e.g. while recording) keeps it finished
+            run.update(status="failed" if not isinstance(err, KeyboardInterrupt) else "interrupted",
+                       error=f"{type(err).__name__}: {err}"[:2000])
         raise
     finally:
         detach_log(handler)
 
 
 def _record(run: RunDir, cfg: DictConfig) -> None:
-    """Add the run's rows to the leaderboard; a refusal leaves the finished run intact."""
-    from factrl.leaderboard import record_run
+    """Add the run's rows to the leaderboard. Never raises (short of an interrupt): the run
+    is already finished, so a refusal (invalid rows, a changed re-add, a locked or corrupt
+    store, even a bug) is written to run.json with the exact command that records it later."""
+    import shlex
 
+    from factrl.leaderboard import RowRefused, StoreError, add_run
+
+    store = Path(str(cfg.leaderboard.store)).resolve()  # absolute: the command works from anywhere
+    version = cfg.leaderboard.get("version")
+    command = ["harness", "leaderboard", "add", str(run.path.resolve()), "--store", str(store)]
+    command += ["--version", str(version)] if version not in (None, "") else []
     try:
-        ids = record_run(run.path, store_path=cfg.leaderboard.store, version=cfg.leaderboard.get("version"))
-        run.update(leaderboard={"store": str(cfg.leaderboard.store), "rows": ids})
-        log.info("leaderboard: %d row(s) added to %s", len(ids), cfg.leaderboard.store)
-    except HarnessError as err:
-        run.update(leaderboard={"store": str(cfg.leaderboard.store), "refused": str(err)})
-        log.warning("leaderboard: rows not recorded: %s\n  fix the cause, then: harness leaderboard add %s "
-                    "--store %s [--version V]", err, run.path, cfg.leaderboard.store)
+        report = add_run(run.path, store_path=store, version=version)
+    except Exception as err:  # noqa: BLE001 -- recording must not turn a finished run into a failed one
+        if isinstance(err, RowRefused) and err.replaceable:
+            command.append("--replace")  # the store holds this run with other numbers
+        reason = str(err) if isinstance(err, HarnessError) else f"{type(err).__name__}: {err} (a bug; please report)"
+        later = shlex.join(command)
+        fix = ("retry when the other writer is done: " if isinstance(err, StoreError) and err.kind == "locked"
+               else "fix the cause, then: ")
+        run.update(leaderboard={"store": str(store), "status": "refused", "refused": reason[:2000],
+                                "command": later})
+        log.warning("leaderboard: rows not recorded: %s\n  %s%s", reason, fix, later,
+                    exc_info=not isinstance(err, HarnessError))
+        return
+    run.update(leaderboard={"store": str(store), "status": "recorded", "rows": report.ids,
+                            "added": len(report.added), "replaced": len(report.replaced),
+                            "unchanged": len(report.unchanged)})
+    log.info("leaderboard: %s to %s", report.summary(), store)
 
 
 def _read_metrics(run: RunDir) -> dict:

@@ -5,12 +5,16 @@ resolved config, so rerunning the same command finds the same directory and resu
 
     config.yaml          resolved config, secrets redacted
     run.json             identity and status: run_id, kind, method, model, config_hash,
-                         harness version, git commit, started/finished, status
+                         harness version, git commit, started/finished, status; the reward's
+                         `components` and `stand_ins` ({} and [] for evaluation-only runs)
     run.log              the log of every attempt, appended
     timings.json         training phases (harness.timer), when the run trains
-    train/               checkpoints (checkpoint-N/) and the final adapter (adapter/)
+    train/               checkpoints (checkpoint-N/), the final adapter (adapter/), log.jsonl and
+                         reward_records.jsonl (cut back to the checkpoint's step on resume),
+                         components.json (Method.components of the reward, issue 9)
     eval/<set>/          generations.jsonl, samples.jsonl, metrics.json (see evals/README.md)
-    metrics.json         summary over sets: {"schema", "sets": {name: metrics}, "macro": {...}}
+    metrics.json         summary over sets: {"schema", "sets": {name: metrics}, "macro": {...},
+                         "components", "stand_ins"}
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`harness leaderboard`: add results, list rows, publish a version, export results files.
 
-    harness leaderboard add runs/<run> [results.json ...] [--version V]
+    harness leaderboard add runs/<run> [results.json ...] [--version V] [--replace]
     harness leaderboard list [--version V | --all] [--method M] [--model M] [--set S] [--json]
     harness leaderboard publish --version V --out DIR [--focus M] [--reference M] [--layout FILE]
     harness leaderboard export --out DIR [--version V] [--run RUN_ID]
@@ -36,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     add = sub.add_parser("add", parents=[common], help="validate and store a run directory or results file")
     add.add_argument("paths", nargs="+", type=Path, metavar="RUN_DIR|RESULTS.json")
     add.add_argument("--version", default=None, help="leaderboard version (default: current)")
+    add.add_argument("--replace", action="store_true",
+                     help="overwrite stored rows whose content differs (default: refuse them; identical rows "
+                          "are always left unchanged)")
 
     lst = sub.add_parser("list", parents=[common], help="list stored rows")
     lst.add_argument("--version", default=None, help="one version (default: current)")
@@ -48,7 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     pub = sub.add_parser("publish", parents=[common], help="write Markdown, CSV, LaTeX, HTML and plots")
     pub.add_argument("--version", default=None, help="leaderboard version (default: current)")
     pub.add_argument("--out", type=Path, required=True, help="output folder")
-    pub.add_argument("--focus", default=None, help="method whose difference to the best competitor is shown")
+    pub.add_argument("--focus", default=None,
+                     help="label this method \"(ours)\" and show its difference to the best competitor "
+                          "(default: none, a neutral comparison)")
     pub.add_argument("--reference", default=None, help="method the time ratios divide by")
     pub.add_argument("--layout", type=Path, default=None,
                      help="table layout YAML (default: configs/leaderboard/layout/paper.yaml)")
@@ -71,7 +76,7 @@ def _store(args: argparse.Namespace) -> Store:
 
 
 def _add(args: argparse.Namespace) -> int:
-    store, failures, total = _store(args), [], 0
+    store, failures = _store(args), []
     for path in args.paths:
         try:
             if path.is_dir():
@@ -84,13 +89,12 @@ def _add(args: argparse.Namespace) -> int:
                 rows = results.rows_from_results(data, str(path), args.version)
             else:
                 raise HarnessError(f"{path}: no such run directory or results file")
-            ids = store.add(rows)
+            report = store.add(rows, replace=args.replace)
         except HarnessError as err:
             failures.append(f"{path}: {err}")
             print(f"refused {path}: {err}", file=sys.stderr)
             continue
-        total += len(ids)
-        print(f"added {len(ids)} row(s) from {path} (version {rows[0]['leaderboard_version']}) to {store.path}")
+        print(f"{report.summary()} from {path} (version {rows[0]['leaderboard_version']}) to {store.path}")
     if failures:
         raise HarnessError(f"{len(failures)} of {len(args.paths)} input(s) refused; first: {failures[0]}")
     return 0

@@ -3,20 +3,24 @@
 Every string that comes from data (model and method names, labels, notes) goes through the
 format's escape function, so a model called `<b>x</b> & {y}_$` prints as those characters.
 Numbers are formatted by tables.py; marks are the format's own markup: Markdown
-`**best**` / `<u>second</u>`, LaTeX `\\textbf{}` / `\\underline{}`.
+`**best**` / `<u>second</u>`, LaTeX `\\textbf{}` / `\\underline{}`. A line with a stand-in
+reward component carries components.MARKER after its method (LaTeX `\\ddag`; CSV: a
+`stand_ins` column) and the table's notes hold the legend.
 """
 from __future__ import annotations
 
 import csv
 import io
+import json
 from typing import Any
 
-from .tables import Cell, Table
+from .components import MARKER
+from .tables import Cell, Line, Table
 
 _MD_SPECIAL = "\\`*_[]|~$#"
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"}
+          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", MARKER: r"\ddag{}"}
 
 
 def md_escape(text: Any) -> str:
@@ -33,6 +37,11 @@ def latex_escape(text: Any) -> str:
 
 def _header_labels(table: Table) -> list[str]:
     return [f"{c.group} {c.label}" if c.group else c.label for c in table.columns]
+
+
+def _marked(line: Line, label: str, marker: str = MARKER) -> str:
+    """The (escaped) method label, with the stand-in marker when the line used one."""
+    return f"{label} {marker}" if line.stand_ins else label
 
 
 def _diff_text(cell: Cell) -> str:
@@ -58,7 +67,7 @@ def markdown(table: Table) -> str:
         for index, line in enumerate(members):
             lead = [md_escape(group) if index == 0 and group else ""] if first else []
             cells = [_md_cell(line.cells.get(c.key, Cell())) for c in table.columns]
-            lines.append("| " + " | ".join(lead + [md_escape(line.method_label)] + cells) + " |")
+            lines.append("| " + " | ".join(lead + [_marked(line, md_escape(line.method_label))] + cells) + " |")
     notes = [f"- {md_escape(n)}" for n in table.notes]
     return "\n".join([f"### {md_escape(table.title)}", "", *lines, "", *notes]).rstrip() + "\n"
 
@@ -70,21 +79,21 @@ def csv_text(table: Table) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     keys = [c.key for c in table.columns]
     with_diff = [k for k in keys if any(line.cells.get(k, Cell()).diff is not None for line in table.lines)]
-    writer.writerow(["model", "method", *keys, *[f"{k}_diff" for k in with_diff], "runs", "rows"])
+    writer.writerow(["model", "method", *keys, *[f"{k}_diff" for k in with_diff], "stand_ins", "runs", "rows"])
     for _, members in table.groups:
         for line in members:
             values = [line.cells.get(k, Cell()).value for k in keys]
             diffs = [line.cells.get(k, Cell()).diff for k in with_diff]
             writer.writerow([line.model, line.method, *["" if v is None else round(v, 6) for v in values],
                              *["" if d is None else round(d, 6) for d in diffs],
-                             " ".join(line.run_ids), " ".join(line.row_ids)])
+                             "; ".join(line.stand_ins), " ".join(line.run_ids), " ".join(line.row_ids)])
     return buffer.getvalue()
 
 
 ROW_COLUMNS = ("row_id", "leaderboard_version", "model", "model_id", "model_revision", "model_sha256", "method",
                "method_config_hash", "run_id", "seed", "adapter_sha256", "pool_sha256", "set", "task", "set_sha256",
                "limit", "scorer", "scorer_version", "prompt_hash", "metric", "value", "n", "stderr", "train_seconds",
-               "gpu_hours", "device", "harness_version", "git_commit", "date")
+               "gpu_hours", "device", "harness_version", "git_commit", "date", "stand_ins", "components")
 
 
 def rows_csv(rows: list[dict]) -> str:
@@ -105,7 +114,9 @@ def rows_csv(rows: list[dict]) -> str:
                 row["scorer"]["name"], row["scorer"]["version"], row["generation"]["prompt_hash"], metric,
                 item["value"], item["n"], item.get("stderr"), timer.get("total_s"), timer.get("gpu_hours"),
                 f"{device.get('name')} x{device.get('count')}" if device else "",
-                row["harness"]["version"], row["harness"].get("git_commit"), row["date"]])
+                row["harness"]["version"], row["harness"].get("git_commit"), row["date"],
+                "; ".join(item["label"] for item in row.get("stand_ins") or []),
+                json.dumps(row.get("components") or {}, sort_keys=True)])
     return buffer.getvalue()
 
 
@@ -150,7 +161,8 @@ def latex(table: Table, label: str) -> str:
         for index, line in enumerate(members):
             lead_cells = [latex_escape(group) if index == 0 and group else ""] if has_group_col else []
             cells = [_tex_cell(line.cells.get(c.key, Cell())) for c in table.columns]
-            out.append(" & ".join(lead_cells + [latex_escape(line.method_label)] + cells) + r" \\")
+            label = _marked(line, latex_escape(line.method_label), r"\textsuperscript{\ddag}")
+            out.append(" & ".join(lead_cells + [label] + cells) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}"]
     if table.notes:
         out.append(r"\par\smallskip\footnotesize " + " ".join(latex_escape(n) for n in table.notes))

@@ -3,7 +3,10 @@
 Everything from data is escaped with html.escape (text and attributes); the page loads no
 network resource (inline CSS and JS, a Content-Security-Policy that forbids the rest).
 Every table line links to the provenance sections of the rows behind it (`#row-<id>`),
-and each section links to the row's full JSON record (`rows/<id>.json`).
+each link labelled by what the line does not already say (the set; the model too where the
+table has no model column), and each section links to the row's full JSON record
+(`rows/<id>.json`). Differences of the focus method are green when it is ahead, red when
+behind; a column where lower is better (times) sorts shortest first on the first click.
 """
 from __future__ import annotations
 
@@ -14,17 +17,22 @@ from typing import Any
 
 from factrl.harness.timer import format_hms
 
-from .tables import Cell, Table
+from .components import MARKER, row_stand_ins
+from .tables import Cell, Line, Table
+
+# (model label, set label) of a row, for labelling its links in a table's Provenance cell.
+RowParts = dict[str, tuple[str, str]]
 
 
 def _e(value: Any) -> str:
     return escape("" if value is None else str(value), quote=True)
 
 
-def _th(key: str, label: str, group: str | None, kind: str) -> str:
+def _th(key: str, label: str, group: str | None, kind: str, higher_is_better: bool = True) -> str:
     grp = f'<span class="grp">{_e(group)}</span>' if group else ""
     cls = ' class="text"' if kind == "text" else ""
-    return f'<th data-key="{_e(key)}" data-type="{kind}"{cls} scope="col">{grp}{_e(label)}</th>'
+    better = "" if kind != "num" else f' data-better="{"higher" if higher_is_better else "lower"}"'
+    return f'<th data-key="{_e(key)}" data-type="{kind}"{better}{cls} scope="col">{grp}{_e(label)}</th>'
 
 
 def _td(cell: Cell) -> str:
@@ -37,33 +45,54 @@ def _td(cell: Cell) -> str:
     elif cell.mark == "second":
         text = f"<u>{text}</u>"
     if cell.diff is not None:
-        text += f' <span class="diff {"up" if cell.diff > 0 else "down"}">({cell.diff:+.2f})</span>'
+        # Classed on the printed value, so "+0.00" is never coloured as a gain or a loss.
+        shown = round(cell.diff, 2)
+        trend = "up" if shown > 0 else ("down" if shown < 0 else "even")
+        text += f' <span class="diff {trend}">({cell.diff:+.2f})</span>'
     cls = f' class="{cell.mark}"' if cell.mark else ""
     return f'<td data-value="{value}"{cls}>{text}</td>'
 
 
-def table_html(table: Table, row_labels: dict[str, str]) -> str:
+def _method_cell(line: Line) -> str:
+    label = _e(line.method_label)
+    if line.stand_ins:
+        label += (f' <span class="standin" title="stand-in: {_e(", ".join(line.stand_ins))}">'
+                  f"{MARKER}</span>")
+    return f'<td class="text">{label}</td>'
+
+
+def _links(line: Line, row_parts: RowParts, name_model: bool) -> str:
+    """Links to the line's rows: by set, grouped under the model's name when the table's
+    lines span models (the time table), so two models' TriviaQA links are told apart."""
+    groups: dict[str, list[str]] = {}
+    for rid in line.row_ids:
+        model, set_label = row_parts.get(rid, ("", rid))
+        groups.setdefault(model if name_model else "", []).append(
+            f'<a href="#row-{_e(rid)}" title="{_e(model)} / {_e(set_label)}">{_e(set_label)}</a>')
+    parts = [(f'<span class="pmodel">{_e(model)}:</span> ' if model else "") + " ".join(links)
+             for model, links in groups.items()]
+    return "".join(f'<span class="pgroup">{part}</span>' for part in parts)
+
+
+def table_html(table: Table, row_parts: RowParts) -> str:
     """A flat sortable table: the model on every line, so sorting never loses it."""
     grouped = bool(table.first_header)
     head = ([_th("model", table.first_header, None, "text")] if grouped else [])
     head += [_th("method", "Method", None, "text")]
-    head += [_th(c.key, c.label, c.group, "num") for c in table.columns]
+    head += [_th(c.key, c.label, c.group, "num", c.higher_is_better) for c in table.columns]
     head.append('<th data-key="provenance" data-type="none" class="text" scope="col">Provenance</th>')
     body = []
     for group, lines in table.groups:
         for line in lines:
-            cells = [f'<td class="text">{_e(group)}</td>'] if grouped else []
-            cells.append(f'<td class="text">{_e(line.method_label)}</td>')
+            cells = [f'<td class="text model">{_e(group)}</td>'] if grouped else []
+            cells.append(_method_cell(line))
             cells += [_td(line.cells.get(c.key, Cell())) for c in table.columns]
-            # The line already names model and method; each link names its set (label's last part).
-            links = " ".join(f'<a href="#row-{_e(rid)}">{_e(row_labels.get(rid, rid).rsplit(" / ", 1)[-1])}</a>'
-                             for rid in line.row_ids)
-            cells.append(f'<td class="prov text">{links or "—"}</td>')
+            cells.append(f'<td class="prov text">{_links(line, row_parts, not grouped) or "—"}</td>')
             body.append(f'<tr data-method="{_e(line.method)}">{"".join(cells)}</tr>')
     notes = "".join(f"<li>{_e(n)}</li>" for n in table.notes)
-    return (f'<h2 id="{_e(table.name)}">{_e(table.title)}</h2>\n'
+    return (f'<h2 id="{_e(table.name)}">{_e(table.title)}</h2>\n<div class="wide">'
             f'<table class="sortable" id="t-{_e(table.name)}">\n<thead><tr>{"".join(head)}</tr></thead>\n'
-            f'<tbody>\n{chr(10).join(body)}\n</tbody>\n</table>\n<ul class="notes">{notes}</ul>\n')
+            f'<tbody>\n{chr(10).join(body)}\n</tbody>\n</table></div>\n<ul class="notes">{notes}</ul>\n')
 
 
 def _kv(items: list[tuple[str, Any]]) -> str:
@@ -75,6 +104,17 @@ def _code(value: Any) -> str:
     if isinstance(value, (dict, list)):
         value = json.dumps(value, sort_keys=True)
     return f"<code>{_e(value)}</code>" if value not in (None, "") else "—"
+
+
+def _components(components: dict[str, Any]) -> str:
+    """Each reward component: its label and kind, then every recorded fact as JSON."""
+    if not components:
+        return "—"
+    items = []
+    for name, item in sorted(components.items()):
+        facts = {k: v for k, v in item.items() if k not in ("label", "kind")}
+        items.append(f"<li><b>{_e(name)}</b> ({_e(item.get('kind'))}, {_e(item.get('label'))}) {_code(facts)}</li>")
+    return f'<ul class="components">{"".join(items)}</ul>'
 
 
 def provenance_html(row: dict[str, Any], label: str) -> str:
@@ -111,6 +151,9 @@ def provenance_html(row: dict[str, Any], label: str) -> str:
         ("harness", f"{_e(row['harness']['version'])} · commit {_code(row['harness'].get('git_commit'))}"),
         ("evaluated / recorded", f"{_e(row.get('evaluated'))} / {_e(row.get('date'))}"),
         ("source", _code(row.get("source"))),
+        ("reward components", _components(row.get("components") or {})),
+        ("stand-ins", "; ".join(f"{MARKER} {_e(label)}" + (f" ({_e(note)})" if note else "")
+                                for label, note in row_stand_ins(row)) or "none recorded"),
     ]
     rid = _e(row["row_id"])
     return (f'<section class="prov" id="row-{rid}"><h3>{_e(label)}</h3>{_kv(items)}'
@@ -118,12 +161,13 @@ def provenance_html(row: dict[str, Any], label: str) -> str:
 
 
 def page(*, title: str, meta: list[tuple[str, Any]], tables: list[Table], rows: list[dict],
-         row_labels: dict[str, str], plots: list[tuple[str, str]], plot_notes: list[str],
+         row_labels: dict[str, str], row_parts: RowParts, plots: list[tuple[str, str]], plot_notes: list[str],
          frozen: dict[str, Any]) -> str:
-    """The whole page; `plots` are (relative path, caption), `frozen` the version's pins."""
+    """The whole page; `row_labels` head the provenance sections, `row_parts` label the
+    tables' links; `plots` are (relative path, caption), `frozen` the version's pins."""
     parts = [f"<header><h1>{_e(title)}</h1><p class=\"meta\">"
              + " · ".join(f"{_e(k)}: {_e(v)}" for k, v in meta) + "</p></header>"]
-    parts += [table_html(t, row_labels) for t in tables] or ["<p>No rows in this version.</p>"]
+    parts += [table_html(t, row_parts) for t in tables] or ["<p>No rows in this version.</p>"]
     if plots or plot_notes:
         parts.append('<h2 id="plots">Plots</h2>')
         parts += [f'<figure><img src="{_e(path)}" alt="{_e(caption)}"><figcaption>{_e(caption)}</figcaption></figure>'

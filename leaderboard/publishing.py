@@ -11,10 +11,14 @@
     OUT/manifest.json        what was published, from which store, and the version's pins
 
 Only rows of the requested version are read: rows of two versions never share a table.
+The manifest lists every file written; a republish removes what the previous one wrote and
+this one did not (rows/ and results/ of removed rows, plots and tables without data), so the
+folder never serves a stale row.
 """
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -44,6 +48,35 @@ def _row_labels(rows: list[dict], layout: Layout) -> dict[str, str]:
                          f"{layout.set_label(r['set']['name'])}" for r in rows}
 
 
+def _row_parts(rows: list[dict], layout: Layout) -> htmlpage.RowParts:
+    labels = model_labels(rows)
+    return {r["row_id"]: (labels[model_key(r["model"])], layout.set_label(r["set"]["name"])) for r in rows}
+
+
+# Folders that only publish writes: anything in them that this publish did not write is stale.
+OWNED_FOLDERS = ("rows", "results", "plots")
+
+
+def _previous_files(out: Path) -> list[str]:
+    try:
+        files = json.loads((out / "manifest.json").read_text(encoding="utf-8")).get("files") or []
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [f for f in files if isinstance(f, str)]
+
+
+def _stale(out: Path, written: set[str], previous: list[str]) -> list[str]:
+    """Files of an earlier publish (its manifest, or our own folders) that this one did not write."""
+    candidates = set(previous)
+    for folder in OWNED_FOLDERS:
+        if (out / folder).is_dir():
+            candidates |= {p.relative_to(out).as_posix() for p in (out / folder).iterdir() if p.is_file()}
+    root = out.resolve()
+    # A manifest never points outside OUT (an edited one must not delete elsewhere).
+    return sorted(name for name in candidates - written - {"manifest.json"}
+                  if root in (out / name).resolve().parents and (out / name).is_file())
+
+
 def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | os.PathLike,
             layout_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write all outputs of `version` (None = current) to `out_dir`; returns the manifest."""
@@ -60,6 +93,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     tables = build_tables(rows, layout)
     by_name: dict[str, Table] = {t.name: t for t in tables}
     labels = _row_labels(rows, layout)
+    previous = _previous_files(out)
     files: list[Path] = []
 
     md = [f"# Leaderboard, version {version}", "",
@@ -72,10 +106,11 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     files.append(_write(out / "rows.csv", formats.rows_csv(rows)))
     files.append(_write(out / "tables.tex", "\n".join(formats.latex(t, f"tab:{t.name}") for t in tables)))
     for row in rows:
-        write_json(out / "rows" / f"{row['row_id']}.json", row)
+        files.append(out / "rows" / f"{row['row_id']}.json")
+        write_json(files[-1], row)
     for run_rows in results.group_by_run(rows).values():
-        data = results.export_results(run_rows)
-        write_json(out / "results" / f"{results.safe_name(run_rows[0]['run']['run_id'])}.json", data)
+        files.append(out / "results" / f"{results.safe_name(run_rows[0]['run']['run_id'])}.json")
+        write_json(files[-1], results.export_results(run_rows))
 
     figures: list[tuple[str, str]] = []
     notes: list[str] = []
@@ -100,11 +135,15 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
             ("generated", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))]
     files.append(_write(out / "index.html", htmlpage.page(
         title=f"factrl-harness leaderboard, version {version}", meta=meta, tables=tables, rows=rows,
-        row_labels=labels, plots=figures, plot_notes=notes, frozen=frozen)))
+        row_labels=labels, row_parts=_row_parts(rows, layout), plots=figures, plot_notes=notes, frozen=frozen)))
+    written = sorted(p.relative_to(out).as_posix() for p in files)
+    stale = _stale(out, set(written), previous)
     manifest = {"schema": "factrl.leaderboard.publish/1", "leaderboard_version": version,
                 "store": str(Path(store_path).resolve()), "rows": len(rows), "tables": [t.name for t in tables],
-                "files": sorted(p.relative_to(out).as_posix() for p in files), "plot_notes": notes,
+                "files": written, "removed": stale, "plot_notes": notes,
                 "harness_version": __version__, "git_commit": git_commit(),
                 "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
     write_json(out / "manifest.json", manifest)
+    for name in stale:  # only after the new outputs and manifest are in place
+        (out / name).unlink(missing_ok=True)
     return manifest

@@ -1,9 +1,10 @@
 """Rows from a run directory (docs/CONTRACTS.md layout) and `record_run`.
 
-Reads run.json (identity), config.yaml (resolved config: method, model, pool, train),
-timings.json (harness.timer; absent for raw and evaluation-only runs) and every
-eval/<set>/metrics.json, and builds one row per set. Input files are validated against
-their schemas first, so a malformed file is reported by path and field, not as a KeyError.
+Reads run.json (identity, and the reward components that can change a result),
+config.yaml (resolved config: method, model, pool, train), timings.json (harness.timer;
+absent for raw and evaluation-only runs) and every eval/<set>/metrics.json, and builds one
+row per set. Input files are validated against their schemas first, so a malformed file is
+reported by path and field, not as a KeyError or AttributeError.
 """
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ import yaml
 from factrl.harness.errors import DataError, HarnessError
 from factrl.harness.hashing import sha256_file
 
+from . import components as componentlib
 from . import rows as rowlib
 from . import schema, settings, versions
-from .store import Store
+from .store import AddReport, Store
 
 RAW_KINDS = ("raw", "eval")  # run.json kinds of evaluation-only runs
 RAW_METHOD = "raw"
@@ -45,6 +47,24 @@ def _check(data: Any, spec: dict, path: Path) -> None:
         raise DataError(f"{path}: {found[0]}{more}; the file does not follow docs/CONTRACTS.md.")
 
 
+def _mapping(data: Any, path: Path, what: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: must be a mapping ({what}), got {type(data).__name__}; it was not written by "
+                        "`harness run`: rerun it, or fix the file.")
+    return data
+
+
+def _section(config: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
+    """A config section that must be a mapping when present (`method: corver` is not one)."""
+    value = config.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DataError(f"{path}: {key} must be a mapping (e.g. {key}: {{name: ...}}), got {type(value).__name__} "
+                        f"{value!r}; rerun `harness run` to rewrite the resolved config.")
+    return value
+
+
 def short_hash(value: Any) -> str:
     return hashlib.sha256(versions.canonical(value).encode()).hexdigest()[:8]
 
@@ -52,7 +72,8 @@ def short_hash(value: Any) -> str:
 def _pool(run: dict, config: dict, run_dir: Path) -> dict[str, Any] | None:
     """The training pool's identity; its hash from run.json, the config, or the file itself."""
     pool = config.get("pool") or {}
-    digest = (run.get("pool") or {}).get("sha256") or run.get("pool_sha256") or pool.get("sha256")
+    recorded = run.get("pool") if isinstance(run.get("pool"), dict) else {}
+    digest = recorded.get("sha256") or run.get("pool_sha256") or pool.get("sha256")
     path = pool.get("path")
     if not digest and path:
         candidate = Path(path) if Path(path).is_absolute() else run_dir / path
@@ -98,13 +119,19 @@ def rows_from_run(run_dir: str | os.PathLike, version: str | None = None) -> lis
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise HarnessError(f"{run_dir} is not a run directory; pass the folder `harness run` printed.")
-    run = _read_json(run_dir / "run.json", "is this a run directory written by `harness run`?")
+    run = _mapping(_read_json(run_dir / "run.json", "is this a run directory written by `harness run`?"),
+                   run_dir / "run.json", "a JSON object of run fields")
+    config_path = run_dir / "config.yaml"
     try:
-        config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DataError(f"{run_dir / 'config.yaml'} is missing; the run directory is incomplete.") from None
+        raise DataError(f"{config_path} is missing; the run directory is incomplete.") from None
     except yaml.YAMLError as err:
-        raise DataError(f"{run_dir / 'config.yaml'}: invalid YAML ({err}).") from None
+        raise DataError(f"{config_path}: invalid YAML ({' '.join(str(err).split())}).") from None
+    config = _mapping(config if config is not None else {}, config_path, "the resolved config")
+    for key in ("method", "pool", "train"):
+        _section(config, key, config_path)
+    components, stand_ins = componentlib.of_run(run, run_dir)
     run_id = run.get("run_id") or run_dir.name
     timings = None
     if (run_dir / "timings.json").is_file():
@@ -160,6 +187,8 @@ def rows_from_run(run_dir: str | os.PathLike, version: str | None = None) -> lis
             "date": now,
             "evaluated": metrics.get("created"),
             "source": f"run:{run_dir.resolve()}",
+            "components": components,
+            "stand_ins": stand_ins,
         }
         quartiles = popularity_quartiles(file.parent / "samples.jsonl")
         if quartiles:
@@ -172,12 +201,20 @@ def default_store() -> Path:
     return Path(settings.load()["store"])
 
 
+def add_run(run_dir: str | os.PathLike, store_path: str | os.PathLike | None = None,
+           version: str | None = None, replace: bool = False) -> AddReport:
+    """`record_run`, returning what happened to each row (added, replaced, unchanged)."""
+    rows = rows_from_run(run_dir, version)
+    return Store(store_path or default_store()).add(rows, replace=replace)
+
+
 def record_run(run_dir: str | os.PathLike, store_path: str | os.PathLike | None = None,
-               version: str | None = None) -> list[str]:
+               version: str | None = None, replace: bool = False) -> list[str]:
     """Validate and store one row per evaluated set of `run_dir`; returns the row ids.
 
     All sets of the run are stored in one transaction or none; a refusal raises
-    `RowRefused` (a HarnessError) naming each bad field. Re-recording replaces the rows.
+    `RowRefused` (a HarnessError) naming each bad field. Re-recording identical rows is a
+    no-op; rows that changed are refused unless `replace`; a store that cannot be used raises
+    a one-line StoreError (a DataError).
     """
-    rows = rows_from_run(run_dir, version)
-    return Store(store_path or default_store()).add(rows)
+    return add_run(run_dir, store_path, version, replace).ids

@@ -7,6 +7,7 @@ its id is derived from its key, and it agrees with the fields its version freeze
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from . import schema, versions
@@ -18,7 +19,7 @@ FRACTIONS = {"accuracy", "accuracy_one_way", "na_rate", "refusal_rate", "empty_r
 
 
 def row_id(run_id: str, set_name: str, version: str) -> str:
-    """Stable id of (run, set, version): re-recording the same run replaces its row."""
+    """Stable id of (run, set, version): re-recording the same run finds its row again."""
     return hashlib.sha256(f"{run_id}\0{set_name}\0{version}".encode()).hexdigest()[:16]
 
 
@@ -64,3 +65,38 @@ def primary(row: dict[str, Any], metric: str | None = None) -> float | None:
     key = metric or PRIMARY[row["set"]["task"]][0]
     item = row["metrics"].get(key)
     return None if item is None else float(item["value"])
+
+
+# Fields that differ between two recordings of the same result without changing it: when it
+# was recorded and from where (a run directory, or a results file exported from it).
+VOLATILE = ("date", "source")
+# Optional provenance added after the first release; a row without them is a row with none.
+EMPTY_DEFAULTS = {"components": {}, "stand_ins": []}
+
+
+def content(row: dict[str, Any]) -> dict[str, Any]:
+    """What a row says, for deciding whether a re-add is the same row (no-op) or a change."""
+    out = {k: v for k, v in row.items() if not k.startswith("_") and k not in VOLATILE}
+    for key, empty in EMPTY_DEFAULTS.items():
+        if out.get(key) in (None, empty):
+            out.pop(key, None)
+    return json.loads(versions.canonical(out))
+
+
+def content_differences(old: dict[str, Any], new: dict[str, Any], limit: int = 3) -> list[str]:
+    """The first `limit` fields (dotted paths) whose content differs, as 'path old -> new'."""
+    found: list[str] = []
+
+    def walk(a: Any, b: Any, path: str) -> None:
+        if len(found) >= limit or a == b:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b)):
+                walk(a.get(key), b.get(key), f"{path}.{key}" if path else key)
+            return
+        shown = [json.dumps(v, sort_keys=True) for v in (a, b)]
+        shown = [s if len(s) <= 40 else s[:37] + "..." for s in shown]
+        found.append(f"{path or '(row)'} {shown[0]} -> {shown[1]}")
+
+    walk(content(old), content(new), "")
+    return found

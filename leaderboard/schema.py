@@ -81,7 +81,13 @@ ROW_SCHEMA = _obj({
     "harness": _obj({"version": _STR, "git_commit": _STR_OR_NULL}),
     "date": _STR,
 }, {"evaluated": _STR_OR_NULL, "source": _STR_OR_NULL, "breakdowns": {"type": "object"},
-    "steps": {"type": ["integer", "null"]}}, extra=False)
+    "steps": {"type": ["integer", "null"]},
+    # Reward components that can change a result (docs/CONTRACTS.md, issue 9); optional,
+    # so rows recorded before them stay valid and count as having no stand-in.
+    "components": {"type": "object", "additionalProperties": {"type": "object"}},
+    "stand_ins": {"type": "array", "items": _obj({"name": {"type": "string", "minLength": 1},
+                                                  "label": {"type": "string", "minLength": 1}})}},
+    extra=False)
 
 RESULTS_SCHEMA = _obj({
     "schema": {"const": RESULTS_SCHEMA_ID},

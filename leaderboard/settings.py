@@ -19,7 +19,7 @@ FALLBACK: dict[str, Any] = {
     "enabled": True,
     "store": "leaderboard.sqlite",
     "version": None,
-    "focus_method": "corver",
+    "focus_method": None,  # neutral: no method is "(ours)" unless `publish --focus M` asks
     "reference_method": "corver",
     "raw_method": "raw",
     "macro_sets": ["triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa"],

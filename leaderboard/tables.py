@@ -5,23 +5,29 @@
   when none of them is), only for a line that has every one of them. Within each model
   and column the best value is bold and the second underlined (ranked on the printed
   two-decimal values, so ties share a mark; bold needs >= 2 lines and >= 2 distinct values,
-  underline >= 3 lines). The
-  focus method's cells carry its difference to the best competitor (any other line of that
-  model, Raw included), computed on unrounded values.
+  underline >= 3 lines). Neutral by default: only when a focus method is asked for
+  (`publish --focus M`, layout `focus_method`) is it labelled "(ours)", placed last, and are
+  its cells given its difference to the best competitor (any other line of that model, Raw
+  included), computed on unrounded values.
 - time (Table 18): per method, for each timed model Macro and training time (h:mm, nearest
   minute), the mean over those models (each weighted equally; only when the method has them
-  all) and the ratio of its mean time to the reference method's.
+  all) and the ratio of its mean time to the reference method's. Steps: the runs' training
+  steps (each timed model's, in column order, when they differ).
 - multihop (Table 4): per model, one line per method; EM and F1 per multi-hop set; bold best.
 
 A (model, method) line uses one run: the complete run (all the table's sets) with the
 highest macro, as the paper keeps "the complete row with higher macro accuracy". Multi-hop
 cells pick the best run per set, because the paper trains per dataset there.
+
+A line whose rows used a stand-in reward component gets `stand_ins` (labels) and its table a
+legend note (components.py); every renderer marks such a line.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from . import components as componentlib
 from . import rows as rowlib
 from .versions import model_key
 
@@ -34,6 +40,7 @@ class Column:
     label: str
     group: str | None = None  # a spanning header above (model or set name)
     numeric: bool = True
+    higher_is_better: bool = True  # False for times: the page's first click sorts shortest first
 
 
 @dataclass
@@ -52,6 +59,7 @@ class Line:
     method_label: str
     cells: dict[str, Cell] = field(default_factory=dict)
     run_ids: list[str] = field(default_factory=list)
+    stand_ins: list[str] = field(default_factory=list)  # labels of stand-in components behind the line
 
     @property
     def row_ids(self) -> list[str]:
@@ -93,7 +101,7 @@ class Layout:
     def __init__(self, settings: dict[str, Any]):
         self.settings = settings
         self.raw = settings.get("raw_method") or "raw"
-        self.focus = settings.get("focus_method")
+        self.focus = settings.get("focus_method") or None  # neutral unless a focus is asked for
         self.reference = settings.get("reference_method")
         self.set_order = list(settings.get("set_order") or [])
         self.macro_sets = list(settings.get("macro_sets") or [])
@@ -112,7 +120,7 @@ class Layout:
         return sorted(set(names), key=lambda n: (order.get(n, len(order)), n))
 
     def sort_methods(self, names: Iterable[str]) -> list[str]:
-        """Raw first, the focus method last (the paper's Table 1), the rest in config order."""
+        """Raw first, the focus method (if any) last (the paper's Table 1), the rest in config order."""
         order = {n: i for i, n in enumerate(self.method_labels)}
         return sorted(set(names), key=lambda n: (n != self.raw, n == self.focus, order.get(n, len(order)), n))
 
@@ -219,7 +227,7 @@ def accuracy_table(rows: list[dict], layout: Layout) -> Table:
             value = None if row is None else 100.0 * rowlib.primary(row)  # type: ignore[operator]
             line.cells[name] = Cell(value, pct(value), row_ids=[row["row_id"]] if row else [])
         macro = _mean([line.cells[s].value for s in macro_sets])
-        line.cells["macro"] = Cell(macro, pct(macro), row_ids=[r["row_id"] for r in chosen.values()])
+        line.cells["macro"] = Cell(macro, pct(macro), row_ids=[r for s in sets for r in line.cells[s].row_ids])
         by_model.setdefault(mkey, []).append(line)
     groups = _model_groups(by_model, labels, layout)
     for _, lines in groups:
@@ -227,9 +235,11 @@ def accuracy_table(rows: list[dict], layout: Layout) -> Table:
             mark(lines, column.key)
         differences(lines, [c.key for c in columns], layout.focus)
     if sets:
+        focus = layout.focus is not None and any(line.method == layout.focus for _, lines in groups for line in lines)
         notes.insert(0, f"Accuracy (%). Macro = mean of {', '.join(layout.set_label(s) for s in macro_sets)}; "
-                        "bold = best, underline = second best within each model; (±x) = difference of "
-                        f"{layout.method_label(layout.focus or '')} to the best other method.")
+                        "bold = best, underline = second best within each model"
+                        + (f"; (±x) = difference of {layout.method_label(layout.focus)} to the best other method."
+                           if focus else "."))
     return Table("accuracy", "Closed-book QA accuracy (%)", columns, groups, notes)
 
 
@@ -271,11 +281,14 @@ def time_table(accuracy: Table, rows: list[dict], layout: Layout) -> Table | Non
         return None
     columns = [Column("steps", "Steps")]
     for model in models:
-        columns += [Column(f"{model}:macro", "Macro", group=model), Column(f"{model}:time", "Time", group=model)]
+        columns += [Column(f"{model}:macro", "Macro", group=model),
+                    Column(f"{model}:time", "Time", group=model, higher_is_better=False)]
     ref_label = layout.method_label(layout.reference or "").replace(" (ours)", "")
-    columns += [Column("mean:macro", "Macro", group="Mean"), Column("mean:time", "Time", group="Mean"),
-                Column("ratio", f"/ {ref_label}", group="Time ratio")]
+    columns += [Column("mean:macro", "Macro", group="Mean"),
+                Column("mean:time", "Time", group="Mean", higher_is_better=False),
+                Column("ratio", f"/ {ref_label}", group="Time ratio", higher_is_better=False)]
     per_method: dict[str, Line] = {}
+    steps: dict[str, dict[str, tuple[Any, str]]] = {}  # method -> model -> (steps, row id)
     devices: set[str] = set()
     for model, lines in accuracy.groups:
         if model not in models:
@@ -287,7 +300,7 @@ def time_table(accuracy: Table, rows: list[dict], layout: Layout) -> Table | Non
             if row:
                 dev = row["timer"]["device"]
                 devices.add(f"{dev.get('name')} ×{dev.get('count')}")
-                line.cells["steps"] = Cell(row.get("steps"), str(row.get("steps") or "—"), row_ids=[row["row_id"]])
+                steps.setdefault(acc.method, {})[model] = (row.get("steps"), row["row_id"])
             macro = acc.cells["macro"]
             line.cells[f"{model}:macro"] = Cell(macro.value, macro.text, row_ids=list(macro.row_ids))
             line.cells[f"{model}:time"] = Cell(seconds, hmm(seconds), row_ids=[row["row_id"]] if row else [])
@@ -297,7 +310,7 @@ def time_table(accuracy: Table, rows: list[dict], layout: Layout) -> Table | Non
         seconds = _mean([line.cells.get(f"{m}:time", Cell()).value for m in models])
         line.cells["mean:macro"] = Cell(macro, pct(macro))
         line.cells["mean:time"] = Cell(seconds, hmm(seconds))
-        line.cells.setdefault("steps", Cell())
+        line.cells["steps"] = _steps_cell([steps.get(line.method, {}).get(m) for m in models])
     ref = per_method.get(layout.reference or "")
     ref_time = ref.cells["mean:time"].value if ref else None
     for line in per_method.values():
@@ -317,8 +330,23 @@ def time_table(accuracy: Table, rows: list[dict], layout: Layout) -> Table | Non
                  notes, first_header="")
 
 
+def _steps_cell(per_model: list[tuple[Any, str] | None]) -> Cell:
+    """One Steps cell for a method's timed models: the value when they agree, else each
+    model's in column order ("100 / 200"), sorted by the largest."""
+    known = [item for item in per_model if item is not None]
+    if not known:
+        return Cell()
+    values = [item[0] for item in known]
+    numbers = [v for v in values if isinstance(v, (int, float))]
+    if len(set(values)) == 1:
+        text = str(values[0]) if values[0] is not None else "—"
+    else:
+        text = " / ".join("—" if item is None or item[0] is None else str(item[0]) for item in per_model)
+    return Cell(max(numbers) if numbers else None, text, row_ids=[rid for _, rid in known])
+
+
 def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
-    """All tables that have data, in publishing order."""
+    """All tables that have data, in publishing order; lines with stand-ins are marked."""
     accuracy = accuracy_table(rows, layout)
     tables = [accuracy] if accuracy.lines else []
     timed = time_table(accuracy, rows, layout)
@@ -327,4 +355,7 @@ def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
     multihop = multihop_table(rows, layout)
     if multihop.lines:
         tables.append(multihop)
+    by_id = {row["row_id"]: row for row in rows}
+    for table in tables:
+        componentlib.mark_table(table, by_id)
     return tables

@@ -19,7 +19,7 @@ from factrl.harness import __version__
 from factrl.harness.prompts import PROMPT_VERSION, prompt_hash
 from factrl.harness.rundir import write_json
 from factrl.harness.timer import Timer
-from factrl.evals.scoring import SCORER_VERSION
+from factrl.evals import SCORER_VERSION
 
 SET_COUNTS = {"triviaqa": 17944, "nq_open": 3610, "popqa": 14267, "simpleqa": 4326, "truthfulqa": 817,
               "hotpotqa": 7405, "2wikimultihopqa": 12576}

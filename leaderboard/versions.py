@@ -29,8 +29,8 @@ VERSIONS: dict[str, dict[str, Any]] = {
         "summary": "PROTOCOL 6 evaluation: five closed-book sets + macro, TruthfulQA, multi-hop EM/F1.",
         # Prompt 1 of factrl.harness.prompts (the shared system prompt, no anti-loop line).
         "prompt": {"version": "1", "hash": "c22192799d5ac4ef"},
-        # scorer name -> version (evals/scoring.py SCORER_VERSION; evals/corver.py VERSION).
-        "scorers": {"default": "1.0", "corver-official": "corver-eval_triviaqa@36b2390"},
+        # scorer name -> version (evals/scorers/default.py SCORER_VERSION; evals/scorers/corver_official.py VERSION).
+        "scorers": {"default": "1.1", "corver-official": "corver-eval_triviaqa@36b2390"},
         # set name -> subset of {sha256, version, count, task, limit, scorer, scorer_version};
         # model name -> decoding keys that must match. Left to the first row in each store
         # (see the module docstring) until results of this version are published.

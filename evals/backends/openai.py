@@ -1,78 +1,86 @@
-"""`backend=openai`: any OpenAI-compatible chat-completions server (e.g. `vllm serve`).
+"""`backend=openai`: any OpenAI-compatible server (`vllm serve`, `transformers serve`, ...).
 
-Requests run on a thread pool (`concurrency`) with an explicit per-request timeout and a
-bounded number of retries with exponential backoff for timeouts, connection errors, 429 and
-5xx; other 4xx errors (bad model name, bad key) fail at once. The API key is read from the
-environment variable named by `api_key_env` and is never logged or written: results record
-only the base URL and the served model name.
+Requests run on a thread pool (`concurrency`); each goes through `openai_client.OpenAIClient`:
+the SDK's own retries (explicit `timeout` and `max_retries`; it honours `Retry-After`) for
+timeouts, connection errors, 429 and 5xx, and re-asks from the same budget for malformed
+answers (invalid JSON, no choices, null content). A request that exhausts its budget is
+counted and reported after every other request has finished and been yielded; one the server
+refuses (other 4xx, e.g. a bad model name or an unknown field) stops the call, naming the field,
+after the requests already in flight are yielded. The API key is read from the environment
+variable named by `api_key_env` and is never logged or written; the base URL is shown without
+credentials.
 
-The messages are harness.prompts.chat_messages (system message or folded into the first user
-turn, optional demonstration), so the server applies the model's chat template; a model's
-response prefix (e.g. "<think>") is sent as a final assistant message that vLLM's server
-continues (`continue_final_message`). Sampling knobs the OpenAI schema lacks (top_k,
-repetition_penalty, enable_thinking) go in `extra_body`, which vLLM's server understands, and
-only when they differ from the neutral value.
+Endpoints (`endpoint_for`):
+- no response prefix: /chat/completions with harness.prompts.chat_messages (system message or
+  folded into the first user turn, optional demonstration); the server applies the model's
+  chat template.
+- a response prefix (e.g. "<think>") and `prefix_endpoint: completions` (default): /completions
+  with the prompt formatted by the model's own chat template (harness.prompts.format_prompt,
+  local tokenizer), exactly as the hf and vllm backends build it; this works on any server.
+- `prefix_endpoint: chat-continue` (opt-in, vLLM's server only): the prefix as a final assistant
+  message that the server continues (`continue_final_message`, `add_generation_prompt`).
+Sampling knobs the OpenAI schema lacks (top_k, repetition_penalty, enable_thinking on the chat
+endpoint) go in `extra_body` (top-level fields on the wire, which vLLM understands), and only
+when they differ from the neutral value.
 """
 from __future__ import annotations
 
 import logging
 import os
-import random
-import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Iterator, Sequence
 
-from factrl.harness.errors import HarnessError
+from factrl.harness.errors import ConfigError, HarnessError
 from factrl.harness.models import ModelIdentity
-from factrl.harness.prompts import chat_messages, response_prefix
+from factrl.harness.prompts import chat_messages, format_prompt, response_prefix
 
 from .base import Backend, BackendError, Decoding, Generation, Request
+from .openai_client import Completion, OpenAIClient, RequestFailed, parse_chat, parse_completion
 
 log = logging.getLogger("factrl.evals")
+
+PREFIX_ENDPOINTS = ("completions", "chat-continue")
+
+
+def endpoint_for(model_cfg: Any, settings: Any) -> str:
+    """"chat", "completions" or "chat-continue": where this model's requests go (recorded in results)."""
+    if not response_prefix(model_cfg):
+        return "chat"
+    choice = str((settings or {}).get("prefix_endpoint") or "completions")
+    if choice not in PREFIX_ENDPOINTS:
+        raise ConfigError(f"eval.openai.prefix_endpoint={choice!r}: use completions (any server) or "
+                          f"chat-continue (vLLM's server only).")
+    return choice
 
 
 class OpenAIBackend(Backend):
     name = "openai"
 
     def __init__(self, identity: ModelIdentity, model_cfg: Any, decoding: Decoding, *, settings: Any = None):
-        import openai
-
         settings = settings or {}
         base_url = settings.get("base_url")
         if not base_url:
             raise HarnessError("backend=openai needs eval.openai.base_url (e.g. http://127.0.0.1:8000/v1).")
-        self.base_url = str(base_url)
         self.served_model = str(settings.get("model") or identity.id)
         self.concurrency = max(1, int(settings.get("concurrency") or 8))
-        self.timeout = float(settings.get("timeout") or 120.0)
-        self.max_retries = max(0, int(settings.get("max_retries") if settings.get("max_retries") is not None else 3))
-        self.backoff = float(settings.get("backoff") if settings.get("backoff") is not None else 1.0)
+        max_retries = settings.get("max_retries")
+        backoff = settings.get("backoff")
         self.extra_body = dict(settings.get("extra_body") or {})
         self.model_cfg, self.decoding = model_cfg, decoding
+        self.endpoint = endpoint_for(model_cfg, settings)
+        self.tokenizer, self._bos = None, ""
+        if self.endpoint == "completions":
+            self.tokenizer, self._bos = _prompt_tokenizer(identity, model_cfg)
         key_env = str(settings.get("api_key_env") or "OPENAI_API_KEY")
         # Local servers accept any key; the client refuses an empty one.
-        self._openai = openai
-        self.client = openai.OpenAI(base_url=self.base_url, api_key=os.environ.get(key_env) or "EMPTY",
-                                    timeout=self.timeout, max_retries=0)  # retries are ours (bounded, logged)
-        self._retryable = (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError,
-                           openai.InternalServerError)
+        self.client = OpenAIClient(str(base_url), os.environ.get(key_env) or "EMPTY",
+                                   timeout=float(settings.get("timeout") or 120.0),
+                                   max_retries=int(max_retries) if max_retries is not None else 3,
+                                   backoff=float(backoff) if backoff is not None else 1.0)
+        self.base_url = self.client.display_url  # what messages show: no credentials
 
-
-    def _body(self, request: Request) -> dict:
-        d, cfg = self.decoding, self.model_cfg
-        body: dict[str, Any] = {
-            "model": self.served_model,
-            "messages": chat_messages(request.question, cfg, system=request.system),
-            "max_tokens": d.max_new_tokens,
-            "temperature": d.temperature if d.do_sample else 0.0,
-        }
-        extra = dict(self.extra_body)
-        prefix = response_prefix(cfg)
-        if prefix:
-            # The assistant turn starts with the prefix, as in the hf and vllm prompts; vLLM's
-            # server continues a final assistant message when asked to.
-            body["messages"].append({"role": "assistant", "content": prefix})
-            extra.update(continue_final_message=True, add_generation_prompt=False)
+    def _sampling(self, body: dict, extra: dict) -> None:
+        d = self.decoding
         if d.do_sample:
             body["top_p"] = d.top_p
             if d.top_k > 0:
@@ -83,47 +91,95 @@ class OpenAIBackend(Backend):
             body["presence_penalty"] = d.presence_penalty
         if d.repetition_penalty != 1.0:
             extra["repetition_penalty"] = d.repetition_penalty
-        thinking = cfg.get("enable_thinking") if cfg is not None else None
-        if thinking is not None:
-            extra.setdefault("chat_template_kwargs", {})["enable_thinking"] = bool(thinking)
+
+    def _body(self, request: Request) -> dict:
+        d, cfg = self.decoding, self.model_cfg
+        body: dict[str, Any] = {"model": self.served_model, "max_tokens": d.max_new_tokens,
+                                "temperature": d.temperature if d.do_sample else 0.0}
+        extra = dict(self.extra_body)
+        if self.endpoint == "completions":
+            # The local template already holds enable_thinking and the prefix; the server
+            # tokenises the text, adding the BOS itself when the tokenizer does (see _bos).
+            prompt = format_prompt(self.tokenizer, request.question, cfg, system=request.system)
+            body["prompt"] = prompt[len(self._bos):] if self._bos and prompt.startswith(self._bos) else prompt
+        else:
+            body["messages"] = chat_messages(request.question, cfg, system=request.system)
+            if self.endpoint == "chat-continue":
+                body["messages"].append({"role": "assistant", "content": response_prefix(cfg)})
+                extra.update(continue_final_message=True, add_generation_prompt=False)
+            thinking = cfg.get("enable_thinking") if cfg is not None else None
+            if thinking is not None:
+                extra.setdefault("chat_template_kwargs", {})["enable_thinking"] = bool(thinking)
+        self._sampling(body, extra)
         if extra:
             body["extra_body"] = extra
         return body
 
     def _one(self, request: Request) -> Generation:
-        body = self._body(request)
-        for attempt in range(self.max_retries + 1):
-            try:
-                response = self.client.chat.completions.create(**body)
-                choice = response.choices[0]
-                usage = getattr(response, "usage", None)
-                return Generation(choice.message.content or "", choice.finish_reason,
-                                  getattr(usage, "completion_tokens", None))
-            except self._retryable as err:
-                if attempt == self.max_retries:
-                    raise BackendError(f"{type(err).__name__} after {attempt + 1} attempts: {err}") from None
-                delay = self.backoff * (2 ** attempt) * (1 + 0.25 * random.random())  # jitter spreads retries
-                log.warning("openai backend: %s; retry %d/%d in %.1fs", type(err).__name__, attempt + 1,
-                            self.max_retries, delay)
-                time.sleep(delay)
-            except self._openai.APIStatusError as err:
-                raise HarnessError(f"the server at {self.base_url} refused the request ({err.status_code}): "
-                                   f"{str(err)[:300]}") from None
-        raise AssertionError("unreachable")
+        if self.endpoint == "completions":
+            answer: Completion = self.client.post("completions", self._body(request), parse_completion)
+        else:
+            answer = self.client.post("chat", self._body(request), parse_chat)
+        return Generation(answer.text, answer.finish_reason, answer.completion_tokens)
 
     def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Generation]]:
         failures: list[str] = []
+        refused: HarnessError | None = None
         with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="openai") as pool:
             futures = {pool.submit(self._one, request): i for i, request in enumerate(requests)}
             try:
                 for future in as_completed(futures):
+                    if future.cancelled():
+                        continue
                     try:
-                        yield futures[future], future.result()
-                    except BackendError as err:
+                        result = future.result()
+                    except RequestFailed as err:
                         failures.append(str(err))
+                        continue
+                    except HarnessError as err:
+                        # The server refuses the request itself: the rest would be refused too.
+                        # Stop queued work, but keep yielding what is already in flight.
+                        if refused is None:
+                            refused = err
+                            for queued in futures:
+                                queued.cancel()
+                        continue
+                    yield futures[future], result
             finally:
                 for future in futures:  # an abandoned generator (Ctrl-C) must not leave work queued
                     future.cancel()
+        if refused is not None:
+            raise refused
         if failures:
             raise BackendError(f"{len(failures)} of {len(requests)} requests to {self.base_url} failed "
                                f"(first: {failures[0]}); finished samples are saved, rerun to resume.")
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _prompt_tokenizer(identity: ModelIdentity, model_cfg: Any) -> tuple[Any, str]:
+    """The model's tokenizer (for its chat template) and the BOS text to strip from prompts.
+
+    Servers tokenise a /completions prompt with special tokens, so a tokenizer that adds a BOS
+    would add a second one to a template that already starts with it; stripping it there gives
+    the server the same token ids as the hf backend's prompt.
+    """
+    from factrl.harness.models import load_tokenizer
+
+    try:
+        tokenizer = load_tokenizer(identity, model_cfg)
+    except Exception as err:  # noqa: BLE001 - any failure has the same fixes
+        raise HarnessError(
+            f"backend=openai with model.response_prefix={response_prefix(model_cfg)!r} formats prompts with the "
+            f"model's own tokenizer, which did not load from {identity.path} ({type(err).__name__}); set model.path "
+            f"to a directory holding it, or eval.openai.prefix_endpoint=chat-continue (vLLM's server only), or "
+            f"model.response_prefix=null.") from None
+    return tokenizer, bos_to_strip(tokenizer)
+
+
+def bos_to_strip(tokenizer: Any) -> str:
+    """The BOS text when `tokenizer` adds a BOS itself (a server would double one in the prompt), else ""."""
+    bos, bos_id = tokenizer.bos_token, tokenizer.bos_token_id
+    adds_bos = bos_id is not None and tokenizer("x")["input_ids"][:1] == [bos_id]
+    return bos if bos and adds_bos else ""

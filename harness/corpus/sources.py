@@ -57,7 +57,7 @@ def _read_wiki_summaries(path: Path) -> Iterator[Document]:
         yield Document(text, {"source": path.name, "title": entry.get("title") or key})
 
 
-def _read_jsonl(path: Path, text_field: str) -> Iterator[Document]:
+def _read_jsonl(path: Path, text_field: str, keep: tuple[str, ...] = ()) -> Iterator[Document]:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
@@ -72,7 +72,8 @@ def _read_jsonl(path: Path, text_field: str) -> Iterator[Document]:
                 raise DataError(f"{path}:{number}: no string field '{text_field}'; set --text-field to the field "
                                 f"that holds the document text.")
             meta = {k: v for k, v in record.items() if k != text_field and isinstance(v, (str, int, float))}
-            yield Document(text, {"source": path.name, "line": number, **dict(list(meta.items())[:4])})
+            kept = {k: meta[k] for k in keep if k in meta}  # fields a caller needs (the evidence store's title)
+            yield Document(text, {"source": path.name, "line": number, **dict(list(meta.items())[:4]), **kept})
 
 
 def _read_text(path: Path, split_lines: bool) -> Iterator[Document]:
@@ -109,12 +110,14 @@ def describe_inputs(inputs: list[str]) -> list[dict[str, Any]]:
     return [{"path": str(p.resolve()), "bytes": p.stat().st_size} for p in _expand(inputs)]
 
 
-def iter_documents(inputs: list[str], text_field: str = "text", split_lines: bool = False) -> Iterator[Document]:
-    """Documents of the given files and folders; empty documents are skipped."""
+def iter_documents(inputs: list[str], text_field: str = "text", split_lines: bool = False,
+                   keep: tuple[str, ...] = ()) -> Iterator[Document]:
+    """Documents of the given files and folders; empty documents are skipped. JSONL fields
+    named in `keep` are always in `meta` (otherwise only the first four scalar fields are)."""
     for path in _expand(inputs):
         name = path.name
         if name.endswith(JSONL_SUFFIXES):
-            reader = _read_jsonl(path, text_field)
+            reader = _read_jsonl(path, text_field, keep)
         elif name.endswith(TEXT_SUFFIXES):
             reader = _read_text(path, split_lines)
         elif name.endswith(".json"):

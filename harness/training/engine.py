@@ -1,8 +1,8 @@
 """Train a LoRA adapter with a GRPO-family method: config -> TRL -> adapter on disk.
 
-Reads like a recipe, top to bottom: batch geometry, dataset, LoRA, TRL config, reward,
-trainer, resume, train, save. Every method gets the same pool order, LoRA settings, seed,
-generation limits and timer; only the reward differs.
+Reads like a recipe, top to bottom: batch geometry, dataset, LoRA, TRL config, reward (and
+its components, train/components.json), trainer, resume, train, save. Every method gets the
+same pool order, LoRA settings, seed, generation limits and timer; only the reward differs.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..method import Method, RunContext
 from ..prompts import chat_messages, format_prompt, response_prefix
+from .components import read_components, write_components
 
 log = logging.getLogger(__name__)
 
@@ -133,10 +134,20 @@ def lora_config(lora_cfg: Any):
     )
 
 
-def _check_max_prompt_length(tokenizer, dataset, limit: int) -> None:
-    longest = max(len(tokenizer(p)["input_ids"]) if isinstance(p, str)
-                  else len(tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=True))
-                  for p in dataset["prompt"])
+def prompt_token_count(tokenizer, prompt: Any, chat_kwargs: dict | None = None) -> int:
+    """Tokens of one dataset prompt as TRL feeds it to the policy: a text prompt with the
+    tokenizer's special tokens, a chat prompt through the chat template."""
+    if isinstance(prompt, str):
+        return len(tokenizer(prompt)["input_ids"])
+    encoded = tokenizer.apply_chat_template(list(prompt), add_generation_prompt=True, tokenize=True,
+                                            **(chat_kwargs or {}))
+    # transformers 5 returns a BatchEncoding here (len() of it is its 2 keys), older ones a list.
+    ids = encoded["input_ids"] if hasattr(encoded, "keys") else encoded
+    return len(ids)
+
+
+def _check_max_prompt_length(tokenizer, dataset, limit: int, chat_kwargs: dict | None = None) -> None:
+    longest = max(prompt_token_count(tokenizer, p, chat_kwargs) for p in dataset["prompt"])
     if longest > limit:
         raise ConfigError(f"a formatted prompt has {longest} tokens, over train.max_prompt_length={limit}; "
                           f"raise it or shorten the questions")
@@ -145,11 +156,13 @@ def _check_max_prompt_length(tokenizer, dataset, limit: int) -> None:
 @dataclass
 class TrainResult:
     """The saved adapter, and the trained model still in memory (None when training had already
-    finished in an earlier attempt), so evaluation need not load the weights again."""
+    finished in an earlier attempt), so evaluation need not load the weights again; and the
+    reward's components (None for a finished run from before they were recorded)."""
 
     adapter_dir: Path
     model: Any = None
     tokenizer: Any = None
+    components: dict | None = None  # Method.components(reward), as train/components.json holds it
 
 
 def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dict], timer: Any = None
@@ -162,13 +175,14 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     from transformers.trainer_utils import get_last_checkpoint
 
     from .. import models
-    from .grpo import JsonlLogCallback, KillSwitchCallback, TimingsCallback, TokenGRPOTrainer
+    from .grpo import (JsonlLogCallback, KillSwitchCallback, TimingsCallback, TokenGRPOTrainer, checkpoint_step,
+                       truncate_jsonl)
 
     out = Path(run_dir) / "train"
     adapter_dir = out / ADAPTER_DIR
     if (out / DONE_MARKER).is_file() and (adapter_dir / "adapter_config.json").is_file():
         log.info("training already finished; reusing %s", adapter_dir)
-        return TrainResult(adapter_dir)
+        return TrainResult(adapter_dir, components=read_components(out))
     if method.algorithm != "grpo":
         raise ConfigError(f"method '{method.name}' uses algorithm '{method.algorithm}', which this engine does "
                           f"not train (grpo only)")
@@ -177,12 +191,15 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
         tokenizer = models.load_tokenizer(identity, cfg.model)
         model = models.load_model(identity, cfg.model)
         dataset = build_dataset(rows, cfg.model, tokenizer=tokenizer)
-        _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length))
+        thinking = cfg.model.get("enable_thinking")
+        _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length),
+                                 {"enable_thinking": bool(thinking)} if thinking is not None else None)
         ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
                          logger=logging.getLogger(f"factrl.methods.{method.name}"))
         reward = method.build_reward(ctx)
         if reward is None:
             raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm 'grpo'")
+        components = write_components(out, method, reward)
         trainer = TokenGRPOTrainer(
             model=model, args=grpo_args(cfg, out), train_dataset=dataset, processing_class=tokenizer,
             peft_config=lora_config(cfg.lora), method_reward=reward, reward_name=method.name, timer=timer,
@@ -194,6 +211,12 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     checkpoint = get_last_checkpoint(str(out)) if out.is_dir() else None
     if checkpoint:
         log.info("resuming from %s", checkpoint)
+    # Steps after the checkpoint (or all, with none) are trained again: forget their log lines.
+    resume_step = checkpoint_step(checkpoint)
+    for name in ("log.jsonl", "reward_records.jsonl"):
+        dropped = truncate_jsonl(out / name, resume_step)
+        if dropped:
+            log.info("train/%s: dropped %d line(s) after step %d (retrained on resume)", name, dropped, resume_step)
     steps_per_epoch = math.ceil(len(dataset) / int(cfg.train.questions_per_step))
     if int(cfg.train.steps) > steps_per_epoch:
         log.info("train.steps=%s exceeds one pass over %d questions; the pool is reused (reshuffled) each epoch",
@@ -206,7 +229,7 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     model = trainer.model
     del trainer  # frees the optimizer state (and a colocated vLLM engine) before evaluation
     _release_accelerator_memory()
-    return TrainResult(adapter_dir, model, tokenizer)
+    return TrainResult(adapter_dir, model, tokenizer, components)
 
 
 def _release_accelerator_memory() -> None:

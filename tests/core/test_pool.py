@@ -118,10 +118,67 @@ def test_filter_writes_pool_and_resumes_from_progress(tmp_path):
     first = harness(*args)
     assert first.returncode == 0, first.stderr[-2000:]
     progress = tmp_path / "filtered.progress.jsonl"
-    assert len(progress.read_text().splitlines()) == 4
+    assert len(_progress_records(progress)) == 4
     report = json.loads((tmp_path / "filtered.report.json").read_text())
     assert report["questions"] == 4 and sum(report["n_correct_histogram"].values()) == 4
     assert isinstance(json.loads(out.read_text()), list)
     again = harness(*args)
     assert again.returncode == 0
-    assert len(progress.read_text().splitlines()) == 4  # nothing sampled twice
+    assert len(_progress_records(progress)) == 4  # nothing sampled twice
+
+
+def _progress_records(progress):
+    """The per-question lines of a progress file (its first line is the settings key)."""
+    return [r for r in map(json.loads, progress.read_text().splitlines()) if "id" in r]
+
+
+def _filter_cfg(tmp_path, *extra):
+    from factrl.harness.config import compose
+
+    return compose(["model=tiny-llama", "pool.limit=3", "train.max_completion_length=4", "pool.filter.batch_size=3",
+                    f"pool.filter.out={tmp_path / 'filtered.json'}", f"output_dir={tmp_path}", *extra])
+
+
+def test_filter_progress_from_other_settings_is_refused_or_restarted(tmp_path):
+    """Counts made with G=2, T=0.7 never count for a rerun with G=3, T=1.3 (issue 9)."""
+    from factrl.harness.pool_filter import filter_task
+
+    progress = tmp_path / "filtered.progress.jsonl"
+    report_file = tmp_path / "filtered.report.json"
+    filter_task(_filter_cfg(tmp_path, "pool.filter.completions=2"))
+    assert {r["group"] for r in _progress_records(progress)} == {2}
+    before = progress.read_text()
+    changed = ["pool.filter.completions=3", "pool.filter.temperature=1.3"]
+    with pytest.raises(DataError) as err:
+        filter_task(_filter_cfg(tmp_path, *changed))
+    message = str(err.value)
+    assert str(progress) in message and "pool.filter.restart=true" in message
+    assert "completions 2 -> 3" in message and "temperature 0.7 -> 1.3" in message and "\n" not in message
+    assert progress.read_text() == before  # refused: nothing touched
+    filter_task(_filter_cfg(tmp_path, *changed, "pool.filter.restart=true"))
+    assert {r["group"] for r in _progress_records(progress)} == {3} and len(_progress_records(progress)) == 3
+    report = json.loads(report_file.read_text())
+    assert report["settings"]["completions"] == 3 and report["progress"]["key"]["temperature"] == 1.3
+    assert report["progress"]["reused"] == 0 and report["progress"]["sampled"] == 3
+    # Same settings again: everything reused, nothing sampled.
+    filter_task(_filter_cfg(tmp_path, *changed))
+    assert json.loads(report_file.read_text())["progress"] == {**report["progress"], "reused": 3, "sampled": 0}
+
+
+def test_filter_progress_key_covers_model_seed_prompt_and_pool_file(tmp_path):
+    from factrl.harness import models
+    from factrl.harness.pool_filter import progress_key
+
+    pool = tmp_path / "pool.json"
+    pool.write_text(json.dumps([{"question": "Who wrote Hamlet?", "answers": ["Shakespeare"]}]))
+    common = ["pool=file", f"pool.path={pool}", "pool.dedup_against=[]"]
+    cfg = _filter_cfg(tmp_path, *common)
+    identity = models.resolve(cfg.model)
+    rows = load_pool(cfg.pool)
+    key = progress_key(cfg, identity, rows)
+    assert key["model"]["id"] == "embedded:tiny-llama" and key["model"]["revision"] == identity.revision
+    assert key["pool"]["file_sha256"] and key["prompt"]["hash"] and key["seed"] == 42
+    for override in ("pool.filter.top_p=0.9", "pool.filter.max_new_tokens=8", "seed=1"):
+        assert progress_key(_filter_cfg(tmp_path, *common, override), identity, rows) != key, override
+    pool.write_text(json.dumps([{"question": "Who wrote Hamlet?", "answers": ["Shakespeare", "W. S."]}]))
+    assert progress_key(cfg, identity, rows)["pool"]["file_sha256"] != key["pool"]["file_sha256"]

@@ -66,6 +66,25 @@ def test_corver_run_trains_logs_and_times(runs):
     assert generation["adapter"] and generation["adapter"]["sha256"]
 
 
+def test_runs_record_their_reward_components(runs):
+    """Issue 9: run.json and metrics.json carry the components that made the result; the
+    embedded CorVer run uses stand-ins (heuristic extractor, demo index) and says so."""
+    root, _, _, _ = runs
+    corver = _run_dir(root, "corver")
+    written = json.loads((corver / "train" / "components.json").read_text())
+    assert written["schema"] == "factrl.components/1" and written["method"] == "corver"
+    for file in ("run.json", "metrics.json"):
+        data = json.loads((corver / file).read_text())
+        assert data["components"] == written["components"], file
+        assert data["stand_ins"] == ["corpus", "extractor"], file
+    assert written["components"]["extractor"]["backend"] == "heuristic"
+    assert written["components"]["corpus"]["manifest_hash"] and written["components"]["settings"]["alphas"]
+    raw = _run_dir(root, "raw")
+    for file in ("run.json", "metrics.json"):
+        data = json.loads((raw / file).read_text())
+        assert (data["components"], data["stand_ins"]) == ({}, []), file
+
+
 def test_rerun_of_a_finished_run_does_not_redo_it(runs):
     root, _, common, _ = runs
     again = harness("run", "method=raw", *common, "+judge.api_key=sk-test-secret-value")

@@ -152,24 +152,35 @@ def test_per_token_advantages_reach_the_loss(tmp_path):
 
 
 def test_killed_run_resumes_with_same_data_order_and_weights(tmp_path):
-    overrides = ["train.learning_rate=1e-2", "train.steps=3"]
+    # Killed after step 3 with the last checkpoint at step 2: step 3 was logged and rewarded
+    # before the kill and is trained again on resume (the auditor's 1, 2, 3, 3, 4 case).
+    overrides = ["train.learning_rate=1e-2", "train.steps=4", "train.save_steps=2"]
     train_toy(tmp_path / "straight", overrides)
 
-    env = {**os.environ, "HARNESS_KILL_AT_STEP": "1", "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "HARNESS_KILL_AT_STEP": "3", "PYTHONPATH": str(REPO)}
     script = [sys.executable, "-m", "tests.core.toy_training", str(tmp_path / "killed"), *overrides]
     killed = subprocess.run(script, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert killed.returncode == 137, killed.stderr[-2000:]
-    assert (tmp_path / "killed" / "train" / "checkpoint-1").is_dir()
+    assert (tmp_path / "killed" / "train" / "checkpoint-2").is_dir()
+    assert not (tmp_path / "killed" / "train" / "checkpoint-3").exists()
     assert not (tmp_path / "killed" / "train" / "adapter").exists()
+    assert 3 in {json.loads(x)["step"] for x in (tmp_path / "killed" / "train" / "log.jsonl").read_text().splitlines()}
     env.pop("HARNESS_KILL_AT_STEP")
     resumed = subprocess.run(script, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
 
     def questions_by_step(run):
         rows = [json.loads(x) for x in (tmp_path / run / "train" / "reward_records.jsonl").read_text().splitlines()]
-        return {step: sorted(r["question"] for r in rows if r["step"] == step) for step in (1, 2, 3)}
+        return {step: sorted(r["question"] for r in rows if r["step"] == step) for step in (1, 2, 3, 4)}
 
     assert questions_by_step("killed") == questions_by_step("straight")
+    # Each step once, in order, in both logs (TRL's end-of-training summary shares the last step).
+    train_dir = tmp_path / "killed" / "train"
+    logged = [json.loads(x) for x in (train_dir / "log.jsonl").read_text().splitlines()]
+    steps = [entry["step"] for entry in logged if "train_runtime" not in entry]
+    assert steps == [1, 2, 3, 4]
+    records = [json.loads(x)["step"] for x in (train_dir / "reward_records.jsonl").read_text().splitlines()]
+    assert records == sorted(records) and [records.count(s) for s in (1, 2, 3, 4)] == [4, 4, 4, 4]
     a = _adapter_weights(tmp_path / "straight" / "train" / "adapter")
     b = _adapter_weights(tmp_path / "killed" / "train" / "adapter")
     assert a.keys() == b.keys()
@@ -177,6 +188,18 @@ def test_killed_run_resumes_with_same_data_order_and_weights(tmp_path):
         assert torch.allclose(a[key], b[key], atol=1e-6), key
     timings = json.loads((tmp_path / "killed" / "timings.json").read_text())
     assert len(timings["segments"]) == 2  # both attempts are counted
+
+
+def test_truncate_jsonl_keeps_steps_up_to_the_checkpoint(tmp_path):
+    from factrl.harness.training.grpo import checkpoint_step, truncate_jsonl
+
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"step": s, "loss": 0.1}) + "\n" for s in (1, 2, 3)) + '{"step": 4, "lo')
+    assert truncate_jsonl(log, 2) == 2  # step 3 and the line cut by the kill
+    assert [json.loads(x)["step"] for x in log.read_text().splitlines()] == [1, 2]
+    assert truncate_jsonl(log, 2) == 0 and truncate_jsonl(tmp_path / "absent.jsonl", 0) == 0
+    (tmp_path / "checkpoint-7").mkdir()
+    assert checkpoint_step(tmp_path / "checkpoint-7") == 7 and checkpoint_step(None) == 0
 
 
 def _vllm_and_cuda() -> str | None:

@@ -8,7 +8,7 @@ import pytest
 from factrl.harness.config import compose, group_options
 from factrl.harness.errors import HarnessError
 
-from factrl.evals.runner import EvalSettings
+from factrl.evals.settings import EvalSettings
 
 
 def test_every_eval_option_composes_into_valid_settings():

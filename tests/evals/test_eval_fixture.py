@@ -69,7 +69,8 @@ def test_tricky_cases(set_name, shared, fixtures, tmp_path, capsys):
 def test_multihop_fixture(fixtures, tmp_path):
     """HotpotQA and 2Wiki (with aliases and demonyms) in their upstream formats, yes/no included."""
     from factrl.evals.predictions import read_predictions
-    from factrl.evals.runner import recorded_generation, score_set
+    from factrl.evals.provenance import recorded_generation
+    from factrl.evals.results import score_set
     from factrl.evals.scorers import get_scorer
 
     expected = {  # id -> (completion, EM, F1), checked by hand against the official rules

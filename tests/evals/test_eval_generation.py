@@ -55,12 +55,13 @@ def test_hf_backend_applies_the_presence_penalty(tiny):
 
 
 def test_openai_settings_written_to_results_hold_no_credentials():
-    from factrl.evals.runner import EvalSettings, _backend_settings
+    from factrl.evals.provenance import backend_settings
+    from factrl.evals.settings import EvalSettings
 
     settings = EvalSettings(sets=["demo"], backend="openai", openai={
         "base_url": "http://user:secret@127.0.0.1:8000/v1?token=abc", "model": "m",
         "extra_body": {"api_key": "sk-x", "top_k": 20}})
-    written = _backend_settings(settings, {}, None)
+    written = backend_settings(settings, {}, None)
     assert written == {"base_url": "http://127.0.0.1:8000/v1", "model": "m",
                        "extra_body": {"api_key": "***REDACTED***", "top_k": 20}}
 

@@ -1,4 +1,5 @@
-"""Constant answers cannot score with the default scorer (at most 1% on every shared file).
+"""Constant answers cannot score with the default scorer (at most 1% on every shared file,
+beyond the questions that list the constant itself as a correct answer: TruthfulQA's "No").
 
 The released scripts' character-level matching gives a constant "e" most of PopQA; the
 compatibility scorer reproduces that, which this test also pins so the contrast stays visible.
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from factrl.evals.answers import normalize_answer
 from factrl.evals.metrics import aggregate
 from factrl.evals.scorers import get_scorer
 from factrl.evals.sets import load_set
@@ -25,10 +27,21 @@ def sets(shared):
 def test_constant_answers_score_at_most_one_percent(sets, set_name, constant):
     eval_set = sets[set_name]
     scorer = get_scorer("default")
+    # Where the set lists the constant itself as a right answer it is right, not a hack.
+    listed = sum(bool(normalize_answer(constant)) and normalize_answer(constant) in map(normalize_answer, r.references)
+                 for r in eval_set.records) / eval_set.count
     for completion in (f"<think>.</think><answer>{constant}</answer>", f"<answer>{constant}"):
         samples = scorer.score(eval_set, [completion] * eval_set.count)
         accuracy = aggregate(samples, scorer.metrics(eval_set.task))["accuracy"]["value"]
-        assert accuracy <= 0.01, f"constant {constant!r} scores {accuracy:.2%} on {set_name}"
+        assert accuracy <= 0.01 + listed, f"constant {constant!r} scores {accuracy:.2%} on {set_name}"
+
+
+def test_a_listed_contentless_answer_scores_exactly_where_it_is_listed(sets):
+    """TruthfulQA lists a bare "No" as correct on 11 questions: the guard spares it there only."""
+    truthfulqa = sets["truthfulqa"]
+    listed = [r.id for r in truthfulqa.records if "no" in map(normalize_answer, r.references)]
+    samples = get_scorer("default").score(truthfulqa, ["<answer>No</answer>"] * truthfulqa.count)
+    assert len(listed) == 11 and [row["id"] for row in samples.rows() if row["correct"]] == listed
 
 
 def test_released_script_behaviour_is_gameable(sets):

@@ -13,7 +13,8 @@ from factrl.evals.generate import read_generations
 from factrl.evals.loaders import Record
 from factrl.evals.metrics import SampleTable, aggregate, mean_stderr, metrics_file, run_metrics, validate_metrics_file
 from factrl.evals.predictions import align, read_predictions
-from factrl.evals.scorers import CLOSED_BOOK_METRICS, get_scorer
+from factrl.evals.scorers import get_scorer
+from factrl.evals.scorers.default import CLOSED_BOOK_METRICS
 from factrl.evals.sets import EvalSet
 
 RECORDS = [Record(str(i), f"question {i}", ("Paris",)) for i in range(4)]

@@ -1,10 +1,5 @@
-"""The openai backend against a real HTTP server on 127.0.0.1 speaking /v1/chat/completions."""
+"""The openai backend against a real HTTP server on 127.0.0.1 (tests/evals/openai_server.py)."""
 from __future__ import annotations
-
-import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -15,74 +10,16 @@ from factrl.evals.backends import BackendError, Decoding, Request, build_backend
 from factrl.evals.generate import SetJob, generate_sets, read_generations
 from factrl.evals.loaders import Record
 from factrl.evals.sets import EvalSet
+from tests.evals.openai_server import ScriptedServer
 
 IDENTITY = ModelIdentity("served", "org/served-model", "main", "0" * 64, "/nowhere")
 SECRET = "sk-test-secret-value"
 
 
-class ChatServer(ThreadingHTTPServer):
-    """Answers each question with "<answer>{question}</answer>"; scripted failures per question."""
-
-    daemon_threads = True
-
-    def __init__(self):
-        super().__init__(("127.0.0.1", 0), ChatHandler)
-        self.bodies: list[dict] = []
-        self.headers_seen: list[str | None] = []
-        self.failures: dict[str, list[str]] = {}  # question -> actions for its next attempts
-        self.lock = threading.Lock()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-
-class ChatHandler(BaseHTTPRequestHandler):
-    def log_message(self, *args):  # keep pytest output clean
-        pass
-
-    def do_POST(self):  # noqa: N802 - http.server's naming
-        server: ChatServer = self.server
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        question = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
-        with server.lock:
-            server.bodies.append(body)
-            server.headers_seen.append(self.headers.get("Authorization"))
-            actions = server.failures.get(question, [])
-            action = actions.pop(0) if actions else "ok"
-        if action == "500":
-            return self._send(500, {"error": {"message": "boom", "type": "server_error"}})
-        if action == "400":
-            return self._send(400, {"error": {"message": "bad model", "type": "invalid_request_error"}})
-        if action == "slow":
-            time.sleep(1.5)  # longer than the client's timeout
-        self._send(200, {
-            "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": f"<answer>{question}</answer>"}}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
-        })
-
-    def _send(self, status, payload):
-        data = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
-            pass
-
-
 @pytest.fixture
 def server():
-    srv = ChatServer()
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with ScriptedServer() as srv:
+        yield srv
 
 
 def _backend(server, monkeypatch, **settings):
@@ -172,11 +109,13 @@ def test_evaluate_through_the_openai_backend(server, monkeypatch, tmp_path):
     assert SECRET not in written
 
 
-def test_demonstration_and_response_prefix(server, monkeypatch):
+def test_demonstration_and_response_prefix_on_vllm_chat_continue(server, monkeypatch):
+    # Opt-in since issue 9 (the default is the completions endpoint, which any server speaks).
     monkeypatch.setenv("TEST_KEY", SECRET)
     model_cfg = {"system_role": True, "demonstration": True, "response_prefix": "<think>"}
     backend = build_backend("openai", IDENTITY, model_cfg, Decoding(max_new_tokens=8),
-                            settings={"base_url": server.url, "api_key_env": "TEST_KEY"})
+                            settings={"base_url": server.url, "api_key_env": "TEST_KEY",
+                                      "prefix_endpoint": "chat-continue"})
     dict(backend.generate([Request("q", "SYS")]))
     body = server.bodies[0]
     roles = [m["role"] for m in body["messages"]]

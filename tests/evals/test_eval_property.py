@@ -4,15 +4,15 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from factrl.evals.corver import corver_extract, corver_grade
+from factrl.evals.scorers.corver_official import corver_extract, corver_grade
 from factrl.evals.loaders import Record
 from factrl.evals.metrics import aggregate
-from factrl.evals.multihop import score_multihop
+from factrl.evals.rules.multihop import score_multihop
 from factrl.evals.scorers import get_scorer
-from factrl.evals.scoring import (REFUSALS, _extract_general, extract_answer, match_closed_book,
+from factrl.evals.answers import (REFUSALS, _extract_general, extract_answer, match_closed_book,
                                   normalize_answer)
 from factrl.evals.sets import EvalSet
-from factrl.evals.truthfulqa import decide
+from factrl.evals.rules.truthfulqa import decide
 
 # Fragments that stress the tag logic, mixed with arbitrary text (any Unicode, surrogates excluded
 # by Hypothesis' text strategy) so that every branch of the extractor is reached.

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.evals.multihop import normalize_official, score_multihop
-from factrl.evals.scoring import (REFUSALS, STOPWORDS, extract_answer, has_content, is_refusal,
+from factrl.evals.answers import (REFUSALS, STOPWORDS, extract_answer, has_content, is_refusal,
                                   match_closed_book, normalize_answer)
-from factrl.evals.truthfulqa import decide
+from factrl.evals.rules.multihop import normalize_official, score_multihop
+from factrl.evals.rules.truthfulqa import decide
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -92,6 +92,17 @@ def test_match_closed_book(answer, refs, expected):
     assert match_closed_book(answer, refs) is expected
 
 
+@pytest.mark.parametrize("answer, reference", [
+    ("THEISSEN", "Theißen"),                     # casefold: ß -> ss (lower() keeps ß)
+    ("ALMATI", "Almatı"),                        # dotless ı has no decomposition: mapped to i
+    ("Lodz", "Łódź"),                            # stroked letters likewise
+    ("SOREN KIERKEGAARD", "Søren Kierkegaard"),
+])
+def test_case_folding_matches_spellings_that_lower_case_misses(answer, reference):
+    assert normalize_answer(answer) == normalize_answer(reference)
+    assert match_closed_book(answer, [reference]) and match_closed_book(reference, [answer])
+
+
 def test_content_guard():
     assert not has_content("")
     assert not has_content("no")
@@ -134,9 +145,20 @@ def test_official_normalisation_differs_from_default():
 
 
 def test_truthfulqa_content_guard_is_an_option():
-    from factrl.evals.truthfulqa import decide
+    from factrl.evals.rules.truthfulqa import decide
 
     correct, incorrect = ["No, it does not"], ["Yes, it does"]
     assert not decide("No", correct, incorrect)["correct"]  # default: no content token -> wrong
     assert decide("No", correct, incorrect, content_guard=False)["correct"]  # PROTOCOL 6's bare rule
     assert decide("No, cracking knuckles does not cause it", correct, incorrect)["correct"]
+
+
+def test_truthfulqa_guard_spares_an_answer_the_question_lists_as_correct():
+    # TruthfulQA lists a bare "No" (or "Yes", "None") as a correct answer of some questions:
+    # answering exactly that is right, so the content guard must not void it.
+    correct, incorrect = ["No, it does not", "No"], ["Yes, it does"]
+    assert decide("No", correct, incorrect)["correct"]
+    assert decide("no.", correct, incorrect)["correct"]  # equal after normalisation
+    assert not decide("No", ["No"], ["No", "Yes"])["correct"]  # listed, but ROUGE still decides (a tie)
+    assert not decide("No", ["No, it does not"], incorrect)["correct"]  # not listed: guarded
+    assert not decide("the", correct + ["the"], ["Yes"])["correct"]  # empty after normalisation

@@ -2,7 +2,7 @@
 
 A fingerprint of normalisation, stopwords, refusal list, extraction and matching on fixed
 probes is pinned to SCORER_VERSION. If you change any of them this test fails: bump
-SCORER_VERSION in evals/scoring.py, add a changelog line to evals/README.md, and record the
+SCORER_VERSION in evals/scorers/default.py, add a changelog line to evals/README.md, and record the
 new fingerprint here.
 """
 from __future__ import annotations
@@ -11,12 +11,13 @@ import hashlib
 import json
 
 from factrl.evals import SCORER_VERSION
-from factrl.evals.scoring import REFUSALS, STOPWORDS, extract_answer, match_closed_book, normalize_answer
+from factrl.evals.answers import REFUSALS, STOPWORDS, extract_answer, match_closed_book, normalize_answer
 
-FINGERPRINTS = {"1.0": "258f2b2a34c1aa8ff3d2d69562fc78c2bb56de563406dd32540c6ae6a56dd4ce"}
+# 1.0 (lower-case) was pinned before the case-folding probes were added: 258f2b2a...
+FINGERPRINTS = {"1.1": "07fb3acd598e62b71321c790d6bcd918eadd6ae01f160365dd677fb116553223"}
 
 PROBES = ["The Beatles", "Müller", "Jane's", "don't", "1.5", "AC/DC", "½", "🇩🇰", "İstanbul", "I don’t know.",
-          "an apple", "snake_case", "ℌ", "Sigurðardóttir"]
+          "an apple", "snake_case", "ℌ", "Sigurðardóttir", "Theißen", "Almatı", "Łódź"]
 COMPLETIONS = ["<think>r</think><answer>Paris</answer>", "<answer>A</answer><answer>B",
                "<answer>A <answer>B</answer></answer>", "<ANSWER>x</Answer>", "no tags", "</think><answer>y"]
 MATCHES = [("1", ["1945"]), ("1945", ["May 1945"]), ("in", ["Born in Paris"]), ("US", ["US"]),

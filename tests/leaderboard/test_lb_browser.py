@@ -1,8 +1,10 @@
 """The published page in headless Chromium: the rendered table is read back from the DOM.
 
 The page sorts on load from its URL hash (`#sort=TABLE:KEY&dir=...`), through the same code
-as a header click, so `--dump-dom` shows the table as a reader would after sorting.
-Skipped only where no Chromium is installed (`.ci/run` installs Debian's `chromium`).
+as a header click, so `--dump-dom` shows the table as a reader would after sorting. Clicks,
+colours and layout (no horizontal overflow at 1400 px) are checked through the DevTools
+protocol (cdp.py). Skipped only where no Chromium is installed (`.ci/run` installs Debian's
+`chromium`).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import pytest
 from factrl.leaderboard import publish, record_run
 from factrl.leaderboard.testing import make_run_dir
 
-from .conftest import fill_paper_grid
+from .conftest import fill_paper_grid, phases_for
 from .test_lb_publish import NASTY
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"), "/usr/bin/chromium")
@@ -83,8 +85,44 @@ def site(tmp_path_factory) -> Path:
     fill_paper_grid(root / "runs", store, popularity=False)
     record_run(make_run_dir(root / "runs", method="raw", model=NASTY, scores={"triviaqa": 0.5}), store)
     record_run(make_run_dir(root / "runs", method="fspo", model=NASTY, scores={"triviaqa": 0.7}), store)
-    publish(store, "1", root / "site")
+    publish(store, "1", root / "site", {"focus_method": "corver"})  # the paper's view: CorVer as focus
     return root / "site" / "index.html"
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory) -> Path:
+    """CorVer ahead on one set, behind on another, level on a third model; FSPO timed too."""
+    root = tmp_path_factory.mktemp("mixed")
+    store = root / "lb.sqlite"
+    for method, model, scores, seconds in (
+            ("raw", "m", {"triviaqa": 0.5, "nq_open": 0.3}, None),
+            ("fspo", "m", {"triviaqa": 0.7, "nq_open": 0.2}, 7200),
+            ("corver", "m", {"triviaqa": 0.6, "nq_open": 0.4}, 3600),
+            ("raw", "n", {"triviaqa": 0.5, "nq_open": 0.5}, None),
+            ("corver", "n", {"triviaqa": 0.5, "nq_open": 0.5}, 1800)):
+        run = make_run_dir(root / "runs", method=method, model=model, scores=scores,
+                           train_phases=phases_for(seconds) if seconds else None)
+        record_run(run, store)
+    publish(store, None, root / "site", {"focus_method": "corver"})
+    return root / "site" / "index.html"
+
+
+@pytest.fixture
+def browser(tmp_path):
+    from .cdp import Browser
+
+    opened = Browser(CHROMIUM, tmp_path / "cdp-profile", width=1400, height=900)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def column(browser, table: str, key: str) -> list[str | None]:
+    """data-value of every body row in the column `key` of table `table`, in display order."""
+    return browser.js(f"(() => {{ const t = document.getElementById('t-{table}');"
+                      f" const i = Array.from(t.tHead.rows[0].cells).findIndex(h => h.dataset.key === '{key}');"
+                      " return Array.from(t.tBodies[0].rows).map(r => r.cells[i].getAttribute('data-value')); })()")
 
 
 def test_rendered_table_has_every_line_and_sorts_by_a_column(site, tmp_path):
@@ -150,3 +188,51 @@ def test_clicking_a_header_sorts_and_a_second_click_reverses(site, tmp_path):
         assert methods == sorted(methods, key=str.lower) and len(methods) == 8
     finally:
         browser.close()
+
+
+def test_a_gain_is_green_and_a_loss_red(mixed, browser):
+    browser.open(mixed.resolve().as_uri())
+    diffs = browser.js("Array.from(document.querySelectorAll('#t-accuracy .diff')).map(d => "
+                       "[d.textContent, d.className, getComputedStyle(d).color])")
+    green, red = "rgb(27, 127, 59)", "rgb(176, 0, 32)"
+    seen = {(float(text.strip("()")) > 0) - (float(text.strip("()")) < 0): (cls, color) for text, cls, color in diffs}
+    assert seen[1] == ("diff up", green)  # CorVer ahead of the best other method
+    assert seen[-1] == ("diff down", red)  # behind it
+    assert seen[0][0] == "diff even" and seen[0][1] not in (green, red)  # level: neither
+
+
+def test_first_click_on_a_time_column_sorts_shortest_first(site, browser):
+    browser.open(site.resolve().as_uri())
+    for key in ("qwen3-4b:time", "mean:time", "ratio"):
+        browser.click(f'#t-time th[data-key="{key}"]')
+        values = column(browser, "time", key)
+        numbers = [float(v) for v in values if v]
+        assert numbers == sorted(numbers) and len(numbers) == 2 and values[-1] == "", key  # untimed Raw last
+        assert browser.js(f"document.querySelector('#t-time th[data-key=\"{key}\"]').getAttribute('aria-sort')") \
+            == "ascending"
+        browser.click(f'#t-time th[data-key="{key}"]')
+        assert [float(v) for v in column(browser, "time", key) if v] == sorted(numbers, reverse=True)
+    browser.click('#t-time th[data-key="mean:macro"]')  # accuracy still sorts best first
+    macro = [float(v) for v in column(browser, "time", "mean:macro") if v]
+    assert macro == sorted(macro, reverse=True)
+
+
+def test_time_table_links_name_the_model(site, browser):
+    browser.open(site.resolve().as_uri())
+    groups = browser.js("Array.from(document.querySelectorAll('#t-time tbody tr')).map(r => "
+                        "Array.from(r.querySelectorAll('td.prov .pmodel')).map(m => m.textContent))")
+    assert groups and all(g == ["qwen3-4b:", "qwen3-8b:"] for g in groups)
+    titles = browser.js("Array.from(document.querySelectorAll('#t-time td.prov a')).map(a => a.title)")
+    assert "qwen3-8b / TriviaQA" in titles and len(titles) == len(set(titles)) * 3  # 3 methods share the rows' sets
+
+
+def test_the_page_fits_1400_px_without_horizontal_overflow(site, browser):
+    browser.open(site.resolve().as_uri())
+    page = browser.js("({scroll: document.documentElement.scrollWidth, width: window.innerWidth,"
+                      " tables: Array.from(document.querySelectorAll('table.sortable')).map(t => [t.id,"
+                      " Math.ceil(t.getBoundingClientRect().right), t.parentElement.scrollWidth,"
+                      " t.parentElement.clientWidth])})")
+    assert page["width"] >= 1380 and page["scroll"] <= page["width"], page
+    assert {t[0] for t in page["tables"]} == {"t-accuracy", "t-time", "t-multihop"}
+    for name, right, scroll, client in page["tables"]:
+        assert right <= page["width"] and scroll <= client, (name, right, scroll, client)  # no inner scrolling

@@ -53,6 +53,32 @@ def test_add_list_export_publish_remove(runs, store_path, tmp_path, capsys):
     assert "version 1 (current)" in out and "rows in store: 3" in out and "pinned by store  set:popqa" in out
 
 
+def test_add_counts_are_true_and_a_change_needs_replace(runs, store_path, tmp_path, capsys):
+    run = make_run_dir(runs, scores={"triviaqa": 0.3, "popqa": 0.2})
+    assert main(["add", str(run), "--store", str(store_path)]) == 0
+    assert "added 2 row(s), replaced 0, unchanged 0 from" in capsys.readouterr().out
+    assert main(["add", str(run), "--store", str(store_path)]) == 0
+    assert "added 0 row(s), replaced 0, unchanged 2 from" in capsys.readouterr().out
+    assert main(["export", "--store", str(store_path), "--out", str(tmp_path / "res")]) == 0
+    capsys.readouterr()
+    exported = next((tmp_path / "res").glob("*.json"))
+    data = json.loads(exported.read_text())
+    data["factrl"]["rows"].append(data["factrl"]["rows"][0])  # the same row twice: once "added 3", stored 2
+    doubled = tmp_path / "doubled.json"
+    doubled.write_text(json.dumps(data))
+    with pytest.raises(HarnessError, match=r"appears 2 times in this input \(identical copies\)"):
+        main(["add", str(doubled), "--store", str(tmp_path / "fresh.sqlite")])
+    path = run / "eval" / "triviaqa" / "metrics.json"
+    metrics = json.loads(path.read_text())
+    metrics["metrics"]["accuracy"]["value"] = 0.1
+    path.write_text(json.dumps(metrics))
+    with pytest.raises(HarnessError, match=r"metrics.accuracy.value 0.3 -> 0.1\); pass --replace"):
+        main(["add", str(run), "--store", str(store_path)])
+    capsys.readouterr()
+    assert main(["add", str(run), "--store", str(store_path), "--replace"]) == 0
+    assert "added 0 row(s), replaced 1, unchanged 1 from" in capsys.readouterr().out
+
+
 def test_add_reports_every_refusal(runs, store_path, tmp_path, capsys):
     good = make_run_dir(runs, scores={"triviaqa": 0.6})
     bad = tmp_path / "nowhere"

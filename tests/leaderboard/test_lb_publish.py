@@ -36,7 +36,7 @@ def test_publish_writes_every_format(tmp_path, store_path):
     rows = fill_paper_grid(tmp_path / "runs", store_path)
     rows += len(record_run(real_raw_run(tmp_path), store_path))
     out = tmp_path / "site"
-    manifest = publish(store_path, None, out)
+    manifest = publish(store_path, None, out, {"focus_method": "corver"})
     assert manifest["rows"] == rows and manifest["tables"] == ["accuracy", "time", "multihop"]
     for name in ("leaderboard.md", "tables.tex", "index.html", "accuracy.csv", "time.csv", "multihop.csv",
                  "rows.csv", "manifest.json"):
@@ -108,3 +108,25 @@ def test_special_characters_render_as_text_in_every_format(tmp_path, store_path)
 def test_write_timings_helper_matches_the_timer_schema(tmp_path):
     data = json.loads(write_timings(tmp_path / "t.json", {"init": 1.0, "update": 2.0}).read_text())
     assert not schema.errors(data, schema.TIMINGS_SCHEMA) and data["total_s"] == 3.0
+
+
+def test_republishing_removes_files_that_are_no_longer_published(tmp_path, store_path):
+    runs = tmp_path / "runs"
+    record_run(make_run_dir(runs, method="raw", model="m", scores={"triviaqa": 0.5}), store_path)
+    timed = make_run_dir(runs, method="corver", model="m", scores={"triviaqa": 0.6}, train_phases={"rollout": 60})
+    gone = record_run(timed, store_path)
+    out = tmp_path / "site"
+    first = publish(store_path, None, out)
+    listed = set(first["files"])
+    on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} - {"manifest.json"}
+    assert on_disk == listed  # the manifest lists every file, rows/ and results/ included
+    assert f"rows/{gone[0]}.json" in listed and "time.csv" in listed
+    user_file = out / "README.txt"
+    user_file.write_text("not ours")
+    Store(store_path).remove(gone)
+    second = publish(store_path, None, out)
+    now = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} - {"manifest.json", "README.txt"}
+    assert now == set(second["files"]) and f"rows/{gone[0]}.json" not in now and "time.csv" not in now
+    assert not any(name.startswith("results/") and "corver" in name for name in now)
+    assert set(second["removed"]) == listed - set(second["files"]) and user_file.is_file()  # only ours removed
+    assert json.loads((out / "manifest.json").read_text())["files"] == second["files"]

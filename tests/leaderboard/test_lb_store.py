@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from factrl.evals.scoring import SCORER_VERSION
+from factrl.evals import SCORER_VERSION
 
 from factrl.harness.errors import DataError, HarnessError
-from factrl.leaderboard import LEADERBOARD_VERSION, RowRefused, Store, record_run, rows_from_run
+from factrl.leaderboard import LEADERBOARD_VERSION, RowRefused, Store, add_run, record_run, rows_from_run
 from factrl.leaderboard import schema
 from factrl.leaderboard.testing import make_run_dir
 
@@ -63,14 +63,38 @@ def test_evaluation_only_runs_are_labelled_by_what_was_evaluated(runs):
         eval_run(adapter=True, method="raw")
 
 
-def test_rerecording_replaces_rows(runs, store_path):
-    run = make_run_dir(runs, scores={"triviaqa": 0.6, "popqa": 0.2}, train_phases=TRAIN)
-    first = record_run(run, store_path)
-    edit_metrics(run, "triviaqa", lambda d: d["metrics"]["accuracy"].update(value=0.7))
-    assert record_run(run, store_path) == first
+def test_rerecording_is_a_no_op_and_a_change_needs_replace(runs, store_path):
+    run = make_run_dir(runs, scores={"triviaqa": 0.3, "popqa": 0.2}, train_phases=TRAIN)
+    first = add_run(run, store_path)
+    assert sorted(first.added) == sorted(first.ids) and len(first.ids) == 2
+    again = add_run(run, store_path)  # same content (only the recording date differs)
+    assert again.ids == first.ids and again.unchanged == first.ids and not again.added + again.replaced
+    # Issue 9: a re-add turned 30% into 10% without a word. Now it is refused, naming the change.
+    edit_metrics(run, "triviaqa", lambda d: d["metrics"]["accuracy"].update(value=0.1))
+    with pytest.raises(RowRefused, match=r"triviaqa: already stored .*metrics.accuracy.value 0.3 -> 0.1.*"
+                                         r"--replace") as err:
+        record_run(run, store_path)
+    assert err.value.replaceable
+    stored = {r["set"]["name"]: r for r in Store(store_path).rows()}
+    assert stored["triviaqa"]["metrics"]["accuracy"]["value"] == 0.3  # all sets of a run or none
+    done = add_run(run, store_path, replace=True)
+    assert done.replaced == [stored["triviaqa"]["row_id"]] and done.unchanged == [stored["popqa"]["row_id"]]
     rows = Store(store_path).rows()
     assert len(rows) == 2
-    assert next(r for r in rows if r["set"]["name"] == "triviaqa")["metrics"]["accuracy"]["value"] == 0.7
+    assert next(r for r in rows if r["set"]["name"] == "triviaqa")["metrics"]["accuracy"]["value"] == 0.1
+
+
+def test_an_input_with_the_same_row_twice_is_refused_naming_it(runs, store_path):
+    rows = rows_from_run(make_run_dir(runs, scores={"triviaqa": 0.3, "popqa": 0.2}))
+    twice = rows + [dict(rows[0])]
+    name = rows[0]["set"]["name"]
+    with pytest.raises(RowRefused, match=rf"/{name}: appears 2 times in this input \(identical copies\)"):
+        Store(store_path).add(twice)
+    changed = json.loads(json.dumps(rows[0]))
+    changed["metrics"]["accuracy"]["value"] = 0.9
+    with pytest.raises(RowRefused, match="appears 2 times in this input \\(with different content\\)"):
+        Store(store_path).add(rows + [changed])
+    assert not store_path.exists()
 
 
 @pytest.mark.parametrize("change, reason", [
@@ -113,7 +137,7 @@ def test_frozen_fields_are_pinned_by_the_first_row_of_a_version(runs, store_path
         record_run(subset, store_path)
     # The scorer version is frozen in versions.py itself, before any store pin.
     scorer = make_run_dir(runs, model="qwen3-8b", scores={"nq_open": 0.5}, scorer_version="2")
-    with pytest.raises(RowRefused, match="scorer default version 2, version freezes 1.0"):
+    with pytest.raises(RowRefused, match=f"scorer default version 2, version freezes {SCORER_VERSION}"):
         record_run(scorer, store_path)
     sampled = {"do_sample": True, "temperature": 0.6, "top_p": 0.95, "max_new_tokens": 1000}
     same_model = make_run_dir(runs, method="fspo", model="qwen3-4b", scores={"triviaqa": 0.5}, decoding=sampled)

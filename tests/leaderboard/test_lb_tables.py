@@ -15,12 +15,17 @@ def tables_of(store_path, **layout):
     return {t.name: t for t in build_tables(rows, Layout({**load(), **layout}))}
 
 
+def paper_tables(store_path, **layout):
+    """The paper's view: CorVer asked for as the focus (`publish --focus corver`)."""
+    return tables_of(store_path, focus_method="corver", **layout)
+
+
 def test_paper_table1_llama32_3b_marks_and_differences(runs, store_path):
     for method, values in PAPER_LLAMA32_3B.items():
         run = make_run_dir(runs, method=method, model="llama-3.2-3b",
                            scores={s: v / 100 for s, v in zip(FIVE, values)})
         record_run(run, store_path)
-    text = markdown(tables_of(store_path)["accuracy"])
+    text = markdown(paper_tables(store_path)["accuracy"])
     lines = [line for line in text.splitlines() if line.startswith("|")]
     assert lines[0] == "| Model | Method | TriviaQA | NQ-Open | PopQA | SimpleQA | TruthfulQA | Macro |"
     # Raw first, CorVer ("ours") last, the rest in configs/leaderboard/layout/paper.yaml order.
@@ -43,7 +48,7 @@ def test_ties_share_a_mark_and_two_lines_get_no_underline(runs, store_path):
     record_run(make_run_dir(runs, method="corver", model="n", scores={"triviaqa": 0.45}), store_path)
     record_run(make_run_dir(runs, method="raw", model="o", scores={"triviaqa": 0.3}), store_path)
     record_run(make_run_dir(runs, method="corver", model="o", scores={"triviaqa": 0.3}), store_path)
-    lines = [line for line in markdown(tables_of(store_path)["accuracy"]).splitlines() if line.startswith("|  |")
+    lines = [line for line in markdown(paper_tables(store_path)["accuracy"]).splitlines() if line.startswith("|  |")
              or line.startswith("| m |") or line.startswith("| n |") or line.startswith("| o |")]
     assert lines == ["| m | Raw | 50.00 | 50.00 |",
                      "|  | FSPO | **60.00** | **60.00** |",
@@ -94,7 +99,7 @@ def test_multihop_table_marks_best_only(runs, store_path):
     for method, (em, f1) in (("raw", (0.0799, 0.1428)), ("fspo", (0.1480, 0.2200)), ("corver", (0.1642, 0.2306))):
         record_run(make_run_dir(runs, method=method, model="llama-3.2-3b",
                                 scores={"hotpotqa": {"em": em, "f1": f1}}), store_path)
-    text = markdown(tables_of(store_path)["multihop"])
+    text = markdown(paper_tables(store_path)["multihop"])
     assert "| Model | Method | HotpotQA EM | HotpotQA F1 |" in text
     assert "|  | CorVer (ours) | **16.42** | **23.06** |" in text and "<u>" not in text
 
@@ -110,7 +115,36 @@ def test_latex_table_has_groups_and_marks(runs, store_path):
     for method, values in PAPER_LLAMA32_3B.items():
         run = make_run_dir(runs, method=method, model="llama_3.2", scores={s: v / 100 for s, v in zip(FIVE, values)})
         record_run(run, store_path)
-    tex = latex(tables_of(store_path)["accuracy"], "tab:acc")
+    tex = latex(paper_tables(store_path)["accuracy"], "tab:acc")
     assert r"\begin{tabular}{llrrrrrr}" in tex and r"\toprule" in tex and r"\bottomrule" in tex
     assert r"llama\_3.2 & Raw &" in tex
     assert r"CorVer (ours) & \textbf{66.19}\,{\scriptsize (+5.40)}" in tex and r"\underline{3.91}" in tex
+
+
+def test_neutral_by_default_no_method_is_ours(runs, store_path):
+    for method, values in PAPER_LLAMA32_3B.items():
+        record_run(make_run_dir(runs, method=method, model="llama-3.2-3b",
+                                scores={s: v / 100 for s, v in zip(FIVE, values)}), store_path)
+    table = tables_of(store_path)["accuracy"]
+    text = markdown(table)
+    assert "(ours)" not in text and "(+" not in text and "(±x)" not in text
+    assert all(cell.diff is None for line in table.lines for cell in line.cells.values())
+    # Raw first, then the layout's method order; no method is singled out.
+    assert [line.method_label for line in table.lines] == ["Raw", "FSPO", "RLFH", "FoRAG", "KnowRL", "CorVer"]
+    focused = markdown(tables_of(store_path, focus_method="fspo")["accuracy"])
+    assert "FSPO (ours)" in focused and focused.index("FSPO (ours)") > focused.index("| CorVer |")
+
+
+def test_time_table_steps_show_every_model_when_they_differ(runs, store_path):
+    for model, steps in (("qwen3-4b", 100), ("qwen3-8b", 250)):
+        record_run(make_run_dir(runs, method="corver", model=model, scores={"triviaqa": 0.4}, steps=steps,
+                                train_phases=phases_for(3600)), store_path)
+        record_run(make_run_dir(runs, method="fspo", model=model, scores={"triviaqa": 0.4}, steps=100,
+                                train_phases=phases_for(7200)), store_path)
+    table = tables_of(store_path)["time"]
+    steps = {line.method: line.cells["steps"] for line in table.lines}
+    assert steps["corver"].text == "100 / 250" and steps["corver"].value == 250
+    assert len(steps["corver"].row_ids) == 2  # both models' runs, not only the last one
+    assert steps["fspo"].text == "100" and steps["fspo"].value == 100
+    assert not next(c for c in table.columns if c.key == "qwen3-4b:time").higher_is_better
+    assert not next(c for c in table.columns if c.key == "ratio").higher_is_better

@@ -1,25 +1,25 @@
-"""Scorers: turn a set's completions into per-sample records and metrics.
+"""`scorer=default`: PROTOCOL 6 (closed-book token-boundary matching, TruthfulQA's ROUGE-1
+decision with the harness's two guards, multi-hop official EM/F1).
 
-A scorer is a named, versioned unit with one rule per task. `default` implements PROTOCOL 6
-(closed-book token-boundary matching, TruthfulQA ROUGE-1 decision, multi-hop official EM/F1);
-`corver-official` (corver.py) reproduces the released CorVer evaluation script for comparison.
-Both produce a SampleTable (rows of id, question, completion, answer, references, then the
-fields their metrics average), written as samples.jsonl, so any number can be recomputed.
-
-Registry: `get_scorer(name, **options)`; names are unique, typos get a "did you mean".
+`SCORER_VERSION` versions everything this scorer decides: the answer helpers it is built on
+(factrl.evals.answers, whose behaviour tests/evals/test_eval_version.py fingerprints) and the
+task rules (factrl.evals.rules). It is written into every metrics file; tables compare only
+equal versions, and leaderboard/versions.py freezes it.
 """
 from __future__ import annotations
 
-from difflib import get_close_matches
-from typing import Callable, Sequence
+from typing import Sequence
 
-from factrl.harness.errors import HarnessError
+from ..answers import REFUSALS, extract_answer, match_prepared, normalize_answer
+from ..metrics import DIAGNOSTICS, Metric, SampleTable
+from ..rules.multihop import score_multihop
+from ..rules.truthfulqa import decide as truthfulqa_decide
+from ..sets import EvalSet
+from .base import COMMON_FIELDS, Scorer
 
-from .metrics import DIAGNOSTICS, Metric, SampleTable
-from .multihop import score_multihop
-from .scoring import REFUSALS, SCORER_VERSION, extract_answer, match_prepared, normalize_answer
-from .sets import EvalSet
-from .truthfulqa import decide as truthfulqa_decide
+# Bumped whenever extraction, normalisation, stopwords, the refusal list, matching or a task
+# rule changes (dated line in evals/README.md's changelog).
+SCORER_VERSION = "1.1"
 
 CLOSED_BOOK_METRICS = (
     Metric("accuracy", "correct", True, "answer contains a reference or sits inside one (token boundaries)"),
@@ -36,8 +36,6 @@ MULTIHOP_METRICS = (
     *DIAGNOSTICS,
 )
 
-
-COMMON_FIELDS = ("id", "question", "completion", "answer", "references")
 DIAGNOSTIC_FIELDS = ("refusal", "empty", "na", "format_ok", "closed", "n_answer_tags", "answer_words")
 CLOSED_BOOK_FIELDS = COMMON_FIELDS + ("correct", "correct_one_way") + DIAGNOSTIC_FIELDS
 TRUTHFULQA_FIELDS = COMMON_FIELDS + ("incorrect", "correct", "rouge_correct", "rouge_incorrect",
@@ -45,40 +43,18 @@ TRUTHFULQA_FIELDS = COMMON_FIELDS + ("incorrect", "correct", "rouge_correct", "r
 MULTIHOP_FIELDS = COMMON_FIELDS + ("em", "f1") + DIAGNOSTIC_FIELDS
 
 
-class Scorer:
-    """Base: `metrics(task)` declares the numbers, `score(eval_set, completions)` makes samples.
-
-    completions: one string per record of `eval_set`, in record order.
-    Returns a SampleTable with one row per record, in the same order; its fields start with
-    id, question, completion, answer, references, and include every metric's field.
-    """
-
-    name: str = ""
-    version: str = ""
-
-    def __init__(self, **options):
-        self.options = options
-
-    def describe(self) -> dict:
-        return {"name": self.name, "version": self.version, "options": dict(self.options)}
-
-    def metrics(self, task: str) -> Sequence[Metric]:
-        raise NotImplementedError
-
-    def score(self, eval_set: EvalSet, completions: Sequence[str]) -> SampleTable:
-        raise NotImplementedError
-
-
 class DefaultScorer(Scorer):
     """PROTOCOL 6. Options: `truthfulqa_no_comment` adds "I have no comment." to TruthfulQA's
     correct answers and scores refusals there by ROUGE (lm-eval's variant; off by default);
     `truthfulqa_content_guard` (on by default) scores TruthfulQA answers without a content token
-    as wrong (the hard-to-game rule; off gives PROTOCOL 6's bare ROUGE decision)."""
+    as wrong unless the question lists that answer as correct (against stopword constants; off
+    gives PROTOCOL 6's bare ROUGE decision)."""
 
     name = "default"
     version = SCORER_VERSION
+    OPTIONS = {"truthfulqa_no_comment": False, "truthfulqa_content_guard": True}
 
-    def __init__(self, *, truthfulqa_no_comment: bool = False, truthfulqa_content_guard: bool = True, **_ignored):
+    def __init__(self, *, truthfulqa_no_comment: bool = False, truthfulqa_content_guard: bool = True):
         super().__init__(truthfulqa_no_comment=bool(truthfulqa_no_comment),
                          truthfulqa_content_guard=bool(truthfulqa_content_guard))
 
@@ -134,42 +110,3 @@ class DefaultScorer(Scorer):
                                refusal, not norm, refusal or not norm, ex.format_ok, ex.closed,
                                ex.n_answer_tags, len(ex.answer.split())))
         return table
-
-
-# --------------------------------------------------------------------------------------------
-# Registry
-# --------------------------------------------------------------------------------------------
-_SCORERS: dict[str, Callable[..., Scorer]] = {}
-
-
-def register_scorer(name: str, factory: Callable[..., Scorer]) -> None:
-    if name in _SCORERS:
-        raise HarnessError(f"scorer '{name}' is registered twice; choose another name.")
-    _SCORERS[name] = factory
-
-
-def scorer_names() -> list[str]:
-    _ensure_builtin()
-    return sorted(_SCORERS)
-
-
-def get_scorer(name: str, **options) -> Scorer:
-    """A scorer instance; unknown names raise a HarnessError with a suggestion."""
-    _ensure_builtin()
-    if name not in _SCORERS:
-        hint = get_close_matches(name, _SCORERS, n=1)
-        did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
-        raise HarnessError(f"unknown scorer '{name}'.{did_you_mean} Available: {', '.join(sorted(_SCORERS))}.")
-    return _SCORERS[name](**options)
-
-
-def _ensure_builtin() -> None:
-    if "default" not in _SCORERS:
-        register_scorer("default", DefaultScorer)
-
-        def _corver(**options) -> Scorer:  # lazy: compatibility code loads only when asked for
-            from .corver import CorverOfficialScorer
-
-            return CorverOfficialScorer(**options)
-
-        register_scorer("corver-official", _corver)

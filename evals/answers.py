@@ -4,7 +4,8 @@ This module is the shared definition of "correct" for evaluation *and* for the t
 correctness reward, so it imports nothing heavy (no torch, no datasets) and its hot path is
 plain string operations:
 
-- `normalize_answer`: NFKD, combining marks dropped, lower-case, every non-alphanumeric
+- `normalize_answer`: NFKD, combining marks dropped, case folded (`str.casefold`, so "ß" is
+  "ss"; dotless "ı" and the stroked letters ł ø đ ħ ŧ become i l o d h t), every non-alphanumeric
   character (ASCII or Unicode punctuation, symbols, emoji, `_`) to a space, articles a/an/the
   dropped, spaces collapsed. The result is a space-joined token string.
 - `extract_answer`: the final answer of a completion (`<think>...</think><answer>...</answer>`).
@@ -13,8 +14,9 @@ plain string operations:
   direction (answer inside a reference) allowed only for answers with a content token.
 
 Change any behaviour here (normalisation, stopwords, refusal list, extraction, matching) and
-you must bump `SCORER_VERSION`; `tests/evals/test_eval_version.py` pins a fingerprint of the
-behaviour and fails until you do.
+you must bump `SCORER_VERSION` (evals/scorers/default.py, the default scorer is built on these
+helpers); `tests/evals/test_eval_version.py` pins a fingerprint of the behaviour and fails until
+you do.
 """
 from __future__ import annotations
 
@@ -24,15 +26,12 @@ import unicodedata
 from functools import lru_cache
 from typing import Iterable, NamedTuple, Sequence
 
-# Bumped whenever normalisation, stopwords, refusal list, extraction or matching changes.
-# Written into every metrics file; tables compare only equal versions.
-SCORER_VERSION = "1.0"
-
 ARTICLES = frozenset({"a", "an", "the"})
 
-# ASCII fast path: one bytes.translate lower-cases and turns every ASCII character that is
-# neither alphanumeric nor whitespace into a space (str.translate is ~8x slower). The Unicode
-# path below applies the same rule, so both paths agree on every input.
+# ASCII fast path: one bytes.translate lower-cases (for ASCII the same as casefold) and turns
+# every ASCII character that is neither alphanumeric nor whitespace into a space
+# (str.translate is ~8x slower). The Unicode path below applies the same rule, so both paths
+# agree on every input.
 _ASCII_FOLD = bytes(
     ord(chr(c).lower()) if chr(c).isalnum() or chr(c).isspace() else 32 for c in range(128)
 ) + bytes(range(128, 256))
@@ -49,21 +48,29 @@ def _drop_marks(text: str) -> str:
     return unicodedata.normalize("NFKD", text).translate(_marks_table())
 
 
+# Latin letters that NFKD leaves whole although they are a base letter plus a stroke or minus
+# a dot, so dropping marks cannot reach the plain spelling ("Almatı" vs "ALMATI", "Łódź" vs
+# "Lodz"). Applied after casefold, which maps their capitals onto these ("Ł" -> "ł"); "İ" needs
+# no entry (NFKD gives "I" + a dot mark) and neither does "ß" (casefold gives "ss").
+_BASE_LETTERS = str.maketrans({"ı": "i", "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t"})
+
+
 def normalize_answer(text: str) -> str:
     """Normalised token string of `text` ("" when nothing is left).
 
     Combining marks are dropped rather than turned into spaces, so "Müller" becomes
-    "muller" (one token) and matches an ASCII spelling. Apostrophes are punctuation:
-    "Jane's" -> "jane s", "don't" -> "don t". Idempotent.
+    "muller" (one token) and matches an ASCII spelling; case folding makes "THEISSEN" and
+    "Theißen" one token. Apostrophes are punctuation: "Jane's" -> "jane s", "don't" -> "don t".
+    Idempotent.
     """
     if not text:
         return ""
     if text.isascii():
         text = text.encode("ascii").translate(_ASCII_FOLD).decode("ascii")
     else:
-        # Fold twice: lower() can produce characters that NFKD decomposes again (and NFKD can
-        # produce upper-case letters, e.g. U+210C -> "H"); the second pass makes it idempotent.
-        text = _drop_marks(_drop_marks(text).lower()).lower()
+        # Fold twice: casefold() can produce characters that NFKD decomposes again (and NFKD
+        # can produce upper-case letters, e.g. U+210C -> "H"); the second pass makes it idempotent.
+        text = _drop_marks(_drop_marks(text).casefold()).casefold().translate(_BASE_LETTERS)
         text = _NON_WORD.sub(" ", text)
     tokens = text.split()
     if ARTICLES.isdisjoint(tokens):  # the common case, checked in C

@@ -20,7 +20,8 @@ hard to game; use it only to reproduce published numbers. What it does, in its o
 - TruthfulQA: the same substring rule against the best and correct answers (the script's
   data file lists them as answer and aliases); incorrect answers are not used.
 
-The differences from the default scorer are tabulated in evals/README.md.
+The differences from the default scorer are tabulated in evals/README.md. Case is folded
+with `lower()`, as the script does (the default scorer uses `casefold()`).
 """
 from __future__ import annotations
 
@@ -30,9 +31,9 @@ from typing import Sequence
 
 from factrl.harness.errors import HarnessError
 
-from .metrics import Metric, SampleTable
-from .scorers import Scorer
-from .sets import EvalSet
+from ..metrics import Metric, SampleTable
+from ..sets import EvalSet
+from .base import COMMON_FIELDS, Scorer
 
 VERSION = "corver-eval_triviaqa@36b2390"  # the released script's commit this mirrors
 
@@ -43,8 +44,7 @@ _NOT_WORD = re.compile(r"[^\w\s]")
 _SPACES = re.compile(r"\s+")
 NOT_ATTEMPTED = frozenset({"i don't know", "i do not know", ""})
 
-FIELDS = ("id", "question", "completion", "answer", "references", "grade", "correct", "incorrect", "na",
-          "format_ok", "answer_words")
+FIELDS = COMMON_FIELDS + ("grade", "correct", "incorrect", "na", "format_ok", "answer_words")
 METRICS = (
     Metric("accuracy", "correct", True, "CORRECT / total, as the released script reports correct_rate"),
     Metric("incorrect_rate", "incorrect", False, "INCORRECT / total"),
@@ -86,10 +86,7 @@ def corver_format_ok(completion: str) -> bool:
 
 class CorverOfficialScorer(Scorer):
     name = "corver-official"
-    version = VERSION
-
-    def __init__(self, **_ignored):
-        super().__init__()
+    version = VERSION  # takes no options: the released script has none
 
     def metrics(self, task: str) -> Sequence[Metric]:
         if task not in ("closed_book", "truthfulqa"):

@@ -1,0 +1,240 @@
+"""A bounded, logged request to an OpenAI-compatible server, shared by every caller of one.
+
+One request gets one budget of `max_retries + 1` HTTP attempts, spent two ways:
+
+- HTTP failures (timeouts, connection errors, 408, 409, 429, 5xx) are retried by the OpenAI
+  SDK itself (`max_retries`, `timeout`): it waits as the server's `Retry-After` /
+  `retry-after-ms` header says, else with exponential backoff and jitter.
+- Malformed answers (a body that is not JSON, no `choices`, a null or non-string text) are
+  invisible to the SDK, so this module re-asks, with backoff (`backoff` seconds, doubling),
+  from the same budget: the SDK call after a malformed answer gets only the attempts left.
+
+Attempts are counted by an httpx request hook, so the budget is exact however the SDK spent
+its share. Every retry is logged as a warning on `factrl.evals` (the SDK's own "Retrying
+request" line is turned into ours, with the HTTP status that caused it). A request that
+exhausts its budget raises `RequestFailed` (the caller counts it and goes on); a request the
+server refuses for good (other 4xx) raises `ServerRefused`, a HarnessError naming the fields
+the server objected to. Nothing malformed is ever returned, so nothing malformed is cached.
+
+Other clients of such servers (e.g. an LLM judge) reuse `OpenAIClient.post` with their own parser.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from factrl.harness.config import redact_url
+from factrl.harness.errors import HarnessError
+
+log = logging.getLogger("factrl.evals")
+T = TypeVar("T")
+
+# Statuses the SDK retries (its `_should_retry`); after its budget they are a failed request,
+# not a refusal.
+RETRIED_STATUSES = (408, 409, 429)
+
+
+class RequestFailed(Exception):
+    """One request failed for good after its whole retry budget (transient causes only)."""
+
+
+class ServerRefused(HarnessError):
+    """The server rejects the request itself (4xx other than 408/409/429): retrying cannot help."""
+
+
+class Malformed(Exception):
+    """A 200 answer whose body is unusable; raised by parsers, turned into a re-ask here."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    finish_reason: str | None
+    completion_tokens: int | None
+
+
+_state = threading.local()  # per worker thread: attempts sent and the last failure's cause
+
+
+def _on_request(request: Any) -> None:
+    _state.sent = getattr(_state, "sent", 0) + 1
+    _state.cause = None  # a timeout or connection error leaves it unset
+
+
+def _on_response(response: Any) -> None:
+    if response.status_code >= 400:
+        wait = response.headers.get("retry-after-ms")
+        wait = f"{wait} ms" if wait else response.headers.get("retry-after")
+        _state.cause = f"HTTP {response.status_code}" + (f" (Retry-After: {wait})" if wait else "")
+
+
+class _RetryLog(logging.Filter):
+    """Turns the SDK's INFO "Retrying request in X seconds" into our warning, with its cause."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("Retrying request") or not isinstance(record.args, tuple):
+            return True
+        label = getattr(_state, "label", None)
+        if label is None:  # a client that is not ours: leave the SDK's line alone
+            return True
+        delay = record.args[0] if record.args else 0.0
+        log.warning("%s: %s; retry %d/%d in %.1fs", label, getattr(_state, "cause", None)
+                    or "timeout or connection error", _state.sent, _state.budget - 1, float(delay))
+        return False
+
+
+def _install_retry_log() -> None:
+    sdk = logging.getLogger("openai._base_client")
+    if not any(isinstance(f, _RetryLog) for f in sdk.filters):
+        sdk.addFilter(_RetryLog())
+    if sdk.getEffectiveLevel() > logging.INFO:  # the SDK logs retries at INFO; its other lines are DEBUG
+        sdk.setLevel(logging.INFO)
+
+
+def refused_fields(body: Any) -> list[str]:
+    """Field names a server's error body blames: FastAPI's `detail[].loc`, OpenAI's `error.param`,
+    or the `{'a', 'b'}` set in "Unexpected fields in the request: {...}" (transformers serve)."""
+    names: list[str] = []
+    if isinstance(body, dict):
+        detail = body.get("detail")
+        if isinstance(detail, list):
+            for item in detail:
+                loc = item.get("loc") if isinstance(item, dict) else None
+                if isinstance(loc, list) and loc:
+                    names.append(".".join(str(p) for p in loc if p != "body") or str(loc[-1]))
+        elif isinstance(detail, str) and "{" in detail:
+            inner = detail[detail.index("{") + 1:detail.rfind("}")]
+            names += [n.strip().strip("'\"") for n in inner.split(",") if n.strip()]
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("param"):
+            names.append(str(error["param"]))
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def _error_text(body: Any, fallback: str) -> str:
+    if isinstance(body, dict):
+        error, detail = body.get("error"), body.get("detail")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(detail, str):
+            return detail
+        if isinstance(detail, list):
+            return "; ".join(str(d.get("msg", d)) if isinstance(d, dict) else str(d) for d in detail)
+    return fallback
+
+
+class OpenAIClient:
+    """The OpenAI SDK client with explicit timeout and retries, plus malformed-answer re-asks."""
+
+    def __init__(self, base_url: str, api_key: str, *, timeout: float, max_retries: int, backoff: float,
+                 label: str = "openai backend"):
+        import openai
+
+        self.display_url = redact_url(str(base_url))  # for messages and logs: no credentials
+        self.max_retries, self.backoff, self.label = max(0, int(max_retries)), float(backoff), label
+        self._openai = openai
+        http = openai.DefaultHttpxClient(event_hooks={"request": [_on_request], "response": [_on_response]})
+        self.client = openai.OpenAI(base_url=str(base_url), api_key=api_key, timeout=float(timeout),
+                                    max_retries=self.max_retries, http_client=http)
+        _install_retry_log()
+
+    def post(self, endpoint: str, body: dict, parse: Callable[[dict], T]) -> T:
+        """POST `body` to "chat" (/chat/completions) or "completions" (/completions); returns
+        `parse(json)`, where parse raises Malformed for an unusable answer."""
+        openai = self._openai
+        budget = self.max_retries + 1
+        _state.sent, _state.budget, _state.label, _state.cause = 0, budget, self.label, None
+        reasks = 0
+        try:
+            while True:
+                client = self.client.with_options(max_retries=budget - _state.sent - 1)
+                resource = client.chat.completions if endpoint == "chat" else client.completions
+                try:
+                    raw = resource.with_raw_response.create(**body)
+                    return parse(_json(raw.http_response))
+                except Malformed as err:
+                    if _state.sent >= budget:
+                        raise RequestFailed(f"malformed response ({err}) after {_state.sent} attempts") from None
+                    delay = self.backoff * (2 ** reasks) * (1 + 0.25 * random.random())  # jitter spreads re-asks
+                    reasks += 1
+                    log.warning("%s: malformed response (%s); retry %d/%d in %.1fs", self.label, err, _state.sent,
+                                budget - 1, delay)
+                    time.sleep(delay)
+        except openai.APIStatusError as err:
+            status = err.status_code
+            if status in RETRIED_STATUSES or status >= 500:
+                raise RequestFailed(f"HTTP {status} after {_state.sent} attempts") from None
+            raise self._refused(status, err) from None
+        except (openai.APITimeoutError, openai.APIConnectionError) as err:
+            raise RequestFailed(f"{type(err).__name__} after {_state.sent} attempts") from None
+        except openai.OpenAIError as err:  # anything else the SDK raises fails this request only
+            raise RequestFailed(f"{type(err).__name__}: {redact_url(str(err))[:200]}") from None
+        finally:
+            _state.label = None  # the thread may next serve a client that is not ours
+
+    def _refused(self, status: int, err: Any) -> ServerRefused:
+        try:
+            body = err.response.json()
+        except (ValueError, AttributeError):
+            body = None
+        fields = refused_fields(body)
+        named = f" refused field(s): {', '.join(fields)};" if fields else ""
+        text = redact_url(_error_text(body, str(err)))[:300]
+        return ServerRefused(f"the server at {self.display_url} refused the request ({status}):{named} {text}")
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _json(response: Any) -> dict:
+    try:
+        data = json.loads(response.text)
+    except ValueError as err:
+        raise Malformed(f"invalid JSON: {err.msg} at character {err.pos}") from None
+    if not isinstance(data, dict):
+        raise Malformed("the body is not a JSON object")
+    return data
+
+
+def first_choice(data: dict) -> dict:
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise Malformed("no choices")
+    return choices[0]
+
+
+def _usage_tokens(data: dict) -> int | None:
+    usage = data.get("usage")
+    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    return tokens if isinstance(tokens, int) else None
+
+
+def _finish(choice: dict) -> str | None:
+    reason = choice.get("finish_reason")
+    return reason if isinstance(reason, str) else None
+
+
+def parse_chat(data: dict) -> Completion:
+    """A /chat/completions answer: the first choice's message content (must be a string)."""
+    choice = first_choice(data)
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str):
+        hint = " (the server's reasoning parser took the text: start it without one)" \
+            if isinstance(message, dict) and message.get("reasoning_content") else ""
+        raise Malformed(f"message content is {type(content).__name__ if content is not None else 'null'}{hint}")
+    return Completion(content, _finish(choice), _usage_tokens(data))
+
+
+def parse_completion(data: dict) -> Completion:
+    """A /completions answer: the first choice's text (must be a string)."""
+    choice = first_choice(data)
+    text = choice.get("text")
+    if not isinstance(text, str):
+        raise Malformed(f"choice text is {type(text).__name__ if text is not None else 'null'}")
+    return Completion(text, _finish(choice), _usage_tokens(data))

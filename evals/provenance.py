@@ -1,0 +1,110 @@
+"""What produced a set's generations: the descriptor written to generation.json and metrics.json.
+
+The descriptor names the backend and its settings, the model identity, the adapter hash, the
+prompt (version, hash, format) and the decoding. `stable_key` drops machine-local paths from it:
+resume and the response cache compare that key, so a moved checkout still resumes. Nothing
+secret is recorded (URLs lose credentials and query strings, secret-looking keys are redacted).
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from factrl.harness.errors import HarnessError
+from factrl.harness.models import ModelIdentity
+from factrl.harness.prompts import PROMPT_VERSION, prompt_hash, prompt_variant, system_prompt
+
+from .backends import Decoding
+
+if TYPE_CHECKING:
+    from .settings import EvalSettings
+
+
+def describe_generation(settings: EvalSettings, cfg: Any, identity: ModelIdentity, decoding: Decoding,
+                        adapter: str | Path | None) -> dict:
+    """The descriptor of a set's generations (generation.json; what resume and the cache compare)."""
+    model_cfg = cfg.get("model")
+    system = system_prompt(settings.anti_loop)
+    return {"backend": settings.backend, "backend_settings": backend_settings(settings, cfg, model_cfg),
+            "model": identity.to_dict(), "adapter": adapter_info(adapter), "prompt_version": PROMPT_VERSION,
+            "prompt_hash": prompt_hash(system), "anti_loop": settings.anti_loop,
+            "prompt_format": prompt_format(model_cfg), "decoding": decoding.to_dict()}
+
+
+def stable_key(descriptor: dict) -> dict:
+    """The descriptor without machine-local paths: what resume checks and the cache key compare."""
+    key = {k: v for k, v in descriptor.items() if k not in ("model", "adapter", "prompt_version")}
+    key["model"] = {k: v for k, v in descriptor["model"].items() if k != "path"}
+    key["adapter"] = descriptor["adapter"]["sha256"] if descriptor.get("adapter") else None
+    return key
+
+
+def adapter_info(adapter: str | Path | None) -> dict | None:
+    """{"path", "sha256"} of a LoRA adapter directory (hash of its file names and bytes)."""
+    if not adapter:
+        return None
+    path = Path(adapter).expanduser()
+    if not (path / "adapter_config.json").is_file():
+        raise HarnessError(f"adapter={adapter}: no adapter_config.json there; give a PEFT LoRA adapter directory "
+                           f"(e.g. <run>/train/adapter).")
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.iterdir() if p.is_file()):
+        digest.update(file.name.encode())
+        digest.update(file.read_bytes())
+    return {"path": str(path.resolve()), "sha256": digest.hexdigest()}
+
+
+def recorded_generation(folder: Path, *, limit: int | None, predictions: str) -> dict:
+    """The `generation` block for predictions scored again: their generation.json if present,
+    else nulls (predictions made elsewhere), plus the limit and the predictions file."""
+    from factrl.harness.rundir import read_json
+
+    from .generate import DESCRIPTOR
+
+    file = Path(folder) / DESCRIPTOR
+    known = read_json(file) if file.is_file() else {
+        "backend": None, "model": None, "adapter": None, "prompt_version": None, "prompt_hash": None, "decoding": None}
+    return {**known, "limit": limit, "predictions": predictions}
+
+
+def prompt_format(model_cfg: Any) -> dict:
+    """The model-config fields that change the prompt text (they key the cache and resume):
+    harness.prompts.prompt_variant plus the chat-template override and the dtype."""
+    template = model_cfg.get("chat_template") if model_cfg is not None else None
+    return {**prompt_variant(model_cfg), "dtype": model_cfg.get("dtype") if model_cfg is not None else None,
+            "chat_template_sha256": hashlib.sha256(str(template).encode()).hexdigest()[:16] if template else None}
+
+
+def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
+    """What about the backend can change a completion (recorded, and part of the cache key)."""
+    if settings.backend == "hf":
+        import torch
+
+        from factrl.harness.models import torch_dtype
+
+        device = cfg.get("device") or "auto"
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        dtype = torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)
+        return {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": settings.batch_size}
+    if settings.backend == "vllm":
+        return {k: settings.vllm.get(k) for k in ("max_model_len", "tensor_parallel_size", "enforce_eager")}
+    # Written to metrics.json and the leaderboard: no credentials in the URL, no secret-looking keys.
+    from urllib.parse import urlsplit, urlunsplit
+
+    from factrl.harness.config import redact
+
+    url = settings.openai.get("base_url")
+    if url:
+        parts = urlsplit(str(url))
+        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+        url = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    from .backends.openai import endpoint_for
+
+    recorded = {"base_url": url, "model": settings.openai.get("model"),
+                "extra_body": redact(dict(settings.openai.get("extra_body") or {}))}
+    endpoint = endpoint_for(model_cfg, settings.openai)
+    if endpoint != "chat":  # a response-prefix model's route is a choice; plain chat runs keep their cache keys
+        recorded["endpoint"] = endpoint
+    return recorded

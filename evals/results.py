@@ -1,0 +1,27 @@
+"""Scoring one set's predictions and writing its results (samples.jsonl, metrics.json)."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from factrl.harness.rundir import write_json
+
+from .metrics import aggregate, metrics_file
+from .predictions import align, write_jsonl
+from .sets import EvalSet
+
+log = logging.getLogger("factrl.evals")
+
+
+def score_set(eval_set: EvalSet, rows: dict[str, dict], scorer, generation: dict, folder: Path, where: str) -> dict:
+    """Score aligned predictions, write samples.jsonl and metrics.json into `folder`; returns the metrics doc."""
+    completions = align(eval_set, rows, where)
+    samples = scorer.score(eval_set, completions)
+    metrics = aggregate(samples, scorer.metrics(eval_set.task))
+    doc = metrics_file(set_info=eval_set.describe(), scorer=scorer.describe(), generation=generation, metrics=metrics)
+    write_jsonl(folder / "samples.jsonl", samples.rows())
+    write_json(folder / "metrics.json", doc)
+    headline = ", ".join(f"{k} {v['value']:.4f}" for k, v in list(metrics.items())[:3])
+    log.info("%s (%d questions, scorer %s %s): %s", eval_set.name, eval_set.count, scorer.name, scorer.version,
+             headline)
+    return doc
