@@ -18,7 +18,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "methods": ("factrl.harness.registry:methods_main", "list the registered reward methods"),
     "index": ("factrl.harness.corpus.cli:main", "build or query an infini-gram corpus index (build | query)"),
     "pool": ("factrl.harness.pool:main", "prepare the training question pool (filter)"),
+    "evidence": ("factrl.harness.evidence.cli:main", "build or query a Wikipedia evidence store (build | query)"),
     "leaderboard": ("factrl.leaderboard.cli:main", "add results, list or publish the leaderboard"),
+    "nli": ("factrl.harness.nli.cli:main", "score a (premise, hypothesis) pair with an NLI backend (score)"),
 }
 
 

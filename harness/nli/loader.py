@@ -1,0 +1,26 @@
+"""`load_nli(cfg) -> NLIScorer`: the one way methods get an NLI scorer (docs/CONTRACTS.md)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .base import NLIScorer
+from .config import parse_config
+
+
+def load_nli(cfg: Any = None) -> NLIScorer:
+    """Build the scorer a config names (`NLIConfig` fields; None = the embedded stand-in).
+
+    Model backends load their weights here, once; `score()` then only runs forward passes.
+    """
+    settings = parse_config(cfg)
+    if settings.backend == "hhem":
+        from .hhem import HHEMScorer
+
+        return HHEMScorer(settings)
+    if settings.backend == "deberta":
+        from .deberta import DebertaScorer
+
+        return DebertaScorer(settings)
+    from .standin import StandinScorer
+
+    return StandinScorer(settings.batch_size)
