@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pool": ("factrl.harness.pool:main", "prepare the training question pool (filter)"),
     "evidence": ("factrl.harness.evidence.cli:main", "build or query a Wikipedia evidence store (build | query)"),
     "leaderboard": ("factrl.leaderboard.cli:main", "add results, list or publish the leaderboard"),
+    "judge": ("factrl.harness.judge.cli:main", "start, check or ask the LLM judge (serve | check | ask)"),
     "nli": ("factrl.harness.nli.cli:main", "score a (premise, hypothesis) pair with an NLI backend (score)"),
 }
 

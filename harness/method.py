@@ -26,13 +26,22 @@ used a stand-in (e.g. a heuristic in place of the paper's model). One entry per 
 
 The default returns {} (nothing beyond the method's version); a method with a model-backed
 or swappable reward component should override it.
+
+Hooks added for the baselines (issue 10):
+- `RewardOutput.extras`: one payload per completion that the reward hands to the method's
+  own hooks (FSPO's per-token factuality mask), never logged by the engine.
+- `Method.shape_advantages(advantages, *, output, mask, group_size)`: called by the
+  token-level trainer after the group advantages, with tensors of shape (B, T); the default
+  returns them unchanged (CorVer), FSPO flips signs here (BASELINES 2.2).
+- `RunContext.on_close(fn)`: cleanups (stop a judge server, write its stats, close a store)
+  that the engine runs when training ends, on error too.
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, Callable, ClassVar, Protocol
 
 ALGORITHMS = ("grpo", "ppo", "none")
 
@@ -47,6 +56,31 @@ class RunContext:
     pool: list[dict] = field(default_factory=list)  # training rows: question, answers, title
     run_dir: Path | None = None
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("factrl"))
+    _closers: list[Callable[[], Any]] = field(default_factory=list, repr=False)
+
+    def on_close(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """Register `fn()` to run when training ends (normally or by an error); returns fn."""
+        if not callable(fn):
+            raise TypeError(f"on_close needs a callable, got {type(fn).__name__}")
+        self._closers.append(fn)
+        return fn
+
+    def close(self, *, raise_errors: bool = True) -> None:
+        """Run the registered cleanups once, last registered first (a judge opened after a store
+        closes before it). Every cleanup runs even when an earlier one fails; the first failure
+        is raised afterwards unless `raise_errors` is false (the engine passes false while an
+        error from training is already propagating, so that error is the one the user sees)."""
+        closers, self._closers = self._closers[::-1], []
+        first: BaseException | None = None
+        for fn in closers:
+            try:
+                fn()
+            except Exception as err:  # noqa: BLE001 - logged here, raised below
+                self.logger.warning("cleanup %s failed: %s: %s", getattr(fn, "__qualname__", fn),
+                                    type(err).__name__, err)
+                first = first or err
+        if first is not None and raise_errors:
+            raise first
 
 
 @dataclass
@@ -57,11 +91,14 @@ class RewardOutput:
         the completion's unpadded length), or is None for "no signal".
     diagnostics: scalar metrics for this batch, logged as `rewards/<method>/<key>`.
     records: per-item rows (e.g. one per sentence) appended to the run's JSONL log.
+    extras: None, or B dicts (one per completion, in order) for the method's own hooks
+        (`Method.shape_advantages` receives this output); the engine only checks the length.
     """
 
     token_returns: list[list[float] | None]
     diagnostics: dict[str, float] = field(default_factory=dict)
     records: list[dict] = field(default_factory=list)
+    extras: list[dict] | None = None
 
 
 class RewardFn(Protocol):
@@ -97,6 +134,17 @@ class Method:
     def components(self, reward: RewardFn) -> dict[str, dict[str, Any]]:
         """The reward's result-changing parts, by name (see the module docstring); default {}."""
         return {}
+
+    def shape_advantages(self, advantages: Any, *, output: RewardOutput, mask: Any, group_size: int) -> Any:
+        """Reshape the token advantages of one generation batch; default: unchanged.
+
+        advantages: float tensor (B, T), the group-normalised token advantages (0 on padding
+            and on "no signal" completions); B = n_groups * group_size, groups consecutive.
+        output: the RewardOutput of the same batch (its `extras` carry per-completion payloads).
+        mask: float tensor (B, T), 1 on completion tokens, 0 on padding.
+        Returns a tensor of shape (B, T); padding positions must stay 0.
+        """
+        return advantages
 
     @classmethod
     def validate(cls) -> None:

@@ -1,6 +1,7 @@
 """`backend=openai`: any OpenAI-compatible server (`vllm serve`, `transformers serve`, ...).
 
-Requests run on a thread pool (`concurrency`); each goes through `openai_client.OpenAIClient`:
+Requests run concurrently (`concurrency` in flight) on the judge client's transport
+(`factrl.harness.judge.transport.Transport`, the SDK's `AsyncOpenAI` on a private event loop):
 the SDK's own retries (explicit `timeout` and `max_retries`; it honours `Retry-After`) for
 timeouts, connection errors, 429 and 5xx, and re-asks from the same budget for malformed
 answers (invalid JSON, no choices, null content). A request that exhausts its budget is
@@ -25,17 +26,20 @@ when they differ from the neutral value.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from typing import Any, Iterator, Sequence
 
 from factrl.harness.errors import ConfigError, HarnessError
 from factrl.harness.models import ModelIdentity
 from factrl.harness.prompts import chat_messages, format_prompt, response_prefix
 
+from factrl.harness.judge.loop import LoopThread
+from factrl.harness.judge.transport import Completion, RequestFailed, Transport, parse_chat, parse_completion
+
 from .base import Backend, BackendError, Decoding, Generation, Request
-from .openai_client import Completion, OpenAIClient, RequestFailed, parse_chat, parse_completion
 
 log = logging.getLogger("factrl.evals")
 
@@ -73,10 +77,11 @@ class OpenAIBackend(Backend):
             self.tokenizer, self._bos = _prompt_tokenizer(identity, model_cfg)
         key_env = str(settings.get("api_key_env") or "OPENAI_API_KEY")
         # Local servers accept any key; the client refuses an empty one.
-        self.client = OpenAIClient(str(base_url), os.environ.get(key_env) or "EMPTY",
-                                   timeout=float(settings.get("timeout") or 120.0),
-                                   max_retries=int(max_retries) if max_retries is not None else 3,
-                                   backoff=float(backoff) if backoff is not None else 1.0)
+        self.client = Transport(str(base_url), os.environ.get(key_env) or "EMPTY",
+                                timeout=float(settings.get("timeout") or 120.0),
+                                max_retries=int(max_retries) if max_retries is not None else 3,
+                                backoff=float(backoff) if backoff is not None else 1.0, logger=log)
+        self.loop = LoopThread("factrl-openai-backend")
         self.base_url = self.client.display_url  # what messages show: no credentials
 
     def _sampling(self, body: dict, extra: dict) -> None:
@@ -115,39 +120,42 @@ class OpenAIBackend(Backend):
             body["extra_body"] = extra
         return body
 
-    def _one(self, request: Request) -> Generation:
-        if self.endpoint == "completions":
-            answer: Completion = self.client.post("completions", self._body(request), parse_completion)
-        else:
-            answer = self.client.post("chat", self._body(request), parse_chat)
+    async def _one(self, request: Request, slots: asyncio.Semaphore, stopped: list[bool]) -> Generation | None:
+        async with slots:
+            if stopped[0]:  # queued behind a refusal: never sent
+                return None
+            if self.endpoint == "completions":
+                answer: Completion = await self.client.post("completions", self._body(request), parse_completion)
+            else:
+                answer = await self.client.post("chat", self._body(request), parse_chat)
         return Generation(answer.text, answer.finish_reason, answer.completion_tokens)
 
     def generate(self, requests: Sequence[Request]) -> Iterator[tuple[int, Generation]]:
         failures: list[str] = []
         refused: HarnessError | None = None
-        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="openai") as pool:
-            futures = {pool.submit(self._one, request): i for i, request in enumerate(requests)}
-            try:
-                for future in as_completed(futures):
-                    if future.cancelled():
-                        continue
-                    try:
-                        result = future.result()
-                    except RequestFailed as err:
-                        failures.append(str(err))
-                        continue
-                    except HarnessError as err:
-                        # The server refuses the request itself: the rest would be refused too.
-                        # Stop queued work, but keep yielding what is already in flight.
-                        if refused is None:
-                            refused = err
-                            for queued in futures:
-                                queued.cancel()
-                        continue
+        slots, stopped = asyncio.Semaphore(self.concurrency), [False]
+        futures = {self.loop.submit(self._one(request, slots, stopped)): i for i, request in enumerate(requests)}
+        try:
+            for future in as_completed(futures):
+                if future.cancelled():
+                    continue
+                try:
+                    result = future.result()
+                except RequestFailed as err:
+                    failures.append(str(err))
+                    continue
+                except HarnessError as err:
+                    # The server refuses the request itself: the rest would be refused too.
+                    # Stop queued work, but keep yielding what is already in flight.
+                    if refused is None:
+                        refused, stopped[0] = err, True
+                    continue
+                if result is not None:
                     yield futures[future], result
-            finally:
-                for future in futures:  # an abandoned generator (Ctrl-C) must not leave work queued
-                    future.cancel()
+        finally:
+            stopped[0] = True
+            for future in futures:  # an abandoned generator (Ctrl-C) must not leave work queued
+                future.cancel()
         if refused is not None:
             raise refused
         if failures:
@@ -155,7 +163,10 @@ class OpenAIBackend(Backend):
                                f"(first: {failures[0]}); finished samples are saved, rerun to resume.")
 
     def close(self) -> None:
-        self.client.close()
+        try:
+            self.loop.run(self.client.aclose())
+        finally:
+            self.loop.close()
 
 
 def _prompt_tokenizer(identity: ModelIdentity, model_cfg: Any) -> tuple[Any, str]:

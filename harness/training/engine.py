@@ -170,13 +170,10 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     """Train (or resume) and return the saved LoRA adapter (and the trained model).
 
     With a timer, its totals are written to <run_dir>/timings.json at every checkpoint, so a
-    killed run that resumes keeps the time already spent.
+    killed run that resumes keeps the time already spent. Cleanups the method registered with
+    `ctx.on_close` run when training ends, on error too.
     """
-    from transformers.trainer_utils import get_last_checkpoint
-
     from .. import models
-    from .grpo import (JsonlLogCallback, KillSwitchCallback, TimingsCallback, TokenGRPOTrainer, checkpoint_step,
-                       truncate_jsonl)
 
     out = Path(run_dir) / "train"
     adapter_dir = out / ADAPTER_DIR
@@ -194,15 +191,36 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
         thinking = cfg.model.get("enable_thinking")
         _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length),
                                  {"enable_thinking": bool(thinking)} if thinking is not None else None)
-        ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
-                         logger=logging.getLogger(f"factrl.methods.{method.name}"))
+    ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
+                     logger=logging.getLogger(f"factrl.methods.{method.name}"))
+    try:
+        result = _train_with_reward(cfg, method, ctx, model, dataset, out, adapter_dir, phase, timer)
+    except BaseException:
+        ctx.close(raise_errors=False)  # the training error is the one to report
+        raise
+    ctx.close()  # the method's cleanups (judge server, stats, stores) before evaluation starts
+    _release_accelerator_memory()
+    return result
+
+
+def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, dataset: Any, out: Path,
+                       adapter_dir: Path, phase: Any, timer: Any) -> TrainResult:
+    """Reward, trainer, resume, train, save: the part of `train` whose cleanups ctx holds."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from .grpo import (JsonlLogCallback, KillSwitchCallback, TimingsCallback, TokenGRPOTrainer, checkpoint_step,
+                       truncate_jsonl)
+
+    run_dir, tokenizer = ctx.run_dir, ctx.tokenizer
+    with phase("init"):
         reward = method.build_reward(ctx)
         if reward is None:
             raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm 'grpo'")
         components = write_components(out, method, reward)
         trainer = TokenGRPOTrainer(
             model=model, args=grpo_args(cfg, out), train_dataset=dataset, processing_class=tokenizer,
-            peft_config=lora_config(cfg.lora), method_reward=reward, reward_name=method.name, timer=timer,
+            peft_config=lora_config(cfg.lora), method_reward=reward, reward_name=method.name, method=method,
+            timer=timer,
             records_path=out / "reward_records.jsonl", std_floor=float(cfg.train.get("std_floor", 0.1)),
             adv_epsilon=float(cfg.train.get("epsilon", 1e-4)),
             callbacks=[JsonlLogCallback(out / "log.jsonl"), KillSwitchCallback(),
@@ -228,7 +246,6 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
         (out / DONE_MARKER).write_text("ok\n")
     model = trainer.model
     del trainer  # frees the optimizer state (and a colocated vLLM engine) before evaluation
-    _release_accelerator_memory()
     return TrainResult(adapter_dir, model, tokenizer, components)
 
 

@@ -11,6 +11,10 @@ row (`question`, `answers`, ...) — never the first question's gold. It returns
 per-completion mean return R_bar (what TRL logs as the reward) and keeps the per-token returns
 for the override to turn into advantages.
 
+Method hooks (issue 10): after the group advantages the trainer calls the method's
+`shape_advantages(advantages (B, T), output=RewardOutput, mask (B, T), group_size=G)`; the
+default is the identity, so methods that do not override it (CorVer) train exactly as before.
+
 Timing hooks (harness.timer phases): rollout = generation and log-prob scoring of the
 batch, reward = the method's reward call (nested inside rollout), save = checkpoints;
 everything else inside `train()` is charged to update by the caller.
@@ -30,7 +34,7 @@ from transformers import TrainerCallback
 from trl import GRPOTrainer
 
 from ..errors import ConfigError
-from ..method import RewardFn, RewardOutput
+from ..method import Method, RewardFn, RewardOutput
 from .advantages import token_advantages
 
 log = logging.getLogger(__name__)
@@ -47,6 +51,7 @@ class _TokenReward:
         self.phase = phase
         self.records_path = records_path
         self.pending: list[list[float] | None] | None = None
+        self.pending_output: RewardOutput | None = None
 
     def __call__(self, prompts, completions, completion_ids, **kwargs) -> list[float | None]:
         n = len(completions)
@@ -64,9 +69,13 @@ class _TokenReward:
             if r is not None and len(r) != len(ids[b]):
                 raise ValueError(f"reward '{self.__name__}': completion {b} has {len(ids[b])} tokens but "
                                  f"{len(r)} returns; return one value per completion token")
+        if out.extras is not None and len(out.extras) != n:
+            raise ValueError(f"reward '{self.__name__}' returned {len(out.extras)} extras for {n} completions; "
+                             f"return one dict per completion or None")
         # A completion with no tokens carries no signal, whatever the method returned for it.
         returns = [r if ids[b] else None for b, r in enumerate(returns)]
         self.pending = returns
+        self.pending_output = out
         log_metric = kwargs.get("log_metric")
         if log_metric is not None:
             for key, value in out.diagnostics.items():
@@ -88,7 +97,10 @@ class TokenGRPOTrainer(GRPOTrainer):
 
     def __init__(self, *args, method_reward: RewardFn, reward_name: str, timer: Any = None,
                  records_path: Path | None = None, std_floor: float = 0.1, adv_epsilon: float = 1e-4,
-                 **kwargs):
+                 method: Method | None = None, **kwargs):
+        # The method whose `shape_advantages` hook sees every batch (None: no shaping, as for
+        # tests that hand in a bare reward function).
+        self._method = method
         self._phase = timer.phase if timer is not None else (lambda _name: contextlib.nullcontext())
         self._token_reward = _TokenReward(method_reward, reward_name, self._phase, records_path)
         self._std_floor = std_floor
@@ -113,8 +125,8 @@ class TokenGRPOTrainer(GRPOTrainer):
         """
         with self._phase("rollout"):
             output = super()._generate_and_score_completions(inputs)
-        returns = self._token_reward.pending
-        self._token_reward.pending = None
+        returns, reward_output = self._token_reward.pending, self._token_reward.pending_output
+        self._token_reward.pending = self._token_reward.pending_output = None
         if returns is None:
             raise RuntimeError("the method reward was not called for this batch")
         mode = "train" if self.model.training else "eval"
@@ -122,11 +134,28 @@ class TokenGRPOTrainer(GRPOTrainer):
         width = output["completion_ids"].size(1)
         advantages, stats = token_advantages(returns, group, width=width, eps=self._adv_epsilon,
                                              std_floor=self._std_floor, scale=self.scale_rewards)
+        if self._method is not None:
+            advantages = self._shape(advantages, reward_output, output["completion_mask"], group)
         output["advantages"] = advantages.to(output["completion_ids"].device)
-        self._metrics[mode]["advantages/max_abs"].append(stats.max_abs_advantage)
+        # After shaping: the metric reports what reaches the loss.
+        max_abs = float(advantages.abs().max()) if advantages.numel() else 0.0
+        self._metrics[mode]["advantages/max_abs"].append(max_abs)
         self._metrics[mode]["advantages/mean_return"].append(stats.mean_return)
         self._metrics[mode]["advantages/frac_zero_std_groups"].append(stats.frac_zero_std)
         return output
+
+    def _shape(self, advantages: torch.Tensor, reward_output: RewardOutput, completion_mask: torch.Tensor,
+               group: int) -> torch.Tensor:
+        """The method's `shape_advantages` on (B, T) CPU tensors; checks the shape it returns."""
+        mask = completion_mask.detach().to("cpu", torch.float32)
+        shaped = self._method.shape_advantages(advantages, output=reward_output, mask=mask, group_size=group)
+        if not isinstance(shaped, torch.Tensor) or tuple(shaped.shape) != tuple(advantages.shape):
+            got = tuple(shaped.shape) if isinstance(shaped, torch.Tensor) else type(shaped).__name__
+            raise ValueError(f"method '{self._method.name}': shape_advantages returned {got}; return a tensor "
+                             f"of shape {tuple(advantages.shape)} (B, T)")
+        if shaped is advantages:  # the default hook: bit-for-bit what token_advantages gave
+            return advantages
+        return shaped * mask  # padding never carries an advantage, whatever the hook did
 
     def _save_checkpoint(self, model, trial):
         with self._phase("save"):

@@ -21,7 +21,7 @@ from factrl.harness.rundir import read_json
 
 from factrl.evals.backends import BackendError, Decoding, Request, build_backend
 from factrl.evals.backends.openai import bos_to_strip
-from factrl.evals.backends.openai_client import refused_fields
+from factrl.harness.judge.transport import refused_fields
 from factrl.evals.cache import ResponseCache
 from factrl.evals.generate import SetJob, generate_sets, read_generations
 from factrl.evals.loaders import Record

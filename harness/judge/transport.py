@@ -1,37 +1,37 @@
-"""A bounded, logged request to an OpenAI-compatible server, shared by every caller of one.
+"""A bounded, logged request to an OpenAI-compatible server (async), shared by the judge client
+and the evaluator's `openai` backend.
 
 One request gets one budget of `max_retries + 1` HTTP attempts, spent two ways:
 
 - HTTP failures (timeouts, connection errors, 408, 409, 429, 5xx) are retried by the OpenAI
-  SDK itself (`max_retries`, `timeout`): it waits as the server's `Retry-After` /
-  `retry-after-ms` header says, else with exponential backoff and jitter.
+  SDK itself (`AsyncOpenAI` with explicit `max_retries` and `timeout`): it waits as the
+  server's `Retry-After` / `retry-after-ms` header says, else with exponential backoff and jitter.
 - Malformed answers (a body that is not JSON, no `choices`, a null or non-string text) are
   invisible to the SDK, so this module re-asks, with backoff (`backoff` seconds, doubling),
   from the same budget: the SDK call after a malformed answer gets only the attempts left.
 
-Attempts are counted by an httpx request hook, so the budget is exact however the SDK spent
-its share. Every retry is logged as a warning on `factrl.evals` (the SDK's own "Retrying
-request" line is turned into ours, with the HTTP status that caused it). A request that
-exhausts its budget raises `RequestFailed` (the caller counts it and goes on); a request the
-server refuses for good (other 4xx) raises `ServerRefused`, a HarnessError naming the fields
-the server objected to. Nothing malformed is ever returned, so nothing malformed is cached.
-
-Other clients of such servers (e.g. an LLM judge) reuse `OpenAIClient.post` with their own parser.
+Attempts are counted by an httpx request hook into a per-request `RequestState` held in a
+context variable (each asyncio task has its own copy), so the budget is exact however the SDK
+spent its share. Every retry is logged as a warning on the caller's logger (the SDK's own
+"Retrying request" line is turned into ours, with the HTTP status that caused it). A request
+that exhausts its budget raises `RequestFailed` (the caller counts it and goes on); a request
+the server refuses for good (other 4xx) raises `ServerRefused`, a HarnessError naming the
+fields the server objected to. Nothing malformed is ever returned, so nothing malformed is
+cached. The API key is given by the caller and never logged; URLs are shown without credentials.
 """
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import json
 import logging
 import random
-import threading
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from factrl.harness.config import redact_url
 from factrl.harness.errors import HarnessError
 
-log = logging.getLogger("factrl.evals")
 T = TypeVar("T")
 
 # Statuses the SDK retries (its `_should_retry`); after its budget they are a failed request,
@@ -46,6 +46,10 @@ class RequestFailed(Exception):
 class ServerRefused(HarnessError):
     """The server rejects the request itself (4xx other than 408/409/429): retrying cannot help."""
 
+    def __init__(self, message: str, status: int | None = None, detail: str = ""):
+        super().__init__(message)
+        self.status, self.detail = status, detail
+
 
 class Malformed(Exception):
     """A 200 answer whose body is unusable; raised by parsers, turned into a re-ask here."""
@@ -56,21 +60,37 @@ class Completion:
     text: str
     finish_reason: str | None
     completion_tokens: int | None
+    prompt_tokens: int | None = None
 
 
-_state = threading.local()  # per worker thread: attempts sent and the last failure's cause
+@dataclass
+class RequestState:
+    """One request's accounting: HTTP attempts sent, malformed answers, the last failure's cause."""
+
+    budget: int = 1
+    label: str = ""
+    logger: logging.Logger | None = None
+    sent: int = 0
+    malformed: int = 0
+    cause: str | None = None
 
 
-def _on_request(request: Any) -> None:
-    _state.sent = getattr(_state, "sent", 0) + 1
-    _state.cause = None  # a timeout or connection error leaves it unset
+_STATE: contextvars.ContextVar[RequestState | None] = contextvars.ContextVar("factrl_request_state", default=None)
 
 
-def _on_response(response: Any) -> None:
-    if response.status_code >= 400:
+async def _on_request(request: Any) -> None:
+    state = _STATE.get()
+    if state is not None:
+        state.sent += 1
+        state.cause = None  # a timeout or connection error leaves it unset
+
+
+async def _on_response(response: Any) -> None:
+    state = _STATE.get()
+    if state is not None and response.status_code >= 400:
         wait = response.headers.get("retry-after-ms")
         wait = f"{wait} ms" if wait else response.headers.get("retry-after")
-        _state.cause = f"HTTP {response.status_code}" + (f" (Retry-After: {wait})" if wait else "")
+        state.cause = f"HTTP {response.status_code}" + (f" (Retry-After: {wait})" if wait else "")
 
 
 class _RetryLog(logging.Filter):
@@ -79,12 +99,12 @@ class _RetryLog(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not str(record.msg).startswith("Retrying request") or not isinstance(record.args, tuple):
             return True
-        label = getattr(_state, "label", None)
-        if label is None:  # a client that is not ours: leave the SDK's line alone
+        state = _STATE.get()
+        if state is None or state.logger is None:  # a client that is not ours: leave the SDK's line alone
             return True
         delay = record.args[0] if record.args else 0.0
-        log.warning("%s: %s; retry %d/%d in %.1fs", label, getattr(_state, "cause", None)
-                    or "timeout or connection error", _state.sent, _state.budget - 1, float(delay))
+        state.logger.warning("%s: %s; retry %d/%d in %.1fs", state.label, state.cause
+                             or "timeout or connection error", state.sent, state.budget - 1, float(delay))
         return False
 
 
@@ -116,7 +136,8 @@ def refused_fields(body: Any) -> list[str]:
     return list(dict.fromkeys(n for n in names if n))
 
 
-def _error_text(body: Any, fallback: str) -> str:
+def error_text(body: Any, fallback: str) -> str:
+    """The human part of a server's error body (OpenAI's `error.message`, FastAPI's `detail`)."""
     if isinstance(body, dict):
         error, detail = body.get("error"), body.get("detail")
         if isinstance(error, dict) and error.get("message"):
@@ -128,67 +149,99 @@ def _error_text(body: Any, fallback: str) -> str:
     return fallback
 
 
-class OpenAIClient:
-    """The OpenAI SDK client with explicit timeout and retries, plus malformed-answer re-asks."""
+class Transport:
+    """`AsyncOpenAI` with explicit timeout and retries, plus malformed-answer re-asks.
+
+    Use it from one event loop (the httpx pool belongs to it); `harness.judge.loop.LoopThread`
+    gives sync callers one.
+    """
 
     def __init__(self, base_url: str, api_key: str, *, timeout: float, max_retries: int, backoff: float,
-                 label: str = "openai backend"):
+                 label: str = "openai backend", logger: logging.Logger | None = None):
         import openai
 
         self.display_url = redact_url(str(base_url))  # for messages and logs: no credentials
         self.max_retries, self.backoff, self.label = max(0, int(max_retries)), float(backoff), label
+        self.timeout = float(timeout)
+        self.log = logger or logging.getLogger("factrl")
         self._openai = openai
-        http = openai.DefaultHttpxClient(event_hooks={"request": [_on_request], "response": [_on_response]})
-        self.client = openai.OpenAI(base_url=str(base_url), api_key=api_key, timeout=float(timeout),
-                                    max_retries=self.max_retries, http_client=http)
+        http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [_on_request], "response": [_on_response]})
+        self.client = openai.AsyncOpenAI(base_url=str(base_url), api_key=api_key, timeout=self.timeout,
+                                         max_retries=self.max_retries, http_client=http)
         _install_retry_log()
 
-    def post(self, endpoint: str, body: dict, parse: Callable[[dict], T]) -> T:
+    async def post(self, endpoint: str, body: dict, parse: Callable[[dict], T], *,
+                   state: RequestState | None = None, max_retries: int | None = None) -> T:
         """POST `body` to "chat" (/chat/completions) or "completions" (/completions); returns
-        `parse(json)`, where parse raises Malformed for an unusable answer."""
+        `parse(json)`, where parse raises Malformed for an unusable answer. `state` (optional)
+        receives the request's accounting; `max_retries` overrides the budget for this call."""
         openai = self._openai
-        budget = self.max_retries + 1
-        _state.sent, _state.budget, _state.label, _state.cause = 0, budget, self.label, None
+        retries = self.max_retries if max_retries is None else max(0, int(max_retries))
+        state = state or RequestState()
+        state.budget, state.label, state.logger, state.sent, state.cause = retries + 1, self.label, self.log, 0, None
+        token = _STATE.set(state)
         reasks = 0
         try:
             while True:
-                client = self.client.with_options(max_retries=budget - _state.sent - 1)
+                left = state.budget - state.sent - 1
+                # with_options copies the client: only pay for it when the budget differs
+                client = self.client if left == self.max_retries else self.client.with_options(max_retries=left)
                 resource = client.chat.completions if endpoint == "chat" else client.completions
                 try:
-                    raw = resource.with_raw_response.create(**body)
+                    raw = await resource.with_raw_response.create(**body)
                     return parse(_json(raw.http_response))
                 except Malformed as err:
-                    if _state.sent >= budget:
-                        raise RequestFailed(f"malformed response ({err}) after {_state.sent} attempts") from None
+                    state.malformed += 1
+                    if state.sent >= state.budget:
+                        raise RequestFailed(f"malformed response ({err}) after {state.sent} attempts") from None
                     delay = self.backoff * (2 ** reasks) * (1 + 0.25 * random.random())  # jitter spreads re-asks
                     reasks += 1
-                    log.warning("%s: malformed response (%s); retry %d/%d in %.1fs", self.label, err, _state.sent,
-                                budget - 1, delay)
-                    time.sleep(delay)
+                    self.log.warning("%s: malformed response (%s); retry %d/%d in %.1fs", self.label, err,
+                                     state.sent, state.budget - 1, delay)
+                    await asyncio.sleep(delay)
         except openai.APIStatusError as err:
             status = err.status_code
             if status in RETRIED_STATUSES or status >= 500:
-                raise RequestFailed(f"HTTP {status} after {_state.sent} attempts") from None
-            raise self._refused(status, err) from None
+                raise RequestFailed(f"HTTP {status} after {state.sent} attempts") from None
+            raise self.refused(status, err) from None
         except (openai.APITimeoutError, openai.APIConnectionError) as err:
-            raise RequestFailed(f"{type(err).__name__} after {_state.sent} attempts") from None
+            raise RequestFailed(f"{type(err).__name__} after {state.sent} attempts") from None
         except openai.OpenAIError as err:  # anything else the SDK raises fails this request only
             raise RequestFailed(f"{type(err).__name__}: {redact_url(str(err))[:200]}") from None
         finally:
-            _state.label = None  # the thread may next serve a client that is not ours
+            _STATE.reset(token)
 
-    def _refused(self, status: int, err: Any) -> ServerRefused:
+    async def models(self) -> list[str]:
+        """The ids GET /models lists (one attempt); raises RequestFailed or ServerRefused."""
+        openai = self._openai
+        token = _STATE.set(RequestState(budget=1, label=self.label, logger=self.log))
+        try:
+            page = await self.client.with_options(max_retries=0).models.list()
+            return [str(m.id) for m in page.data]
+        except openai.APIStatusError as err:
+            if err.status_code in RETRIED_STATUSES or err.status_code >= 500:
+                raise RequestFailed(f"HTTP {err.status_code}") from None
+            raise self.refused(err.status_code, err) from None
+        except (openai.APITimeoutError, openai.APIConnectionError) as err:
+            raise RequestFailed(type(err).__name__) from None
+        except (openai.OpenAIError, ValueError, TypeError, AttributeError) as err:  # an odd listing: unknown
+            raise RequestFailed(f"{type(err).__name__}: {redact_url(str(err))[:200]}") from None
+        finally:
+            _STATE.reset(token)
+
+    def refused(self, status: int, err: Any) -> ServerRefused:
         try:
             body = err.response.json()
         except (ValueError, AttributeError):
             body = None
         fields = refused_fields(body)
         named = f" refused field(s): {', '.join(fields)};" if fields else ""
-        text = redact_url(_error_text(body, str(err)))[:300]
-        return ServerRefused(f"the server at {self.display_url} refused the request ({status}):{named} {text}")
+        text = redact_url(error_text(body, str(err)))[:300]
+        return ServerRefused(f"the server at {self.display_url} refused the request ({status}):{named} {text}",
+                             status, text)
 
-    def close(self) -> None:
-        self.client.close()
+    async def aclose(self) -> None:
+        await self.client.close()
 
 
 def _json(response: Any) -> dict:
@@ -208,9 +261,9 @@ def first_choice(data: dict) -> dict:
     return choices[0]
 
 
-def _usage_tokens(data: dict) -> int | None:
+def _usage(data: dict, key: str) -> int | None:
     usage = data.get("usage")
-    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    tokens = usage.get(key) if isinstance(usage, dict) else None
     return tokens if isinstance(tokens, int) else None
 
 
@@ -228,7 +281,7 @@ def parse_chat(data: dict) -> Completion:
         hint = " (the server's reasoning parser took the text: start it without one)" \
             if isinstance(message, dict) and message.get("reasoning_content") else ""
         raise Malformed(f"message content is {type(content).__name__ if content is not None else 'null'}{hint}")
-    return Completion(content, _finish(choice), _usage_tokens(data))
+    return Completion(content, _finish(choice), _usage(data, "completion_tokens"), _usage(data, "prompt_tokens"))
 
 
 def parse_completion(data: dict) -> Completion:
@@ -237,4 +290,4 @@ def parse_completion(data: dict) -> Completion:
     text = choice.get("text")
     if not isinstance(text, str):
         raise Malformed(f"choice text is {type(text).__name__ if text is not None else 'null'}")
-    return Completion(text, _finish(choice), _usage_tokens(data))
+    return Completion(text, _finish(choice), _usage(data, "completion_tokens"), _usage(data, "prompt_tokens"))

@@ -1,0 +1,24 @@
+"""The shared LLM-judge client (issue 10): one OpenAI-compatible client for every judge-based
+method and for the evaluator's `openai` backend (which shares `transport`).
+
+    from factrl.harness.judge import open_judge, SIMPLEQA_GRADE
+
+    with open_judge(cfg.judge, run_dir=run_dir) as judge:     # checked before it returns
+        results = judge.ask_many(SIMPLEQA_GRADE, [{"question": q, "gold": g, "answer": a}])
+        failed = judge.check_failed_share(results)           # stops the run above the share
+        rewards = [MAP[r.value] if r.ok else None for r in results]
+
+Modules: transport (async bounded requests), loop (a private event loop for sync callers),
+prompts (shared prompts and strict parsers), cache (SQLite, successful parses only), stats
+(accounting, failed-share rule), embedded (`transformers serve` lifecycle), client (`Judge`),
+service (`open_judge`), cli (`harness judge serve|ask`). See README.md.
+"""
+from .client import Judge, JudgeResult
+from .prompts import ATOMIC_FACTS, PROMPTS, SIMPLEQA_GRADE, JudgePrompt, ParseError
+from .service import open_judge
+from .settings import JudgeSettings, read_settings
+from .stats import JudgeFailuresExceeded, check_failed_share, failed_count
+
+__all__ = ["ATOMIC_FACTS", "PROMPTS", "SIMPLEQA_GRADE", "Judge", "JudgeFailuresExceeded", "JudgePrompt",
+           "JudgeResult", "JudgeSettings", "ParseError", "check_failed_share", "failed_count", "open_judge",
+           "read_settings"]

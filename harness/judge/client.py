@@ -1,0 +1,246 @@
+"""`Judge`: an LLM judge behind any OpenAI-compatible server, for reward methods.
+
+`ask_many(prompt, items)` is a sync call; inside, every item runs as a task on the judge's
+private event loop (`loop.LoopThread`), through the shared transport (the SDK's `AsyncOpenAI`
+with explicit `max_retries` and `timeout`; it honours Retry-After), at most `concurrency`
+requests in flight (an asyncio semaphore). Per item:
+
+1. the cache (successful parses only) and the batch's identical items are looked up first;
+2. the reply is parsed by the prompt's strict parser; an unreadable reply is re-asked at most
+   `max_reasks` times (the reply and a format reminder are added to the conversation);
+3. an item whose transport budget runs out, that the server refuses, or whose replies stay
+   unreadable is a failure: `JudgeResult(ok=False, value=None)`, counted, never cached. The
+   method gives it no reward signal (`None`) and logs `rewards/<method>/judge_failed`.
+
+Nothing loops without a bound: worst case per item = (max_reasks + 1) x (max_retries + 1)
+x timeout, plus backoffs. Accounting goes to `stats()` and `<run_dir>/judge_stats.json`.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from factrl.harness.errors import ConfigError, HarnessError
+
+from .cache import MISSING, JudgeCache, cache_key
+from .loop import LoopThread
+from .prompts import PROMPTS, JudgePrompt, ParseError
+from .settings import JudgeSettings
+from .stats import FILENAME, JudgeStats, check_failed_share
+from .transport import RequestFailed, RequestState, ServerRefused, Transport, parse_chat
+
+log = logging.getLogger("factrl.harness.judge")
+
+# The preflight's request: one token is enough to prove the model answers.
+_PING = [{"role": "user", "content": "Reply with the letter A."}]
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    value: Any
+    ok: bool
+    error: str | None = None
+    cached: bool = False
+    attempts: int = 0  # HTTP requests this item cost (0 for a cache hit)
+    reasks: int = 0
+
+
+class Judge:
+    """Use `factrl.harness.judge.open_judge(cfg.judge, run_dir=...)`; this is what it returns."""
+
+    def __init__(self, settings: JudgeSettings, *, base_url: str, served_model: str, endpoint_id: str,
+                 component: dict[str, Any], api_key: str, run_dir: str | Path | None = None,
+                 cache: JudgeCache | None = None, server: Any = None):
+        self.settings, self.served_model, self.endpoint_id = settings, served_model, endpoint_id
+        self._component, self._server, self._cache = component, server, cache
+        self._loop = LoopThread()
+        self._transport = Transport(base_url, api_key, timeout=settings.timeout, max_retries=settings.max_retries,
+                                    backoff=settings.backoff, label="judge", logger=log)
+        self.display_url = self._transport.display_url
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self._stats = JudgeStats()
+        self.stats_path = Path(run_dir) / FILENAME if run_dir is not None else None
+        if self.stats_path is not None and self.stats_path.is_file():
+            self._stats.resume_from(self.stats_path)
+        self._closed = False
+
+    # --- public API ---------------------------------------------------------------------------
+
+    def ask_many(self, prompt: JudgePrompt, items: Sequence[dict]) -> list[JudgeResult]:
+        """One result per item, in order; failures are results (ok=False), never exceptions."""
+        if self._closed:
+            raise HarnessError("the judge is closed; open a new one with open_judge(...)")
+        started = time.perf_counter()
+        try:
+            return self._loop.run(self._ask_all(prompt, list(items)))
+        finally:
+            self._stats.add(prompt.name, wait_s=time.perf_counter() - started)
+            self._write_stats()
+
+    def ask(self, prompt: JudgePrompt, item: dict) -> JudgeResult:
+        return self.ask_many(prompt, [item])[0]
+
+    def check_failed_share(self, results: Sequence[JudgeResult], *, where: str = "this step") -> int:
+        """The failed count; stops the run (JudgeFailuresExceeded) above `judge.max_failed_share`."""
+        return check_failed_share(results, self.settings.max_failed_share, where=where, stats_file=self.stats_path)
+
+    def check(self) -> None:
+        """Preflight before training: the server answers, knows the model and takes the key.
+
+        Raises a one-line ConfigError naming the setting to fix (judge.base_url, judge.model,
+        judge.api_key_env)."""
+        self._loop.run(self._check())
+
+    def stats(self) -> dict[str, float]:
+        """Counters over this run (earlier attempts of a resumed run included); see stats.py."""
+        return self._stats.snapshot()["totals"]
+
+    def describe(self) -> dict[str, Any]:
+        """The judge's component entry (kind "judge") for train/components.json."""
+        return dict(self._component)
+
+    def close(self) -> None:
+        """Close the client, stop an embedded server, write judge_stats.json; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._loop.run(self._transport.aclose())
+        except Exception as err:  # noqa: BLE001 - closing must go on to stop the server
+            log.debug("judge client close: %s", err)
+        finally:
+            self._loop.close()
+            if self._cache is not None:
+                self._cache.close()
+            if self._server is not None:
+                self._server.stop()
+            self._write_stats()
+
+    def __enter__(self) -> "Judge":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # --- internals ----------------------------------------------------------------------------
+
+    def _write_stats(self) -> None:
+        if self.stats_path is not None:
+            self._stats.write(self.stats_path, self.describe())
+
+    def _sampling(self, prompt: JudgePrompt) -> dict[str, Any]:
+        max_tokens = min(self.settings.max_tokens, prompt.max_tokens or self.settings.max_tokens)
+        return {"temperature": self.settings.temperature, "max_tokens": max_tokens}
+
+    async def _ask_all(self, prompt: JudgePrompt, items: list[dict]) -> list[JudgeResult]:
+        sampling = self._sampling(prompt)
+        # At temperature > 0 two identical items are two samples: neither shared nor cached,
+        # unless the prompt says its replies may be reused.
+        reusable = sampling["temperature"] == 0 or prompt.cache_sampled
+        conversations = [prompt.render(item) for item in items]
+        keys = [cache_key(endpoint=self.endpoint_id, model=self.served_model, prompt=prompt.name,
+                          version=prompt.version, sampling=sampling, messages=messages) for messages in conversations]
+        results: list[JudgeResult | None] = [None] * len(items)
+        first_of: dict[str, int] = {}
+        pending: list[int] = []
+        hits = duplicates = 0
+        for i, key in enumerate(keys):
+            if reusable and key in first_of:
+                duplicates += 1
+                continue
+            first_of[key] = i
+            value = self._cache.get(key) if (reusable and self._cache is not None) else MISSING
+            if value is not MISSING:
+                results[i] = JudgeResult(value, True, cached=True)
+                hits += 1
+            else:
+                pending.append(i)
+        self._stats.add(prompt.name, items=len(items), cache_hits=hits, deduplicated=duplicates)
+        answers = await asyncio.gather(*(self._ask_one(prompt, conversations[i], keys[i], sampling, reusable)
+                                         for i in pending))
+        for i, answer in zip(pending, answers):
+            results[i] = answer
+        for i, key in enumerate(keys):
+            if results[i] is None:  # a duplicate: share the first item's result
+                results[i] = results[first_of[key]]
+        return results  # type: ignore[return-value]
+
+    async def _ask_one(self, prompt: JudgePrompt, messages: list[dict], key: str, sampling: dict,
+                       reusable: bool) -> JudgeResult:
+        conversation, attempts, reasks = list(messages), 0, 0
+        while True:
+            state = RequestState()
+            body = {"model": self.served_model, "messages": conversation, **sampling}
+            try:
+                async with self._slots:
+                    completion = await self._transport.post("chat", body, parse_chat, state=state)
+            except (RequestFailed, ServerRefused) as err:
+                self._count(prompt, state, failures=1)
+                log.warning("judge %s: item failed (%s)", prompt.name, err)
+                return JudgeResult(None, False, str(err), attempts=attempts + state.sent, reasks=reasks)
+            attempts += state.sent
+            self._count(prompt, state, input_tokens=completion.prompt_tokens or 0,
+                        output_tokens=completion.completion_tokens or 0)
+            try:
+                if completion.finish_reason == "length":  # a cut reply may lose its last fact or grade
+                    raise ParseError(f"reply cut at max_tokens={sampling['max_tokens']}")
+                value = prompt.parse(completion.text)
+            except ParseError as err:
+                self._stats.add(prompt.name, parse_failures=1)
+                if reasks >= self.settings.max_reasks:
+                    self._stats.add(prompt.name, failures=1)
+                    return JudgeResult(None, False, f"unreadable reply after {reasks + 1} answer(s): {err}",
+                                       attempts=attempts, reasks=reasks)
+                reasks += 1
+                self._stats.add(prompt.name, reasks=1)
+                conversation = [*conversation, {"role": "assistant", "content": completion.text},
+                                {"role": "user", "content": prompt.reask(str(err))}]
+                continue
+            if reusable and self._cache is not None:
+                self._cache.put(key, value, prompt=prompt.name, version=prompt.version, model=self.served_model)
+            return JudgeResult(value, True, attempts=attempts, reasks=reasks)
+
+    def _count(self, prompt: JudgePrompt, state: RequestState, **extra: float) -> None:
+        self._stats.add(prompt.name, calls=state.sent, retries=max(0, state.sent - 1), **extra)
+
+    async def _check(self) -> None:
+        s, url = self.settings, self.display_url
+        key_fix = f"put a valid key in the environment variable {s.api_key_env} (judge.api_key_env)"
+        down = (f"start the judge server there (e.g. `vllm serve MODEL --port 8000`) or set judge.base_url to a "
+                f"running OpenAI-compatible server")
+        try:
+            served = await self._transport.models()
+        except RequestFailed as err:
+            if "Timeout" in str(err) or "Connection" in str(err):
+                raise ConfigError(f"judge.base_url={url} does not answer ({err}): {down}.") from None
+            served = []  # cannot list (transformers serve without a hub cache answers 500): the ping decides
+        except ServerRefused as err:
+            if err.status in (401, 403):
+                raise ConfigError(f"the judge at {url} refused the API key ({err.status}): {key_fix}.") from None
+            served = []
+        if served and self.served_model not in served:
+            shown = ", ".join(served[:8]) + (", ..." if len(served) > 8 else "")
+            raise ConfigError(f"judge.model={self.served_model!r} is not served at {url} (it serves: {shown}); "
+                              f"set judge.model to one of them.")
+        body = {"model": self.served_model, "messages": _PING, "max_tokens": 1, "temperature": 0.0}
+        try:
+            await self._transport.post("chat", body, parse_chat, max_retries=min(1, s.max_retries))
+        except ServerRefused as err:
+            if err.status in (401, 403):
+                raise ConfigError(f"the judge at {url} refused the API key ({err.status}): {key_fix}.") from None
+            if err.status == 404 or any(word in err.detail.lower() for word in ("model", "pinned")):
+                raise ConfigError(f"judge.model={self.served_model!r} is unknown to the server at {url} "
+                                  f"({err.status}: {err.detail[:160]}); set judge.model to a model it serves."
+                                  ) from None
+            raise ConfigError(f"judge check: {err}") from None
+        except RequestFailed as err:
+            raise ConfigError(f"judge.base_url={url} does not answer a chat completion ({err}): {down}.") from None
+
+
+def prompt_versions() -> dict[str, str]:
+    """Versions of the shared prompts (recorded in the judge's component entry)."""
+    return {name: p.version for name, p in PROMPTS.items()}

@@ -1,0 +1,168 @@
+"""A scripted OpenAI-compatible judge on 127.0.0.1 for the judge client's tests.
+
+Answers the shared judge prompts the way a good judge would:
+- SIMPLEQA_GRADE: "A" when the gold (any of " / "-joined) occurs in the graded answer, "C" for
+  "I don't know", else "B";
+- ATOMIC_FACTS: one "- " line per sentence of the text, or "NON_FACTUAL: no claims" for none.
+Other chats get "A" (the preflight ping). GET /v1/models lists `models`; a chat for another
+model gets OpenAI's 404. Faults are scripted per item (`failures[key]` lists the actions of its
+next attempts; the key is the graded answer or the facts text) or drawn at random for every
+attempt (`fault_rate`, seeded per item and attempt), and every arrival is recorded.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# action -> what the server does instead of a good reply
+FAULTS = ("slow", "429", "500", "badjson", "garbage", "cut", "400")
+
+
+def item_key(messages: list[dict]) -> str:
+    text = messages[0]["content"]
+    graded = re.search(r"^Answer to grade: (.*)$", text, re.MULTILINE)
+    if graded:
+        return graded.group(1).strip()
+    facts = re.search(r"<<<\n(.*)\n>>>", text, re.DOTALL)
+    return facts.group(1).strip() if facts else text
+
+
+def good_reply(messages: list[dict]) -> str:
+    text = messages[0]["content"]
+    graded = re.search(r"^Gold answer: (.*)$\n^Answer to grade: (.*)$", text, re.MULTILINE)
+    if graded:
+        golds, answer = graded.group(1).lower().split(" / "), graded.group(2).lower()
+        if "don't know" in answer:
+            return "C"
+        return "A" if any(g in answer for g in golds) else "B"
+    facts = re.search(r"<<<\n(.*)\n>>>", text, re.DOTALL)
+    if facts:
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", facts.group(1)) if len(s.split()) >= 3]
+        return "\n".join(f"- {s}" for s in sentences) if sentences else "NON_FACTUAL: no claims"
+    return "A"
+
+
+class JudgeServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 64  # room for the benchmark's and the fault test's bursts
+
+    def __init__(self, *, models=("judge-model",), latency: float = 0.0, retry_after: str = "1",
+                 fault_rate: float = 0.0, fault_kinds=("slow", "429", "500", "badjson", "garbage"), seed: int = 0):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.models, self.latency, self.retry_after = list(models), latency, retry_after
+        self.fault_rate, self.fault_kinds, self.seed = fault_rate, tuple(fault_kinds), seed
+        self.failures: dict[str, list[str]] = {}
+        self.arrivals: list[tuple[str, float, str]] = []  # (item key, monotonic time, action)
+        self.bodies: list[dict] = []
+        self.headers_seen: list[str | None] = []
+        self.in_flight = self.max_in_flight = 0
+        self.lock = threading.Lock()
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self) -> "JudgeServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+        self.server_close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def draw(self, key: str) -> str:
+        """The random action of this item's next attempt: seeded by (seed, item, attempt), so the
+        same faults hit the same attempts whatever order concurrent requests arrive in."""
+        attempt = sum(1 for k, _, _ in self.arrivals if k == key)
+        rng = random.Random(f"{self.seed}:{key}:{attempt}")
+        return rng.choice(self.fault_kinds) if rng.random() < self.fault_rate else "ok"
+
+    def actions(self, key: str) -> list[str]:
+        return [a for k, _, a in self.arrivals if k == key]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real servers
+    disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms delayed-ACK stall
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_GET(self):  # noqa: N802 - http.server's naming
+        if self.path.endswith("/models"):
+            listed = [{"id": m, "object": "model"} for m in self.server.models]
+            return self._send(200, {"object": "list", "data": listed})
+        if self.path.endswith("/health"):
+            return self._send(200, {"status": "ok"})
+        self._send(404, {"detail": "Not Found"})
+
+    def do_POST(self):  # noqa: N802
+        server: JudgeServer = self.server
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if not self.path.endswith("/chat/completions"):
+            return self._send(404, {"detail": "Not Found"})
+        if body.get("model") not in server.models:
+            return self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist.",
+                                              "type": "invalid_request_error", "param": "model"}})
+        key = item_key(body["messages"])
+        with server.lock:
+            server.bodies.append(body)
+            server.headers_seen.append(self.headers.get("Authorization"))
+            scripted = server.failures.get(key)
+            if scripted:
+                action = scripted.pop(0)
+            else:
+                action = server.draw(key)
+            server.arrivals.append((key, time.monotonic(), action))
+            server.in_flight += 1
+            server.max_in_flight = max(server.max_in_flight, server.in_flight)
+        try:
+            self._answer(server, body, action)
+        finally:
+            with server.lock:
+                server.in_flight -= 1
+
+    def _answer(self, server: JudgeServer, body: dict, action: str) -> None:
+        if server.latency:
+            time.sleep(server.latency)
+        if action == "500":  # retry-after-ms keeps the SDK's backoff short in tests
+            return self._send(500, {"error": {"message": "boom", "type": "server_error"}},
+                              headers={"retry-after-ms": "20"})
+        if action == "429":
+            return self._send(429, {"error": {"message": "slow down", "type": "rate_limit"}},
+                              headers={"Retry-After": server.retry_after})
+        if action == "400":
+            return self._send(400, {"error": {"message": "prompt too long", "type": "invalid_request_error"}})
+        if action == "slow":
+            time.sleep(1.5)  # longer than the tests' client timeout
+        text = good_reply(body["messages"]) if action != "garbage" else "Well, it depends on the context."
+        if action == "cut":
+            text, finish = text[:1] + " and more", "length"
+        else:
+            finish = "stop"
+        payload = {"id": "j1", "object": "chat.completion", "created": 0, "model": body["model"],
+                   "choices": [{"index": 0, "finish_reason": finish,
+                                "message": {"role": "assistant", "content": text}}],
+                   "usage": {"prompt_tokens": 40, "completion_tokens": 2, "total_tokens": 42}}
+        data = json.dumps(payload).encode()
+        if action == "badjson":
+            data = data[: len(data) // 2]  # truncated JSON with a matching Content-Length
+        self._send(200, raw=data)
+
+    def _send(self, status, payload=None, *, raw: bytes | None = None, headers=None):
+        data = raw if raw is not None else json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+            pass
