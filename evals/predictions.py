@@ -98,7 +98,7 @@ def align(eval_set: EvalSet, rows: dict[str, dict], where: str) -> list[str]:
         if extra:
             parts.append(f"{len(extra)} ids not in the set (first: {extra[0]!r})")
         raise DataError(f"{where}: " + "; ".join(parts) + ". Score against the set the predictions were made "
-                        f"for (harness score --set/--data/--limit).")
+                        "for (harness score --set/--data/--limit).")
     completions = []
     for record in eval_set.records:
         row = rows[record.id]

@@ -17,7 +17,6 @@ concurrent user sees either no index or a complete one.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
@@ -27,7 +26,6 @@ import resource
 import shutil
 import subprocess
 import time
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
@@ -35,6 +33,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..errors import DataError, HarnessError
+from ..filelock import locked
 from ..hashing import sha256_file
 from . import layout, probe
 from .formats import FORMAT_VERSION, check_format
@@ -228,23 +227,12 @@ def _write_data(staging: Path, docs: Iterator, tokenizer, dtype: str, prefix: st
     return {**counts, "sha256": corpus.hexdigest()}
 
 
-@contextmanager
-def _locked(target: Path):
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def build_index(out_dir: str | os.PathLike, inputs: list[str], tokenizer, identity: TokenizerIdentity, *,
                 text_field: str = "text", split_lines: bool = False, cpus: int = 1, force: bool = False,
                 corpus_kind: str = "files") -> layout.IndexInfo:
     """Build (or reuse) the index of `inputs` in `out_dir`; return it validated."""
     target = Path(os.path.expanduser(str(out_dir))).resolve()
-    with _locked(target):
+    with locked(target):
         if target.exists() and not force:
             if (target / layout.MANIFEST).is_file():
                 info = layout.inspect_index(target)

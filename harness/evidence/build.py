@@ -9,19 +9,18 @@ A store whose manifest settings equal the requested ones is reused, unless `forc
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
 import os
 import sqlite3
 import time
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import DataError, HarnessError
+from ..filelock import locked
 from ..hashing import sha256_file
 from .passages import DEFAULT_TOKENIZER, SPLIT_VERSION, load_splitter, split_documents
 from .schema import FORMAT_VERSION, FTS_TOKENIZE, Manifest, create_tables, manifest_hash, read_manifest
@@ -69,18 +68,6 @@ def _documents(kind: str, path: Path, text_field: str, title_field: str) -> Iter
             raise DataError(f"{where}: no string field '{title_field}'; set --title-field to the field that "
                             f"holds the article title.")
         yield title.strip(), doc.text
-
-
-@contextmanager
-def _locked(target: Path):
-    """One builder per target at a time (two trainers asking for the demo store at once)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _settings(kind: str, path: Path, splitter, passage_tokens: int, text_field: str, title_field: str
@@ -176,7 +163,7 @@ def build_store(source: str | os.PathLike | None, out: str | os.PathLike, *, tok
         raise HarnessError(f"--out {out}: is a directory; give a file path such as {target / 'evidence.sqlite3'}.")
     splitter = load_splitter(tokenizer)
     settings = _settings(kind, path, splitter, passage_tokens, text_field, title_field)
-    with _locked(target):
+    with locked(target):
         if target.exists() and not force:
             old = read_manifest(target)
             if _same(old.data, settings):

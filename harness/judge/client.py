@@ -210,8 +210,8 @@ class Judge:
     async def _check(self) -> None:
         s, url = self.settings, self.display_url
         key_fix = f"put a valid key in the environment variable {s.api_key_env} (judge.api_key_env)"
-        down = (f"start the judge server there (e.g. `vllm serve MODEL --port 8000`) or set judge.base_url to a "
-                f"running OpenAI-compatible server")
+        down = ("start the judge server there (e.g. `vllm serve MODEL --port 8000`) or set judge.base_url to a "
+                "running OpenAI-compatible server")
         try:
             served = await self._transport.models()
         except RequestFailed as err:

@@ -8,7 +8,8 @@ from factrl.harness.config import compose, config_hash, group_options, prepare_o
 from factrl.harness.errors import HarnessError
 from tests.helpers import harness
 
-GROUPS = ["method", "model", "pool", "eval", "train", "lora", "corpus", "timer", "leaderboard", "experiment"]
+GROUPS = ["method", "model", "pool", "eval", "train", "lora", "corpus", "evidence", "judge", "timer", "leaderboard",
+          "experiment"]
 
 
 @pytest.mark.parametrize("group", GROUPS)
@@ -23,6 +24,10 @@ def test_every_option_of_every_group_composes(group):
             overrides.append("pool.path=/tmp/pool.json")
         if (group, option) == ("corpus", "wikipedia"):
             overrides.append("corpus.index_dir=/data/enwiki-llama2")
+        if (group, option) == ("evidence", "file"):
+            overrides.append("evidence.store=/data/wiki.sqlite3")
+        if (group, option) == ("judge", "openai"):
+            overrides += ["judge.model=gpt-4o-mini", "judge.base_url=http://127.0.0.1:8000/v1"]
         cfg = compose(overrides)
         # Resolving catches broken interpolations; ??? values must be filled above.
         OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)

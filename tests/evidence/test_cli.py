@@ -56,7 +56,7 @@ def test_evidence_configs_compose_and_document_every_key(name):
 
     from factrl.harness.config import compose
 
-    cfg = compose([f"+evidence={name}"]).evidence
+    cfg = compose([f"evidence={name}"]).evidence
     assert cfg.name == name and cfg.k == 5
     text = resources.files("factrl.configs").joinpath("evidence", f"{name}.yaml").read_text()
     for line in text.splitlines():
@@ -69,7 +69,7 @@ def test_open_evidence_from_config(store_path):
     from factrl.harness.errors import DataError
     from factrl.harness.evidence import open_evidence
 
-    cfg = compose(["+evidence=file"]).evidence
+    cfg = compose(["evidence=file"]).evidence
     with pytest.raises(DataError, match="evidence.store is not set"):
         open_evidence(cfg)  # a required store must not fall back to the demo store
     cfg.store = str(store_path)

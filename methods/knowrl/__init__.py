@@ -1,0 +1,114 @@
+"""`knowrl`: judge-graded correctness plus a knowledge-base factuality term (Ren et al., arXiv
+2506.19807; zjunlp/KnowRL HEAD). See README.md in this folder and BASELINES 5.
+
+format (+1 / -1) + final, final = +2 correct / +1 refusal / -1 incorrect by the judge's SimpleQA
+grade, and for a wrong non-refusal -1 + the supported fraction (times FActScore's length
+penalty) of the reasoning's atomic facts, checked by NLI against the row's evidence passages.
+The scalar is broadcast to every completion token (sequence-level GRPO).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from factrl.harness.config import as_container
+from factrl.harness.errors import ConfigError, DataError
+from factrl.harness.method import Method, RunContext
+
+from .reward import DIAGNOSTIC_KEYS, KnowRLReward
+from .scoring import KnowRLSettings
+
+RETRIEVALS = ("bm25",)
+GTR_ID = "sentence-transformers/gtr-t5-large"
+
+
+def settings_from_config(method_cfg: Any) -> KnowRLSettings:
+    cfg = dict(as_container(method_cfg) or {})
+    retrieval = str(cfg.get("retrieval", "bm25"))
+    if retrieval not in RETRIEVALS:
+        raise ConfigError(f"method.retrieval={retrieval!r}: only bm25 is available (GTR weights are not shipped); "
+                          f"set method.retrieval=bm25")
+    try:
+        return KnowRLSettings.from_mapping(cfg)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"method=knowrl: method.{err}") from None
+
+
+def check_titles(rows: list[dict], settings: KnowRLSettings) -> int:
+    """Rows without a `title`; with require_title, any is a DataError before training starts."""
+    missing = [r for r in rows if not str(r.get("title") or "").strip()]
+    if missing and settings.require_title:
+        raise DataError(f"pool: {len(missing)} of {len(rows)} rows have no `title` (first: id {missing[0].get('id')!r}); "
+                        f"KnowRL checks facts against the articles it names: give every row its `;`-joined Wikipedia "
+                        f"titles, or set method.require_title=false to score those rows' facts as unsupported")
+    return len(missing)
+
+
+class KnowRL(Method):
+    name = "knowrl"
+    algorithm = "grpo"
+    description = "judge-graded correctness (+2/+1/-1), format, and NLI-checked atomic facts for wrong answers (GRPO)"
+    version = "1"
+
+    def build_reward(self, ctx: RunContext) -> KnowRLReward:
+        """Checks everything a user can get wrong before training (settings, titles, evidence
+        store, NLI labels, judge), cheapest first; registers the services' cleanups."""
+        cfg = ctx.config
+        method_cfg = ctx.method_config if ctx.method_config is not None else self.config
+        settings = settings_from_config(method_cfg)
+        check_titles(list(ctx.pool or []), settings)
+        evidence_cfg = cfg.get("evidence") if cfg is not None else None
+        if evidence_cfg is None:
+            raise ConfigError("method=knowrl needs an evidence store: add evidence=demo or evidence=file "
+                              "evidence.store=STORE.sqlite3")
+        judge_cfg = cfg.get("judge") if cfg is not None else None
+        if judge_cfg is None or str(judge_cfg.get("backend", "none")) == "none":
+            raise ConfigError("method=knowrl needs a judge: judge=embedded (offline stand-in) or judge=openai "
+                              "judge.base_url=URL judge.model=NAME")
+        from factrl.harness.evidence import open_evidence
+        from factrl.harness.judge import open_judge
+        from factrl.harness.nli import load_nli
+
+        store = open_evidence(evidence_cfg)
+        ctx.on_close(store.close)
+        nli = load_nli(dict(as_container(method_cfg.get("nli")) or {}))
+        judge = open_judge(judge_cfg, run_dir=ctx.run_dir)
+        ctx.on_close(judge.close)
+        reward = KnowRLReward(judge=judge, store=store, nli=nli, settings=settings, k=int(evidence_cfg.get("k", 5)))
+        ctx.logger.info("knowrl reward: variant=%s judge=%s nli=%s evidence=%s k=%d", settings.variant,
+                        getattr(judge, "describe", dict)().get("model"), nli.describe().get("label"),
+                        store.describe().get("label"), reward.k)
+        return reward
+
+    def components(self, reward: KnowRLReward) -> dict[str, dict[str, Any]]:
+        """judge, nli, evidence, retrieval and settings: what besides version 1 changes a result."""
+        return {"judge": dict(reward.judge.describe()), "nli": dict(reward.nli.describe()),
+                "evidence": dict(reward.store.describe()), "retrieval": retrieval_component(reward),
+                "settings": settings_component(reward)}
+
+
+def retrieval_component(reward: KnowRLReward) -> dict[str, Any]:
+    """BM25 over the row's articles ranks the passages per fact: a stand-in for KnowRL's GTR."""
+    return {"kind": "retrieval", "backend": "bm25", "model": None, "revision": None, "stand_in": True,
+            "label": "BM25 passage ranking", "k": reward.k, "query": "title + ' ' + fact",
+            "note": f"SQLite FTS5 BM25 over the row's title articles ranks the passages for each fact, in place of "
+                    f"KnowRL's {GTR_ID} dense ranking (no GTR weights offline)"}
+
+
+def settings_component(reward: KnowRLReward) -> dict[str, Any]:
+    s = reward.settings
+    return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
+            "label": "KnowRL settings", "variant": s.variant, "correct": s.correct, "refusal": s.refusal,
+            "incorrect": s.incorrect, "format_ok": s.format_ok, "format_bad": s.format_bad,
+            "threshold": s.threshold, "gamma": s.gamma, "v1_cap": s.v1_cap, "require_title": s.require_title,
+            "k": reward.k, "max_failed_share": getattr(getattr(reward.judge, "settings", None), "max_failed_share", None),
+            "grade_prompt": _prompt_id(reward.grade_prompt), "facts_prompt": _prompt_id(reward.facts_prompt)}
+
+
+def _prompt_id(prompt: Any) -> str:
+    return f"{getattr(prompt, 'name', type(prompt).__name__)}@{getattr(prompt, 'version', '?')}"
+
+
+METHOD = KnowRL
+
+__all__ = ["DIAGNOSTIC_KEYS", "METHOD", "KnowRL", "KnowRLReward", "KnowRLSettings",
+           "check_titles", "retrieval_component", "settings_component", "settings_from_config"]

@@ -1,0 +1,177 @@
+"""KnowRL's reward arithmetic, free of services (BASELINES 5.1, zjunlp/KnowRL HEAD).
+
+Total = format + final, in [-2, 3]:
+
+- format: `<think>` is prepended when the completion does not start with it; then the
+  completion must be exactly one think block and one answer block (whitespace between and
+  after allowed), both non-empty and with no `<think>` / `<answer>` inside -> +1, else -1.
+- final, from the judge's SimpleQA grade of the answer: A (correct) -> +2, C (not
+  attempted, i.e. a refusal) -> +1, B (incorrect) -> -1. A missing or empty answer is -1
+  without a judge call.
+- every -1 that is not a refusal becomes -1 + fact, where
+  fact = (supported facts / n) x (1 if n > gamma else exp(1 - gamma / n)), 0 when n = 0
+  (FActScore's length penalty, gamma 10). A fact is supported when its NLI entailment
+  probability reaches the threshold (0.3) on any of its top-k passages.
+
+Variant `v1.0.0` (the paper-era tag): NOT_ATTEMPTED and refusals score -1 too; an answer that
+shares no content word with the gold (and the gold has no digit) is -1 without a call; and
+fact = min(supported / 15, 1) is added to every -1.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from factrl.evals.answers import STOPWORDS, extract_answer, is_refusal, normalize_answer
+
+VARIANTS = ("head", "v1.0.0")
+GRADES = ("A", "B", "C")  # SimpleQA: correct, incorrect, not attempted
+_GRADE_NAMES = {"A": "A", "CORRECT": "A", "B": "B", "INCORRECT": "B", "C": "C", "NOT_ATTEMPTED": "C",
+                "NOT ATTEMPTED": "C"}
+_FORMAT = re.compile(r"<think>(?P<think>.*?)</think>\s*<answer>(?P<answer>.*?)</answer>\s*", re.DOTALL)
+_FIRST_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class KnowRLSettings:
+    """Reward values and the fact rule (defaults: KnowRL HEAD; BASELINES 5.1)."""
+
+    variant: str = "head"          # head (CorVer's description) | v1.0.0 (paper-era tag)
+    correct: float = 2.0           # SimpleQA A
+    refusal: float = 1.0           # SimpleQA C (HEAD); v1.0.0 scores it `incorrect`
+    incorrect: float = -1.0        # SimpleQA B, or a missing / empty answer
+    format_ok: float = 1.0
+    format_bad: float = -1.0
+    threshold: float = 0.3         # NLI entailment probability for "supported"
+    gamma: float = 10.0            # FActScore length penalty: exp(1 - gamma / n) for n <= gamma
+    v1_cap: float = 15.0           # v1.0.0: fact = min(supported / v1_cap, 1)
+    require_title: bool = True     # a pool row without `title` is an error before training
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant={self.variant!r}: choose one of {VARIANTS}")
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"threshold={self.threshold}: an entailment probability in [0, 1] (KnowRL: 0.3)")
+        if self.gamma < 0:
+            raise ValueError(f"gamma={self.gamma} must be >= 0 (0 switches the length penalty off; KnowRL: 10)")
+        if self.v1_cap <= 0:
+            raise ValueError(f"v1_cap={self.v1_cap} must be > 0 (v1.0.0: 15)")
+
+    @classmethod
+    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "KnowRLSettings":
+        cfg = dict(cfg or {})
+        out: dict[str, Any] = {}
+        for name, spec in cls.__dataclass_fields__.items():
+            if cfg.get(name) is None:
+                continue
+            kind = spec.type
+            value = cfg[name]
+            if kind == "str":
+                out[name] = str(value)
+            elif kind == "bool":
+                if not isinstance(value, bool):
+                    raise ValueError(f"{name}={value!r} must be true or false")
+                out[name] = value
+            else:
+                out[name] = float(value)
+        return cls(**out)
+
+
+def format_ok(completion: str) -> bool:
+    """KnowRL's format rule: one think block then one answer block, both non-empty, not nested."""
+    text = completion or ""
+    if not text.startswith("<think>"):
+        text = "<think>" + text
+    match = _FORMAT.fullmatch(text)
+    if match is None:
+        return False
+    for part in (match["think"], match["answer"]):
+        if not part.strip() or "<think>" in part or "<answer>" in part:
+            return False
+    return True
+
+
+def answer_of(completion: str) -> str:
+    """The answer the judge grades: a closed answer block's text (the evaluator's extraction);
+    "" when there is none (an unclosed block counts as missing, as KnowRL's regex does)."""
+    ext = extract_answer(completion or "")
+    return ext.answer if ext.closed else ""
+
+
+def reasoning_of(completion: str) -> str:
+    """The text whose atomic facts are checked: the first think block, else the whole completion.
+    As in the format rule, `<think>` is prepended when the completion does not start with it (a
+    model whose prompt ends in `<think>` writes only the closing tag)."""
+    text = completion or ""
+    match = _FIRST_THINK.search(text if text.startswith("<think>") else "<think>" + text)
+    return (match.group(1) if match else text).strip()
+
+
+def parse_grade(value: Any) -> str | None:
+    """A, B or C from a judge value ("A", "CORRECT", ...); None when it is none of them."""
+    if value is None:
+        return None
+    return _GRADE_NAMES.get(str(value).strip().upper())
+
+
+def grade_reward(grade: str, settings: KnowRLSettings = KnowRLSettings()) -> float:
+    """The correctness value of a SimpleQA grade (A +2, B -1, C +1; v1.0.0: C -1)."""
+    letter = parse_grade(grade)
+    if letter is None:
+        raise ValueError(f"grade {grade!r} is not one of {GRADES}")
+    if letter == "A":
+        return settings.correct
+    if letter == "C" and settings.variant == "head":
+        return settings.refusal
+    return settings.incorrect
+
+
+def length_penalty(n: int, gamma: float = 10.0) -> float:
+    """FActScore's penalty for short fact lists: 1 if n > gamma else exp(1 - gamma / n); 0 for n = 0."""
+    if n <= 0:
+        return 0.0
+    if gamma <= 0 or n > gamma:
+        return 1.0
+    return math.exp(1.0 - gamma / n)
+
+
+def supported_flags(scores_per_fact: Sequence[Sequence[float]], threshold: float = 0.3) -> list[bool]:
+    """A fact is supported when any of its passages' entailment probabilities is >= threshold."""
+    return [any(s >= threshold for s in scores) for scores in scores_per_fact]
+
+
+def fact_score(supported: Sequence[bool], settings: KnowRLSettings = KnowRLSettings()) -> float:
+    """HEAD: supported fraction x length penalty (0 with no facts); v1.0.0: min(#supported / 15, 1)."""
+    n = len(supported)
+    if settings.variant == "v1.0.0":
+        return min(sum(supported) / settings.v1_cap, 1.0)
+    if n == 0:
+        return 0.0
+    return sum(supported) / n * length_penalty(n, settings.gamma)
+
+
+def gets_fact_term(correctness: float, refused: bool, settings: KnowRLSettings = KnowRLSettings()) -> bool:
+    """HEAD: every -1 that is not a refusal; v1.0.0: every -1."""
+    return correctness == settings.incorrect and (settings.variant == "v1.0.0" or not refused)
+
+
+def v1_skips_judge(answer: str, golds: Sequence[str]) -> bool:
+    """v1.0.0's pre-check: no digit in the gold and none of its content words in the answer
+    means -1 without a judge call (refusals are caught before this, by `is_refusal`)."""
+    if any(ch.isdigit() for gold in golds for ch in gold):
+        return False
+    said = set(normalize_answer(answer).split())
+    words = {w for gold in golds for w in normalize_answer(gold).split() if w not in STOPWORDS}
+    return not (words & said)
+
+
+def total(format_value: float, correctness: float, fact: float | None) -> float:
+    """format + final, final = correctness (+ fact when the fact term applies)."""
+    return format_value + correctness + (fact if fact is not None else 0.0)
+
+
+__all__ = ["GRADES", "VARIANTS", "KnowRLSettings", "answer_of", "fact_score", "format_ok", "gets_fact_term",
+           "grade_reward", "is_refusal", "length_penalty", "parse_grade", "reasoning_of", "supported_flags",
+           "total", "v1_skips_judge"]
