@@ -57,6 +57,10 @@ main options (Hydra overrides):
   eval.max_new_tokens=N         shorter answers than the preset's 1,000 (quick CPU runs)
   eval.data_dir=DIR             local copies of the sets (eval.data.<set>=FILE for one set)
   output_dir=DIR                where run directories go (default: runs)
+  eval.factscore=true           FActScore-NPM on the reasoning of eval.factscore_options.sets (default hotpotqa)
+  eval.semantic=true            the judge grades semantic correctness (and TruthfulQA truthful / informative)
+  eval.simpleqa_grader=true     SimpleQA's own A/B/C grader with accuracy given attempted and F
+                                (these three use judge=... and evidence=...; see evals/README.md)
 
 examples:
   harness eval model=smollm2-135m eval=demo eval.limit=32

@@ -13,12 +13,22 @@ from .sets import EvalSet
 log = logging.getLogger("factrl.evals")
 
 
-def score_set(eval_set: EvalSet, rows: dict[str, dict], scorer, generation: dict, folder: Path, where: str) -> dict:
-    """Score aligned predictions, write samples.jsonl and metrics.json into `folder`; returns the metrics doc."""
+def score_set(eval_set: EvalSet, rows: dict[str, dict], scorer, generation: dict, folder: Path, where: str,
+              judged=None) -> dict:
+    """Score aligned predictions, write samples.jsonl and metrics.json into `folder`; returns the metrics doc.
+
+    judged: an open `judged.JudgedEvals` (or None); its metrics join the set's `metrics` map and
+    its sections go under the document's `judged` key."""
     completions = align(eval_set, rows, where)
     samples = scorer.score(eval_set, completions)
     metrics = aggregate(samples, scorer.metrics(eval_set.task))
+    sections: dict = {}
+    if judged is not None:
+        extra, sections = judged.run(eval_set, completions, folder)
+        metrics.update(extra)
     doc = metrics_file(set_info=eval_set.describe(), scorer=scorer.describe(), generation=generation, metrics=metrics)
+    if sections:
+        doc["judged"] = sections
     write_jsonl(folder / "samples.jsonl", samples.rows())
     write_json(folder / "metrics.json", doc)
     headline = ", ".join(f"{k} {v['value']:.4f}" for k, v in list(metrics.items())[:3])

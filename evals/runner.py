@@ -19,6 +19,7 @@ from factrl.harness.prompts import system_prompt
 from .backends import Decoding, build_backend
 from .cache import ResponseCache
 from .generate import SetJob, generate_sets, read_generations
+from .judged import JudgedEvals
 from .metrics import run_metrics
 from .provenance import describe_generation, stable_key
 from .results import score_set
@@ -48,6 +49,19 @@ def evaluate(cfg: Any, *, identity: ModelIdentity, adapter: str | Path | None = 
                      aliases=settings.aliases.get(name), revision=settings.revision.get(name), limit=settings.limit)
             for name in settings.sets]
     jobs = [SetJob(s, out / s.name) for s in sets]
+    # The judge, evidence store and masked LM of the judged evaluations open before generation,
+    # so a missing store or an uncached model fails now rather than after generating.
+    judged = JudgedEvals.open(settings, cfg, out)
+    try:
+        return _generate_and_score(cfg, settings, jobs, descriptor, system, identity, model_cfg, decoding, adapter,
+                                   model, tokenizer, judged)
+    finally:
+        if judged is not None:
+            judged.close()
+
+
+def _generate_and_score(cfg, settings, jobs, descriptor, system, identity, model_cfg, decoding, adapter, model,
+                        tokenizer, judged) -> dict:
     cache = None
     if settings.cache and decoding.greedy:  # sampled generations are never cached
         cache = ResponseCache(cache_dir() / "eval-cache.sqlite", stable_key(descriptor))
@@ -70,5 +84,6 @@ def evaluate(cfg: Any, *, identity: ModelIdentity, adapter: str | Path | None = 
     for job in jobs:
         rows = {k: v for k, v in read_generations(job.path).items() if job.eval_set.index(k) is not None}
         generation = {**descriptor, "limit": settings.limit, "counts": counts.get(job.eval_set.name)}
-        results[job.eval_set.name] = score_set(job.eval_set, rows, scorer, generation, job.folder, str(job.path))
+        results[job.eval_set.name] = score_set(job.eval_set, rows, scorer, generation, job.folder, str(job.path),
+                                               judged=judged)
     return run_metrics(results)

@@ -12,6 +12,7 @@ from factrl.harness.config import as_container
 from factrl.harness.errors import ConfigError
 
 from .backends import BACKENDS
+from .judged_settings import check_judged
 from .scorers import get_scorer, unused_options
 from .sets import get_spec
 
@@ -36,6 +37,13 @@ class EvalSettings:
     revision: dict = field(default_factory=dict)
     vllm: dict = field(default_factory=dict)
     openai: dict = field(default_factory=dict)
+    # The judged evaluations (evals/judged.py); their options are checked in judged_settings.py.
+    factscore: bool = False
+    semantic: bool = False
+    simpleqa_grader: bool = False
+    factscore_options: dict = field(default_factory=dict)
+    semantic_options: dict = field(default_factory=dict)
+    simpleqa_grader_options: dict = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, node: Any) -> "EvalSettings":
@@ -76,3 +84,4 @@ class EvalSettings:
         scorer = self.make_scorer()
         for name in self.sets:
             scorer.metrics(get_spec(name).task)  # e.g. corver-official refuses multi-hop sets here
+        check_judged(self)

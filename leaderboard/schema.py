@@ -86,7 +86,9 @@ ROW_SCHEMA = _obj({
     # so rows recorded before them stay valid and count as having no stand-in.
     "components": {"type": "object", "additionalProperties": {"type": "object"}},
     "stand_ins": {"type": "array", "items": _obj({"name": {"type": "string", "minLength": 1},
-                                                  "label": {"type": "string", "minLength": 1}})}},
+                                                  "label": {"type": "string", "minLength": 1}})},
+    # Judged evaluations (issue 12): the eval metrics file's `judged` sections (judge, seed, counts, components).
+    "judged": {"type": "object"}},
     extra=False)
 
 RESULTS_SCHEMA = _obj({

@@ -355,7 +355,14 @@ def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
     multihop = multihop_table(rows, layout)
     if multihop.lines:
         tables.append(multihop)
+    from .factscore_table import factscore_table, mark_judged  # it builds on this module's pieces
+
+    factscore = factscore_table(rows, layout)
+    if factscore.lines:
+        tables.append(factscore)
     by_id = {row["row_id"]: row for row in rows}
     for table in tables:
         componentlib.mark_table(table, by_id)
+    if factscore.lines:
+        mark_judged(factscore, by_id)
     return tables

@@ -1,0 +1,35 @@
+"""FActScore-NPM over a sample of responses: reasoning -> claims -> passages -> NPM support."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .claims import extract_claims, reasoning_text
+from .metrics import factscore_metrics
+from .npm import THRESHOLD
+
+VERSION = "1"  # bump with the retriever, the NPM rule, the stopwords or the claim prompt
+NAME = "FActScore-style NPM (FTS5 retriever)"
+
+
+def score_responses(ids: Sequence[str], completions: Sequence[str], *, judge: Any, retriever: Any, npm: Any,
+                    threshold: float = THRESHOLD) -> tuple[list[dict], dict[str, dict], dict[str, int]]:
+    """(per-response records, metrics entries, counts); see metrics.py for the quantities."""
+    texts = [reasoning_text(c) for c in completions]
+    claims = extract_claims(judge, texts)
+    records = []
+    for qid, text, found in zip(ids, texts, claims):
+        record: dict[str, Any] = {"id": qid, "empty": not text.strip(), "failed": found is None, "facts": [],
+                                  "skipped": 0, "no_article": 0}
+        for claim in found or []:
+            article, passages = retriever.passages(claim)
+            record["no_article"] += article is None
+            score = npm.score(claim, [p.text for p in passages])
+            if score is None:  # no scorable token: skipped, counted (FActScore crashes here)
+                record["skipped"] += 1
+                continue
+            record["facts"].append({"claim": claim, "article": article,
+                                    "passages": [p.passage_id for p in passages], "score": score,
+                                    "supported": score > threshold})
+        records.append(record)
+    metrics, counts = factscore_metrics(records)
+    return records, metrics, counts

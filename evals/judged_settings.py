@@ -1,0 +1,76 @@
+"""Defaults and checks of the judged evaluations' options (`eval.factscore_options`,
+`eval.semantic_options`, `eval.simpleqa_grader_options`; configs/eval/base.yaml documents each).
+
+Filled in place on `EvalSettings` so a caller's config may omit any key; every bad value is a
+one-line ConfigError naming the option, raised before anything is loaded or generated.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from factrl.harness.errors import ConfigError
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    # PROTOCOL 6: 1,000 HotpotQA questions, seed 42; top 3 passages; supported when > 0.3.
+    "factscore_options": {"sets": ["hotpotqa"], "sample": 1000, "seed": 42, "store": None, "passages": 3,
+                          "threshold": 0.3,
+                          "npm": {"model": "standin", "revision": None, "batch_size": 32, "device": "cpu"}},
+    # PROTOCOL 6: 100-question samples per set, 100 TruthfulQA questions.
+    "semantic_options": {"sample": 100, "seed": 42, "truthfulqa_sample": 100},
+    "simpleqa_grader_options": {"sets": ["simpleqa"], "sample": None, "seed": 42, "parse": "first_letter"},
+}
+PARSES = ("first_letter", "strict")
+
+
+def _merged(group: str, given: dict | None) -> dict[str, Any]:
+    out = copy.deepcopy(DEFAULTS[group])
+    for key, value in (given or {}).items():
+        if key not in out:
+            raise ConfigError(f"eval.{group}.{key} is not an option; use one of {', '.join(out)}.")
+        if isinstance(out[key], dict):
+            for sub, sub_value in (value or {}).items():
+                if sub not in out[key]:
+                    raise ConfigError(f"eval.{group}.{key}.{sub} is not an option; use one of "
+                                      f"{', '.join(out[key])}.")
+                out[key][sub] = sub_value
+        else:
+            out[key] = value
+    return out
+
+
+def _sample(group: str, key: str, value: Any) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ConfigError(f"eval.{group}.{key}={value}: give a positive number of questions, or null for all.")
+
+
+def _sets(settings: Any, group: str, flag: str) -> None:
+    opts = getattr(settings, group)
+    if isinstance(opts["sets"], str):
+        opts["sets"] = [opts["sets"]]
+    if not set(opts["sets"]) & set(settings.sets):
+        raise ConfigError(f"eval.{flag}=true but none of eval.{group}.sets ({', '.join(opts['sets'])}) is "
+                          f"evaluated (eval.sets: {', '.join(settings.sets)}); add one to eval.sets or set "
+                          f"eval.{group}.sets.")
+
+
+def check_judged(settings: Any) -> None:
+    for group in DEFAULTS:
+        setattr(settings, group, _merged(group, getattr(settings, group)))
+    fs, sem, sq = settings.factscore_options, settings.semantic_options, settings.simpleqa_grader_options
+    _sample("factscore_options", "sample", fs["sample"])
+    _sample("semantic_options", "sample", sem["sample"])
+    _sample("semantic_options", "truthfulqa_sample", sem["truthfulqa_sample"])
+    _sample("simpleqa_grader_options", "sample", sq["sample"])
+    if not isinstance(fs["passages"], int) or fs["passages"] < 1:
+        raise ConfigError(f"eval.factscore_options.passages={fs['passages']}: give at least 1 (PROTOCOL 6: 3).")
+    if not 0.0 <= float(fs["threshold"]) < 1.0:
+        raise ConfigError(f"eval.factscore_options.threshold={fs['threshold']}: must be in [0, 1) "
+                          "(PROTOCOL 6: 0.3).")
+    if sq["parse"] not in PARSES:
+        raise ConfigError(f"eval.simpleqa_grader_options.parse={sq['parse']!r}: use first_letter (simple-evals) "
+                          f"or strict.")
+    if settings.factscore:
+        _sets(settings, "factscore_options", "factscore")
+    if settings.simpleqa_grader:
+        _sets(settings, "simpleqa_grader_options", "simpleqa_grader")

@@ -1,0 +1,165 @@
+"""Reasoning text, claim extraction against a real HTTP judge on 127.0.0.1, and the whole judged
+pass of one set (FActScore-NPM, semantic checks, SimpleQA grader) written into its metrics.json."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.evals.factscore_helpers import build_store, build_tiny_mlm
+from tests.evals.semantic_server import judge_cfg, semantic_server
+
+
+@pytest.mark.parametrize("completion, reasoning", [
+    ("<think>Paris is in France.</think><answer>Paris</answer>", "Paris is in France."),
+    ("Paris is in France. <answer>Paris</answer>", "Paris is in France."),  # no think tags
+    ("Paris is in France.", "Paris is in France."),  # no tags at all
+    ("<think>Paris is in France. It is", "Paris is in France. It is"),  # truncated think block
+    ("Paris is in France.</think><answer>Paris</answer>", "Paris is in France."),  # opened in the prompt
+    ("<answer>Paris</answer>", ""), ("", ""), ("<think></think><answer>x</answer>", ""),
+])
+def test_reasoning_text(completion, reasoning):
+    from factrl.evals.factscore import reasoning_text
+
+    assert reasoning_text(completion) == reasoning
+
+
+def test_dedupe_drops_exact_duplicates_only():
+    from factrl.evals.factscore import dedupe
+
+    assert dedupe(["A b c.", " A b c. ", "a b c.", ""]) == ["A b c.", "a b c."]
+
+
+@pytest.fixture
+def server():
+    with semantic_server() as srv:
+        yield srv
+
+
+def test_claims_come_from_the_judge_and_empty_reasoning_costs_no_call(server, tmp_path):
+    from factrl.evals.factscore import extract_claims
+    from factrl.harness.judge import open_judge
+
+    texts = ["Paris is the capital of France. The Seine flows through Paris.", "", "Hmm."]
+    with open_judge(judge_cfg(server, tmp_path), check=False) as judge:
+        claims = extract_claims(judge, texts)
+        assert judge.stats()["items"] == 2
+        assert judge.settings.temperature == 0.0  # extraction at T 0 (FActScore's T 0.7 is not repeatable)
+    assert claims == [["Paris is the capital of France.", "The Seine flows through Paris."], [], []]
+    assert all(b["temperature"] == 0.0 for b in server.bodies)
+
+
+@pytest.fixture(scope="module")
+def assets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fs-assets")
+    return build_store(root), build_tiny_mlm(root / "mlm")
+
+
+def test_judged_evaluations_join_the_sets_metrics_file(server, tmp_path, assets):
+    from factrl.evals.judged import JudgedEvals
+    from factrl.evals.results import score_set
+    from factrl.evals.settings import EvalSettings
+    from factrl.evals.sets import load_set
+
+    store, mlm = assets
+    eval_set = load_set("demo", limit=3)
+    completions = ["<think>Paris is the capital of France. The river Seine flows through Paris.</think>"
+                   "<answer>Paris</answer>", "<answer>Berlin</answer>", "<think>The of the.</think>"]
+    rows = {r.id: {"id": r.id, "completion": c} for r, c in zip(eval_set.records, completions)}
+    settings = EvalSettings.from_config({
+        "sets": ["demo"], "factscore": True, "semantic": True, "simpleqa_grader": True,
+        "factscore_options": {"sets": ["demo"], "store": str(store), "npm": {"model": str(mlm)}},
+        "simpleqa_grader_options": {"sets": ["demo"]}})
+    judged = JudgedEvals.open(settings, {"judge": judge_cfg(server, tmp_path)}, tmp_path / "eval")
+    try:
+        generation = {"backend": "hf", "model": {"name": "m", "id": "m"}, "adapter": None, "prompt_version": "1",
+                      "prompt_hash": "ab" * 8, "decoding": {}, "limit": 3}
+        doc = score_set(eval_set, rows, settings.make_scorer(), generation, tmp_path / "eval" / "demo", "x",
+                        judged=judged)
+    finally:
+        judged.close()
+    metrics = doc["metrics"]
+    assert metrics["accuracy"]["n"] == 3  # the scorer's metrics are untouched
+    assert metrics["factscore_responses"]["value"] == 3  # the empty reasoning is in N
+    assert metrics["factscore_facts"]["value"] == 2 and metrics["factscore_covered"]["value"] == 1
+    assert {"semantic_accuracy", "simpleqa_f", "simpleqa_accuracy_given_attempted"} <= set(metrics)
+    fs = doc["judged"]["factscore"]
+    assert fs["counts"]["empty_reasoning"] == 1 and fs["counts"]["claims_skipped"] == 1
+    assert fs["seed"] == 42 and fs["components"]["masked_lm"]["stand_in"] is True
+    assert fs["components"]["evidence"]["backend"] == "sqlite-fts5"
+    assert doc["judged"]["semantic"]["components"]["judge"]["model"] == "judge-model"
+    assert doc["judged"]["simpleqa_grader"]["parse"] == "first_letter"
+    written = json.loads((tmp_path / "eval" / "demo" / "metrics.json").read_text())
+    assert written["judged"]["factscore"]["counts"] == fs["counts"]
+    records = [json.loads(line) for line in (tmp_path / "eval" / "demo" / "factscore.jsonl").open()]
+    assert [r["facts"][0]["article"] for r in records if r["facts"]] == ["Paris"]
+    assert (tmp_path / "eval" / "judge_stats.json").is_file()
+
+
+def test_a_missing_store_is_an_error_before_anything_is_generated(server, tmp_path, assets):
+    from factrl.evals.judged import JudgedEvals
+    from factrl.evals.settings import EvalSettings
+    from factrl.harness.errors import DataError
+
+    settings = EvalSettings.from_config({"sets": ["demo"], "factscore": True, "factscore_options": {
+        "sets": ["demo"], "store": str(tmp_path / "missing.sqlite3"), "npm": {"model": str(assets[1])}}})
+    with pytest.raises(DataError, match="missing.sqlite3"):
+        JudgedEvals.open(settings, {"judge": judge_cfg(server, tmp_path)}, tmp_path / "eval")
+    assert server.bodies == []  # not even the judge was asked
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"factscore": True}, "none of eval.factscore_options.sets"),
+    ({"factscore_options": {"sample": 0}}, "eval.factscore_options.sample=0"),
+    ({"factscore_options": {"nmp": {}}}, "eval.factscore_options.nmp is not an option"),
+    ({"factscore_options": {"npm": {"modle": "x"}}}, "eval.factscore_options.npm.modle"),
+    ({"simpleqa_grader_options": {"parse": "lenient"}}, "eval.simpleqa_grader_options.parse"),
+    ({"simpleqa_grader": True}, "none of eval.simpleqa_grader_options.sets"),
+    ({"factscore_options": {"threshold": 3}}, "threshold=3"),
+])
+def test_bad_options_are_one_line_config_errors(overrides, message):
+    from factrl.evals.settings import EvalSettings
+    from factrl.harness.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.").replace("(", r"\(")):
+        EvalSettings.from_config({"sets": ["demo"], **overrides})
+
+
+def test_harness_eval_options_compose_and_check_the_store_before_generation(server, tmp_path):
+    from factrl.evals import evaluate
+    from factrl.harness.config import compose
+    from factrl.harness.errors import DataError
+    from factrl.harness.models import ModelIdentity
+
+    cfg = compose(["eval=demo", "eval.limit=2", "eval.factscore=true", "eval.factscore_options.sets=[demo]",
+                   f"eval.factscore_options.store={tmp_path / 'nope.sqlite3'}", "eval.semantic=true",
+                   "judge=openai", f"judge.base_url={server.url}", "judge.model=judge-model"])
+    identity = ModelIdentity("m", "m", "local", "ab" * 32, str(tmp_path / "no-model"))
+    with pytest.raises(DataError, match="nope.sqlite3"):
+        evaluate(cfg, identity=identity, out_dir=tmp_path / "eval")
+    assert not (tmp_path / "eval" / "demo" / "generations.jsonl").exists()
+
+
+@pytest.mark.slow  # tiny-llama generation plus the tiny masked LM: about 30 s on the shared 2-core machine
+def test_harness_eval_runs_the_judged_evaluations_end_to_end(server, tmp_path, assets):
+    from factrl.harness.cli import main
+    from factrl.leaderboard.record import rows_from_run
+
+    store, mlm = assets
+    status = main(["eval", "model=tiny-llama", "eval=demo", "eval.cache=false", "eval.limit=2",
+                   "eval.max_new_tokens=16", "eval.factscore=true", "eval.factscore_options.sets=[demo]",
+                   f"eval.factscore_options.store={store}", f"eval.factscore_options.npm.model={mlm}",
+                   "eval.semantic=true", "eval.simpleqa_grader=true", "eval.simpleqa_grader_options.sets=[demo]",
+                   "judge=openai", f"judge.base_url={server.url}", "judge.model=judge-model", "judge.cache=null",
+                   f"output_dir={tmp_path}", "leaderboard.enabled=false"])
+    assert status == 0
+    run = next(tmp_path.glob("*-eval-tiny-llama-*"))
+    doc = json.loads((run / "eval" / "demo" / "metrics.json").read_text())
+    assert doc["metrics"]["factscore_responses"]["value"] == 2
+    assert doc["metrics"]["semantic_accuracy"]["n"] + doc["judged"]["semantic"]["failed"] == 2
+    assert doc["metrics"]["simpleqa_f"]["n"] == 2
+    assert set(doc["judged"]) == {"factscore", "semantic", "simpleqa_grader"}
+    summary = json.loads((run / "metrics.json").read_text())
+    assert "factscore_precision" in summary["sets"]["demo"]["metrics"]
+    row = rows_from_run(run)[0]
+    assert row["judged"]["factscore"]["components"]["masked_lm"]["stand_in"] is True
