@@ -88,7 +88,9 @@ class RewardOutput:
     """Result of one reward call over B completions.
 
     token_returns: B lists; list b has one float per token of completion b (length T_b,
-        the completion's unpadded length), or is None for "no signal".
+        the completion's unpadded length), or is None for "no signal". For `algorithm: ppo`
+        the floats are per-token *rewards* (0 where nothing is earned), which the PPO engine
+        turns into returns itself (KL penalty, critic, GAE; harness/training/ppo.py).
     diagnostics: scalar metrics for this batch, logged as `rewards/<method>/<key>`.
     records: per-item rows (e.g. one per sentence) appended to the run's JSONL log.
     extras: None, or B dicts (one per completion, in order) for the method's own hooks

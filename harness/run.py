@@ -18,7 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import models
 from .config import hydra_entry, to_plain
-from .errors import ConfigError, HarnessError
+from .errors import HarnessError
 from .registry import get_method
 from .rundir import RunDir, attach_log, detach_log, open_run, write_json
 
@@ -73,8 +73,6 @@ def run_task(cfg: DictConfig) -> dict | None:
     """Run one composed config end to end; returns the run-level metrics."""
     method_cls = get_method(str(cfg.method.name))
     method = method_cls(cfg.method)
-    if method.algorithm == "ppo":
-        raise ConfigError(f"method '{method.name}' needs the PPO-with-critic engine, which is not in this release")
     run = open_run(cfg)
     if run.finished and not cfg.get("force", False):
         print(f"harness run: already finished (force=true reruns it)\n{_summary(run, _read_metrics(run))}")
@@ -87,7 +85,7 @@ def run_task(cfg: DictConfig) -> dict | None:
         identity = models.resolve(cfg.model)
         run.update(model_identity=identity.to_dict(), method_version=method.version,
                    method_algorithm=method.algorithm)
-        trained = _train(cfg, method, identity, run) if method.algorithm == "grpo" else None
+        trained = _train(cfg, method, identity, run) if method.algorithm in ("grpo", "ppo") else None
         # Which reward components made the result (issue 9); {} / [] for evaluation-only runs.
         provenance = _provenance(trained.components if trained else None)
         run.update(**provenance)

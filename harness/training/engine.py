@@ -21,6 +21,7 @@ from .components import read_components, write_components
 log = logging.getLogger(__name__)
 
 ADAPTER_DIR = "adapter"
+CRITIC_DIR = "critic"  # PPO: the trained critic (critic.safetensors), beside the adapter
 DONE_MARKER = "TRAINING_DONE"
 
 
@@ -81,20 +82,21 @@ def _use_bf16(train_cfg: Any) -> bool:
     return bool(setting)
 
 
-def grpo_args(cfg: Any, output_dir: Path):
-    """TRL GRPOConfig from the harness config (train, model, seed)."""
+def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
+    """TRL GRPOConfig from the harness config (train, model, seed); `overrides` replace fields
+    (the PPO path sets its own geometry, steps, beta and clip range, see training/ppo.py)."""
     import torch
     from trl import GRPOConfig
 
     train = cfg.train
-    geometry = batch_geometry(train)
+    geometry = batch_geometry(train) if "num_generations" not in overrides else {}
     if str(train.scale_rewards) not in ("group", "none"):
         raise ConfigError(f"train.scale_rewards={train.scale_rewards!r}: token-level advantages support "
                           f"'group' (PROTOCOL 3) or 'none'")
     chat_kwargs = {}
     if cfg.model.get("enable_thinking") is not None:
         chat_kwargs["enable_thinking"] = bool(cfg.model.enable_thinking)
-    return GRPOConfig(
+    settings = dict(
         output_dir=str(output_dir),
         max_steps=int(train.steps),
         **geometry,
@@ -123,6 +125,8 @@ def grpo_args(cfg: Any, output_dir: Path):
         log_completions=False,
         shuffle_dataset=True,
     )
+    settings.update(overrides)
+    return GRPOConfig(**settings)
 
 
 def lora_config(lora_cfg: Any):
@@ -180,9 +184,9 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     if (out / DONE_MARKER).is_file() and (adapter_dir / "adapter_config.json").is_file():
         log.info("training already finished; reusing %s", adapter_dir)
         return TrainResult(adapter_dir, components=read_components(out))
-    if method.algorithm != "grpo":
+    if method.algorithm not in ("grpo", "ppo"):
         raise ConfigError(f"method '{method.name}' uses algorithm '{method.algorithm}', which this engine does "
-                          f"not train (grpo only)")
+                          f"not train (grpo or ppo)")
     phase = timer.phase if timer is not None else (lambda _name: contextlib.nullcontext())
     with phase("init"):
         tokenizer = models.load_tokenizer(identity, cfg.model)
@@ -191,10 +195,13 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
         thinking = cfg.model.get("enable_thinking")
         _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length),
                                  {"enable_thinking": bool(thinking)} if thinking is not None else None)
+        # train.ppo.critic=full: the critic is a second, separately trained copy of the model.
+        full_critic = method.algorithm == "ppo" and str(cfg.train.get("ppo", {}).get("critic", "lora")) == "full"
+        critic_model = models.load_model(identity, cfg.model) if full_critic else None
     ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
                      logger=logging.getLogger(f"factrl.methods.{method.name}"))
     try:
-        result = _train_with_reward(cfg, method, ctx, model, dataset, out, adapter_dir, phase, timer)
+        result = _train_with_reward(cfg, method, ctx, model, dataset, out, adapter_dir, phase, timer, critic_model)
     except BaseException:
         ctx.close(raise_errors=False)  # the training error is the one to report
         raise
@@ -204,7 +211,7 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
 
 
 def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, dataset: Any, out: Path,
-                       adapter_dir: Path, phase: Any, timer: Any) -> TrainResult:
+                       adapter_dir: Path, phase: Any, timer: Any, critic_model: Any = None) -> TrainResult:
     """Reward, trainer, resume, train, save: the part of `train` whose cleanups ctx holds."""
     from transformers.trainer_utils import get_last_checkpoint
 
@@ -215,10 +222,11 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
     with phase("init"):
         reward = method.build_reward(ctx)
         if reward is None:
-            raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm 'grpo'")
+            raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm "
+                              f"'{method.algorithm}'")
         components = write_components(out, method, reward)
-        trainer = TokenGRPOTrainer(
-            model=model, args=grpo_args(cfg, out), train_dataset=dataset, processing_class=tokenizer,
+        common = dict(
+            model=model, train_dataset=dataset, processing_class=tokenizer,
             peft_config=lora_config(cfg.lora), method_reward=reward, reward_name=method.name, method=method,
             timer=timer,
             records_path=out / "reward_records.jsonl", std_floor=float(cfg.train.get("std_floor", 0.1)),
@@ -226,6 +234,14 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
             callbacks=[JsonlLogCallback(out / "log.jsonl"), KillSwitchCallback(),
                        TimingsCallback(timer, Path(run_dir) / "timings.json")],
         )
+        if method.algorithm == "ppo":
+            from .ppo import PPOSettings, PPOTrainer, ppo_args
+
+            settings = PPOSettings.from_config(cfg.train)
+            trainer = PPOTrainer(args=ppo_args(cfg, out, settings), ppo=settings, lora_config=lora_config(cfg.lora),
+                                 critic_model=critic_model, **common)
+        else:
+            trainer = TokenGRPOTrainer(args=grpo_args(cfg, out), **common)
     checkpoint = get_last_checkpoint(str(out)) if out.is_dir() else None
     if checkpoint:
         log.info("resuming from %s", checkpoint)
@@ -242,6 +258,11 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
     with phase("update"):
         trainer.train(resume_from_checkpoint=checkpoint)
     with phase("save"):
+        if method.algorithm == "ppo":
+            # The critic beside the adapter (train/critic/), then off the policy model, so the
+            # adapter directory and the in-memory model that evaluation uses hold the policy only.
+            trainer.save_critic(out / CRITIC_DIR)
+            trainer.critic.remove()
         trainer.save_model(str(adapter_dir))
         (out / DONE_MARKER).write_text("ok\n")
     model = trainer.model

@@ -1,0 +1,76 @@
+"""PPO arithmetic on (B, T) tensors: KL-shaped token rewards, GAE, whitening, the value loss.
+
+Every function here is pure tensor math (no model, no trainer) so the unit tests can check it
+against hand computations (BASELINES 6):
+
+    r_t     = clip(reward_t, -10, 10) - beta * k3_t,  k3_t = exp(ref_t - logp_t) - (ref_t - logp_t) - 1
+    delta_t = r_t + gamma * V_{t+1} - V_t             (V = 0 after the last valid token)
+    A_t     = sum_l (gamma * lam)^l * delta_{t+l}     (within the completion)
+    G_t     = A_t + V_t                               (returns stay raw; A is whitened)
+    L_V     = 0.5 * masked_mean(max((V - G)^2, (V_old + clip(V - V_old, -c, c) - G)^2))
+"""
+from __future__ import annotations
+
+import torch
+
+REWARD_CLIP = 10.0  # BASELINES 6: method rewards are clipped to [-10, 10] before the KL term
+
+
+def kl_k3(logps: torch.Tensor, ref_logps: torch.Tensor) -> torch.Tensor:
+    """Per-token k3 estimate of KL(policy || reference), (B, T) -> (B, T); >= 0, 0 where equal."""
+    diff = ref_logps - logps
+    return torch.exp(diff) - diff - 1.0
+
+
+def shaped_rewards(rewards: torch.Tensor, mask: torch.Tensor, kl: torch.Tensor | None, beta: float,
+                   clip: float = REWARD_CLIP) -> torch.Tensor:
+    """(B, T) method rewards, clipped, minus beta x per-token KL; 0 on padding (mask 0)."""
+    shaped = rewards.clamp(-clip, clip)
+    if kl is not None and beta:
+        shaped = shaped - beta * kl
+    return shaped * mask
+
+
+def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: float = 1.0,
+        lam: float = 0.95) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalised advantage estimation over right-padded completions.
+
+    rewards, values, mask: (B, T); mask is 1 on completion tokens and 0 on padding (padding is
+    at the end of each row). Returns (advantages, returns), both (B, T) and 0 on padding.
+    The value after a completion's last token is 0 (the episode ends there), so a reward on
+    token k reaches the advantages of tokens <= k only.
+    """
+    mask = mask.to(values.dtype)
+    values = values * mask
+    rewards = rewards * mask
+    width = rewards.size(1)
+    advantages = torch.zeros_like(rewards)
+    running = torch.zeros_like(rewards[:, 0])
+    for t in reversed(range(width)):
+        next_value = values[:, t + 1] if t + 1 < width else torch.zeros_like(running)
+        delta = rewards[:, t] + gamma * next_value - values[:, t]
+        # Padding resets the recursion, so nothing flows back across the end of a completion.
+        running = (delta + gamma * lam * running) * mask[:, t]
+        advantages[:, t] = running
+    returns = (advantages + values) * mask
+    return advantages, returns
+
+
+def whiten(values: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+    """(x - mean) / std over the entries where mask is 1 (unbiased std); 0 elsewhere."""
+    mask = mask.to(values.dtype)
+    count = mask.sum()
+    if count < 2:
+        return values * mask
+    mean = (values * mask).sum() / count
+    var = (((values - mean) * mask) ** 2).sum() / (count - 1)
+    return (values - mean) * torch.rsqrt(var + eps) * mask
+
+
+def clipped_value_loss(values: torch.Tensor, old_values: torch.Tensor, returns: torch.Tensor,
+                       mask: torch.Tensor, cliprange_value: float) -> torch.Tensor:
+    """0.5 x masked mean of the larger of the plain and the clipped squared error; (B, T) -> ()."""
+    clipped = old_values + (values - old_values).clamp(-cliprange_value, cliprange_value)
+    loss = torch.max((values - returns) ** 2, (clipped - returns) ** 2)
+    mask = mask.to(values.dtype)
+    return 0.5 * (loss * mask).sum() / mask.sum().clamp(min=1.0)
