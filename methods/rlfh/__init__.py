@@ -1,0 +1,94 @@
+"""`rlfh`: fine-grained judge feedback as per-token PPO rewards (Wen et al., ACL Findings 2025,
+arXiv 2406.12221; AlignRM/RLFH @78cd846). See README.md in this folder and BASELINES 3.
+
+The judge splits each response into atomic statements per sentence, labels every statement
+Correct / Vague / Wrong against evidence passages and rates its informativeness 1..5; the
+truthfulness reward sits on the statement's last token, the informativeness reward on its
+sentence's last token (reward.py, placement.py). Trained by the PPO engine (`algorithm: ppo`):
+the rewards are per-token rewards, not returns.
+"""
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from factrl.harness.config import as_container
+from factrl.harness.errors import ConfigError
+from factrl.harness.method import Method, RunContext
+
+from .prompts import PROMPTS
+from .reward import DIAGNOSTIC_KEYS, RLFHReward
+from .settings import CONSTANTS, RLFHSettings
+
+
+def settings_from_config(method_cfg: Any) -> RLFHSettings:
+    cfg = dict(as_container(method_cfg) or {})
+    known = {f.name for f in fields(RLFHSettings)} | {"name"}
+    unknown = sorted(set(cfg) - known)
+    if unknown:  # a typo would otherwise silently keep the default
+        raise ConfigError(f"method=rlfh: unknown option method.{unknown[0]}; the options are {sorted(known - {'name'})}")
+    try:
+        return RLFHSettings.from_mapping(cfg)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"method=rlfh: method.{err}") from None
+
+
+class RLFH(Method):
+    name = "rlfh"
+    algorithm = "ppo"
+    description = "judge-extracted atomic statements: truthfulness and informativeness rewards on their tokens (PPO)"
+    version = "1"
+
+    def build_reward(self, ctx: RunContext) -> RLFHReward:
+        """Settings, evidence store and judge (cheapest first), with their cleanups registered."""
+        cfg = ctx.config
+        method_cfg = ctx.method_config if ctx.method_config is not None else self.config
+        settings = settings_from_config(method_cfg)
+        evidence_cfg = cfg.get("evidence") if cfg is not None else None
+        if evidence_cfg is None:
+            raise ConfigError("method=rlfh needs an evidence store: add evidence=demo or evidence=file "
+                              "evidence.store=STORE.sqlite3")
+        judge_cfg = cfg.get("judge") if cfg is not None else None
+        if judge_cfg is None or str(judge_cfg.get("backend", "none")) == "none":
+            raise ConfigError("method=rlfh needs a judge: judge=embedded (offline stand-in) or judge=openai "
+                              "judge.base_url=URL judge.model=NAME")
+        if ctx.tokenizer is None:
+            raise ConfigError("method=rlfh places rewards on tokens and needs the policy tokenizer")
+        from factrl.harness.evidence import open_evidence
+        from factrl.harness.judge import open_judge
+
+        store = open_evidence(evidence_cfg)
+        ctx.on_close(store.close)
+        judge = open_judge(judge_cfg, run_dir=ctx.run_dir)
+        ctx.on_close(judge.close)
+        from factrl.harness.prompts import response_prefix
+
+        reward = RLFHReward(tokenizer=ctx.tokenizer, judge=judge, store=store, settings=settings,
+                            prefix=response_prefix(cfg.get("model")))
+        ctx.logger.info("rlfh reward: constants=%s granularity=%s judge=%s evidence=%s k=%d", settings.constants,
+                        settings.granularity, judge.describe().get("model"), store.describe().get("label"),
+                        settings.evidence_k)
+        return reward
+
+    def components(self, reward: RLFHReward) -> dict[str, dict[str, Any]]:
+        """judge, evidence and settings: what besides version 1 changes a result."""
+        return {"judge": dict(reward.judge.describe()), "evidence": dict(reward.store.describe()),
+                "settings": settings_component(reward)}
+
+
+def settings_component(reward: RLFHReward) -> dict[str, Any]:
+    s, table = reward.settings, reward.settings.table
+    return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
+            "label": f"RLFH constants {s.constants}", "constants": s.constants,
+            "verdict_values": dict(table.verdict), "info_values": {str(k): v for k, v in table.info.items()},
+            "w_info": table.w_info, "w_truth": table.w_truth, "eps": table.eps, "mu": table.mu,
+            "granularity": s.granularity, "evidence_k": s.evidence_k, "gold_material": s.gold_material,
+            "drop_hedges": s.drop_hedges, "alignment_threshold": s.alignment_threshold, "splitter": s.splitter,
+            "prompts": {p.name: p.version for p in reward.prompts},
+            "max_failed_share": getattr(getattr(reward.judge, "settings", None), "max_failed_share", None)}
+
+
+METHOD = RLFH
+
+__all__ = ["CONSTANTS", "DIAGNOSTIC_KEYS", "METHOD", "PROMPTS", "RLFH", "RLFHReward", "RLFHSettings",
+           "settings_component", "settings_from_config"]
