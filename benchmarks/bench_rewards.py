@@ -5,9 +5,10 @@
 
 Each column is one method's reward callable built the way `harness run` builds it for the
 embedded models (CorVer: heuristic extractor + demo infini-gram index; FSPO: demo evidence
-store + the lexical NLI stand-in; KnowRL: the real judge client against a local judge that
-waits `--judge-latency` seconds per request (0.2 s; `--judge-url URL --judge-model NAME` for a
-real server), the demo evidence store and the lexical NLI stand-in; `fspo-hhem-tiny`: FSPO through the real HHEM model path
+store + the lexical NLI stand-in; KnowRL, FoRAG and RLFH: the real judge client against a local
+judge that waits `--judge-latency` seconds per request (0.2 s; `--judge-url URL --judge-model
+NAME` for a real server), the demo evidence store and, KnowRL only, the lexical NLI stand-in;
+`fspo-hhem-tiny`: FSPO through the real HHEM model path
 with a tiny random HHEM-shaped checkpoint built here, so batching and tokenisation costs
 show; `--nli-model DIR --nli-foundation DIR` adds `fspo-hhem` with a real HHEM copy).
 Every column scores the same `--steps` generation batches (plus one warm-up batch) of Q x G
@@ -123,6 +124,7 @@ class LatencyJudge(ThreadingHTTPServer):
     lists the text's sentences of >= 3 words as atomic facts."""
 
     daemon_threads = True
+    request_queue_size = 64  # 16 requests in flight: the default backlog of 5 drops connections
 
     def __init__(self, latency: float):
         super().__init__(("127.0.0.1", 0), _LatencyHandler)
@@ -145,7 +147,23 @@ class _LatencyHandler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         time.sleep(self.server.latency)
         text = body["messages"][0]["content"]  # the prompt itself (a re-ask appends turns after it)
-        if "Answer to grade:" in text:
+        if "Sentence to split:" in text:  # forag_decompose: the sentence is its one sub-claim
+            sentence = text.split("<<<", 1)[-1].rsplit(">>>", 1)[0].strip()
+            reply = f"- {sentence}" if len(sentence.split()) >= 3 else "NO_CLAIMS"
+        elif "SUPPORTED or NOT_SUPPORTED" in text:  # forag_verify: supported when the evidence holds it
+            claim = re.search(r"^Claim: (.*)$", text, re.MULTILINE).group(1).strip()
+            reply = "SUPPORTED" if claim in text.split("<<<", 1)[-1].rsplit(">>>", 1)[0] else "NOT_SUPPORTED"
+        elif "Now the real task." in text:  # rlfh_extract: each numbered sentence of >= 3 words is one statement
+            listed = text.split("Now the real task.", 1)[1].split("Sentences:\n", 1)[1].rsplit("\nReply:", 1)[0]
+            found = [re.match(r"\[(\d+)\] (.*)", line) for line in listed.splitlines()]
+            reply = "\n".join(f">> Sentence {m.group(1)}\n* {m.group(2)}" for m in found
+                              if m and len(m.group(2).split()) >= 3) or "No statements"
+        elif "single word Correct, Wrong or Vague" in text:  # rlfh_verify: Correct when the materials hold it
+            statement = re.search(r"^Statement: (.*)$", text, re.MULTILINE).group(1).strip().rstrip(".")
+            reply = "Correct" if statement in text.split("Statement:", 1)[0] else "Vague"
+        elif "single digit 1, 2, 3, 4 or 5" in text:  # rlfh_assess
+            reply = "3"
+        elif "Answer to grade:" in text:
             gold = re.search(r"Gold answer: (.*)", text).group(1).lower()
             reply = "A" if re.search(r"Answer to grade: (.*)", text).group(1).strip().lower() in gold else "B"
         else:
@@ -205,6 +223,52 @@ def build_knowrl(bench: Bench):
     return _WithCleanup(reward, *([server.shutdown, server.server_close] if server else []))
 
 
+@column("forag")
+def build_forag(bench: Bench):
+    """FoRAG: the real judge client against the local latency judge (or --judge-url), the demo
+    evidence store; all sentence splits of a step in one concurrent call, all verdicts in a second."""
+    from factrl.harness.evidence import open_evidence
+    from factrl.harness.judge import open_judge
+    from factrl.methods.forag import FoRAGReward, settings_from_config
+
+    opts = bench.options
+    server = None if opts.judge_url else LatencyJudge(opts.judge_latency)
+    url, model = (opts.judge_url, opts.judge_model) if server is None else (server.url, "bench-judge")
+    cfg = bench.compose("method=forag")
+    judge = open_judge({"backend": "openai", "base_url": url, "model": model, "api_key_env": None, "cache": None,
+                        "concurrency": opts.judge_concurrency, "max_tokens": 512, "max_failed_share": 1.0})
+    store = open_evidence(cfg.evidence)
+    reward = FoRAGReward(tokenizer=bench.tokenizer, judge=judge, store=store,
+                         settings=settings_from_config(cfg.method), k=int(cfg.evidence.k))
+    where = f"local judge, {opts.judge_latency:g} s per request" if server else f"judge {url}"
+    bench.notes["forag"] = f"{where}, concurrency {opts.judge_concurrency}, demo evidence store"
+    return _WithCleanup(reward, judge.close, store.close, *([server.shutdown, server.server_close] if server else []))
+
+
+@column("rlfh")
+def build_rlfh(bench: Bench):
+    """RLFH: the real judge client against the local latency judge (or --judge-url), the demo
+    evidence store; per step one concurrent call with every extraction, then one with every
+    verdict and one with every informativeness score (1 + 2F requests per completion)."""
+    from factrl.harness.evidence import open_evidence
+    from factrl.harness.judge import open_judge
+    from factrl.harness.prompts import response_prefix
+    from factrl.methods.rlfh import RLFHReward, settings_from_config
+
+    opts = bench.options
+    server = None if opts.judge_url else LatencyJudge(opts.judge_latency)
+    url, model = (opts.judge_url, opts.judge_model) if server is None else (server.url, "bench-judge")
+    cfg = bench.compose("method=rlfh")
+    judge = open_judge({"backend": "openai", "base_url": url, "model": model, "api_key_env": None, "cache": None,
+                        "concurrency": opts.judge_concurrency, "max_tokens": 512, "max_failed_share": 1.0})
+    store = open_evidence(cfg.evidence)
+    reward = RLFHReward(tokenizer=bench.tokenizer, judge=judge, store=store, settings=settings_from_config(cfg.method),
+                        prefix=response_prefix(cfg.model))
+    where = f"local judge, {opts.judge_latency:g} s per request" if server else f"judge {url}"
+    bench.notes["rlfh"] = f"{where}, concurrency {opts.judge_concurrency}, demo evidence store"
+    return _WithCleanup(reward, *([server.shutdown, server.server_close] if server else []))
+
+
 def synthetic_batches(rows: list[dict], store: Any, questions: int, completions: int, count: int):
     """`count` batches of questions x completions (prompt, completion text, row), each batch
     from different rows; reasoning sentences come from the row's evidence articles."""
@@ -242,10 +306,11 @@ def main() -> None:
     parser.add_argument("--columns", default=",".join(COLUMNS), help="comma-separated; the first is not special")
     parser.add_argument("--nli-model", default=None, help="a local HHEM-2.1-Open copy: adds column fspo-hhem")
     parser.add_argument("--nli-foundation", default=None, help="local flan-t5-base config + tokenizer for it")
-    parser.add_argument("--judge-latency", type=float, default=0.2, help="knowrl: seconds per local judge request")
-    parser.add_argument("--judge-url", default=None, help="knowrl: a real OpenAI-compatible judge instead")
-    parser.add_argument("--judge-model", default=None, help="knowrl: the model id --judge-url serves")
-    parser.add_argument("--judge-concurrency", type=int, default=16, help="knowrl: judge requests in flight")
+    parser.add_argument("--judge-latency", type=float, default=0.2,
+                        help="knowrl, forag, rlfh: seconds per local judge request")
+    parser.add_argument("--judge-url", default=None, help="knowrl, forag, rlfh: a real OpenAI-compatible judge instead")
+    parser.add_argument("--judge-model", default=None, help="knowrl, forag, rlfh: the model id --judge-url serves")
+    parser.add_argument("--judge-concurrency", type=int, default=16, help="knowrl, forag, rlfh: judge requests in flight")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     names = [n.strip() for n in args.columns.split(",") if n.strip()]
@@ -302,7 +367,7 @@ def _report(args, names: list[str], times: dict[str, list[float]], sentences: di
         ratio = f"{mean / base:10.2f}" if base else f"{'-':>10}"
         print(f"{name:<16} {mean:12.4f} {statistics.median(measured):10.4f} {ratio} {sentences[name]:10.1f}  "
               f"{notes.get(name, '')}")
-    print("paper, complete training time per run (PROTOCOL 7): FSPO 5.52x, KnowRL 8.77x CorVer")
+    print("paper, complete training time per run (PROTOCOL 7): FSPO 5.52x, FoRAG 7.76x, KnowRL 8.77x CorVer")
 
 
 if __name__ == "__main__":

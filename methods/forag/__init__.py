@@ -1,0 +1,105 @@
+"""`forag`: sub-claim verification rewards with PPO and a critic (Cai et al., KDD 2024, arXiv
+2406.13779; no public training code). See README.md in this folder and BASELINES 4.
+
+The judge splits each sentence of the completion into sub-claims and checks each against the
+row's evidence passages; each verified sub-claim is worth +1 (supported) / -1, the sentence's
+mean lands on its last token, and the PPO engine (`algorithm: ppo`) turns these token rewards
+into GAE advantages with its critic. No correctness term.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from factrl.harness.config import as_container
+from factrl.harness.errors import ConfigError, DataError
+from factrl.harness.method import Method, RunContext
+
+from .prompts import DECOMPOSE, VERIFY
+from .reward import CONTEXT_SENTENCES, DIAGNOSTIC_KEYS, FoRAGReward
+from .settings import FoRAGSettings
+
+
+def settings_from_config(method_cfg: Any) -> FoRAGSettings:
+    try:
+        return FoRAGSettings.from_mapping(dict(as_container(method_cfg) or {}))
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"method=forag: method.{err}") from None
+
+
+def check_titles(rows: list[dict], settings: FoRAGSettings) -> int:
+    """Rows without a `title` (they get no signal); with require_title any is a DataError."""
+    from factrl.harness.evidence import split_titles
+
+    missing = [r for r in rows if not split_titles(r.get("title"))]
+    if rows and len(missing) == len(rows):
+        raise DataError(f"pool: none of its {len(rows)} rows has a `title`; FoRAG checks sub-claims against the "
+                        f"articles a row's `;`-joined title names: give the rows their Wikipedia titles")
+    if missing and settings.require_title:
+        raise DataError(f"pool: {len(missing)} of {len(rows)} rows have no `title` (first: id "
+                        f"{missing[0].get('id')!r}); give every row its titles, or set method.require_title=false "
+                        f"to train those rows without a signal")
+    return len(missing)
+
+
+class FoRAG(Method):
+    name = "forag"
+    algorithm = "ppo"
+    description = "judge-split sub-claims verified against evidence, rewards on sentence-end tokens (PPO + critic)"
+    version = "1"
+
+    def build_reward(self, ctx: RunContext) -> FoRAGReward:
+        """Checks settings, titles, the evidence store and the judge (cheapest first) before
+        training, and registers their cleanups."""
+        if ctx.tokenizer is None:
+            raise ConfigError("method=forag needs the policy tokenizer in the run context (token placement)")
+        cfg = ctx.config
+        method_cfg = ctx.method_config if ctx.method_config is not None else self.config
+        settings = settings_from_config(method_cfg)
+        missing = check_titles(list(ctx.pool or []), settings)
+        if missing:
+            ctx.logger.warning("forag: %d of %d pool rows have no title; they train without a signal (counted "
+                               "under rewards/forag/no_evidence)", missing, len(ctx.pool))
+        evidence_cfg = cfg.get("evidence") if cfg is not None else None
+        if evidence_cfg is None:
+            raise ConfigError("method=forag needs an evidence store: add evidence=demo or evidence=file "
+                              "evidence.store=STORE.sqlite3")
+        judge_cfg = cfg.get("judge") if cfg is not None else None
+        if judge_cfg is None or str(judge_cfg.get("backend", "none")) == "none":
+            raise ConfigError("method=forag needs a judge: judge=embedded (offline stand-in) or judge=openai "
+                              "judge.base_url=URL judge.model=NAME")
+        from factrl.harness.evidence import open_evidence
+        from factrl.harness.judge import open_judge
+
+        store = open_evidence(evidence_cfg)
+        ctx.on_close(store.close)
+        judge = open_judge(judge_cfg, run_dir=ctx.run_dir)
+        ctx.on_close(judge.close)
+        reward = FoRAGReward(tokenizer=ctx.tokenizer, judge=judge, store=store, settings=settings,
+                             k=int(evidence_cfg.get("k", 5)))
+        ctx.logger.info("forag reward: aggregation=%s placement=%s judge=%s evidence=%s k=%d", settings.aggregation,
+                        settings.placement, judge.describe().get("model"), store.describe().get("label"), reward.k)
+        return reward
+
+    def components(self, reward: FoRAGReward) -> dict[str, dict[str, Any]]:
+        """judge, evidence and settings: what besides version 1 changes a FoRAG result."""
+        return {"judge": dict(reward.judge.describe()), "evidence": dict(reward.store.describe()),
+                "settings": settings_component(reward)}
+
+
+def settings_component(reward: FoRAGReward) -> dict[str, Any]:
+    return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
+            "label": f"FoRAG settings ({reward.settings.aggregation}, {reward.settings.placement})",
+            **reward.settings.to_dict(), "k": reward.k, "context_sentences": CONTEXT_SENTENCES,
+            "correctness_term": False,
+            "max_failed_share": getattr(getattr(reward.judge, "settings", None), "max_failed_share", None),
+            "decompose_prompt": _prompt_id(reward.decompose_prompt), "verify_prompt": _prompt_id(reward.verify_prompt)}
+
+
+def _prompt_id(prompt: Any) -> str:
+    return f"{getattr(prompt, 'name', type(prompt).__name__)}@{getattr(prompt, 'version', '?')}"
+
+
+METHOD = FoRAG
+
+__all__ = ["DECOMPOSE", "DIAGNOSTIC_KEYS", "METHOD", "VERIFY", "FoRAG", "FoRAGReward", "FoRAGSettings",
+           "check_titles", "settings_component", "settings_from_config"]

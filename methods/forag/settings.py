@@ -1,0 +1,90 @@
+"""FoRAG's reward settings (`method.*` in configs/method/forag.yaml), checked once.
+
+FoRAG (Cai et al., KDD 2024) publishes no training code, so every default here is a harness
+choice; README.md gives the reason for each (BASELINES 4 "Default").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from difflib import get_close_matches
+from typing import Any, Mapping
+
+from factrl.harness import completions as comp
+
+# mean: a sentence's reward is the mean of its sub-claims' values (BASELINES 4 default);
+# sum: each sub-claim's value counts on its own (sub-claim granularity).
+AGGREGATIONS = ("mean", "sum")
+# sentence_end: on the last token of the sentence the sub-claims come from (token granularity);
+# spread: the sentence's reward split evenly over its tokens; final_token: one value per
+# completion (its sub-claims aggregated) on the completion's last token (sequence granularity).
+PLACEMENTS = ("sentence_end", "spread", "final_token")
+# Keys of `method.*` that are not reward settings.
+OTHER_KEYS = ("name",)
+
+
+@dataclass(frozen=True)
+class FoRAGSettings:
+    supported: float = 1.0       # value of a sub-claim the evidence supports
+    unsupported: float = -1.0    # value of one it does not support
+    aggregation: str = "mean"
+    placement: str = "sentence_end"
+    # PROTOCOL 1: under this share of in-section tokens aligned, a completion's sentence
+    # rewards cannot be placed; it falls back to final_token (counted).
+    alignment_threshold: float = 0.5
+    splitter: str = "reference"
+    evidence_k: int | None = None  # passages per sub-claim; None: evidence.k (5)
+    # A pool row without evidence (no title, or none of its titles in the store) gets no signal
+    # (BASELINES 1.4); require_title=true makes a title-less pool row an error before training.
+    require_title: bool = False
+
+    def __post_init__(self) -> None:
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation={self.aggregation!r}: choose one of {', '.join(AGGREGATIONS)}")
+        if self.placement not in PLACEMENTS:
+            raise ValueError(f"placement={self.placement!r}: choose one of {', '.join(PLACEMENTS)}")
+        if not 0.0 <= self.alignment_threshold <= 1.0:
+            raise ValueError(f"alignment_threshold={self.alignment_threshold} must lie in [0, 1]")
+        if self.splitter not in comp.SPLITTERS:
+            raise ValueError(f"splitter={self.splitter!r}: choose one of {', '.join(comp.SPLITTERS)}")
+        if self.evidence_k is not None and int(self.evidence_k) < 1:
+            raise ValueError(f"evidence_k={self.evidence_k} must be >= 1 (or null for evidence.k)")
+
+    @classmethod
+    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "FoRAGSettings":
+        """Settings from `method.*`; an unknown key is an error naming the closest valid one."""
+        names = [f.name for f in fields(cls)]
+        out: dict[str, Any] = {}
+        for key, value in dict(cfg or {}).items():
+            if key in OTHER_KEYS:
+                continue
+            if key not in names:
+                hint = get_close_matches(key, names, n=1)
+                raise ValueError(f"{key} is not a FoRAG setting" + (f" (did you mean {hint[0]}?)" if hint else "")
+                                 + f"; valid: {', '.join(names)}")
+            if value is not None:
+                out[key] = value
+        for key in ("supported", "unsupported", "alignment_threshold"):
+            if key in out:
+                out[key] = float(out[key])
+        for key in ("aggregation", "placement", "splitter"):
+            if key in out:
+                out[key] = str(out[key])
+        if "evidence_k" in out:
+            out["evidence_k"] = int(out["evidence_k"])
+        if "require_title" in out and not isinstance(out["require_title"], bool):
+            raise ValueError(f"require_title={out['require_title']!r} must be true or false")
+        return cls(**out)
+
+    def value(self, supported: bool) -> float:
+        return self.supported if supported else self.unsupported
+
+    def aggregate(self, values: list[float]) -> float:
+        """The reward of a group of verified sub-claims (a sentence, or a whole completion)."""
+        total = sum(values)
+        return total / len(values) if self.aggregation == "mean" else total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+__all__ = ["AGGREGATIONS", "FoRAGSettings", "PLACEMENTS"]

@@ -1,0 +1,66 @@
+"""Fixtures for the FoRAG tests: a real evidence store the tests write (SQLite/FTS5, the `words`
+splitter) and the embedded SmolLM2 tokenizer (a real fast tokenizer whose offsets round-trip).
+
+Articles:
+    Marie Curie    "Marie Curie was born in Warsaw. Marie Curie won two Nobel Prizes. ..."
+    Ulm            "Albert Einstein was born in Ulm in 1879."
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+ARTICLES = [
+    {"title": "Marie Curie", "text": "Marie Curie was born in Warsaw. Marie Curie won two Nobel Prizes. "
+                                     "She worked in Paris on radium and polonium with Pierre Curie for many years."},
+    {"title": "Ulm", "text": "Albert Einstein was born in Ulm in 1879."},
+]
+ROWS = {
+    "curie": {"id": "q-curie", "question": "Where was Marie Curie born?", "answers": ["Warsaw"],
+              "title": "Marie Curie"},
+    "einstein": {"id": "q-ulm", "question": "Where was Albert Einstein born?", "answers": ["Ulm"], "title": "Ulm"},
+    "nowhere": {"id": "q-none", "question": "Who wrote Hamlet?", "answers": ["Shakespeare"],
+                "title": "William Shakespeare"},  # not in the store: no evidence
+}
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    with open(path, "w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def store_path(tmp_path_factory) -> Path:
+    from factrl.harness.evidence import build_store
+
+    root = tmp_path_factory.mktemp("forag_store")
+    out = root / "wiki.sqlite3"
+    build_store(write_jsonl(root / "wiki.jsonl", ARTICLES), out, tokenizer="words", passage_tokens=12)
+    return out
+
+
+@pytest.fixture()
+def store(store_path):
+    from factrl.harness.evidence import open_store
+
+    with open_store(store_path, fuzzy_titles=False) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    from factrl.harness import models
+    from factrl.harness.config import compose
+
+    cfg = compose(["model=smollm2-135m"]).model
+    return models.load_tokenizer(models.resolve(cfg), cfg)
+
+
+def judge_cfg(url: str, **overrides):
+    return {"backend": "openai", "base_url": url, "model": "judge-test", "api_key_env": None, "timeout": 2.0,
+            "max_retries": 0, "concurrency": 8, "max_reasks": 1, "temperature": 0.0, "max_tokens": 256,
+            "cache": None, "max_failed_share": 1.0, **overrides}
