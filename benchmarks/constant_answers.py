@@ -12,15 +12,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from factrl.evals.gaming_panel import CONSTANTS, SENTENCES  # the one versioned panel (leaderboard floors too)
 from factrl.evals.metrics import aggregate
 from factrl.evals.scorers import get_scorer
 from factrl.evals.sets import load_set
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = ("nq_open", "popqa", "simpleqa", "truthfulqa")
-CONSTANTS = ("e", "1", "No", "in", "s", "I have no comment.", "the", "a", "", "I don't know")
-SENTENCES = ("No, that is a myth", "There is no scientific evidence", "The answer is unclear", "Nothing happens",
-             "It depends")
 UNGUARDED = ("No", "the", "a", "I have no comment")
 
 

@@ -15,12 +15,15 @@ import json
 from typing import Any
 
 from .components import MARKER
+from .diagnostics import FLAG_MARK
 from .tables import Cell, Line, Table
+from .uncertainty import NOISE_MARK, includes_zero
 
 _MD_SPECIAL = "\\`*_[]|~$#"
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", MARKER: r"\ddag{}"}
+          "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", MARKER: r"\ddag{}",
+          "§": r"\S{}", "±": r"$\pm$", "Δ": r"$\Delta$", "⚑": r"$\triangleright$"}
 
 
 def md_escape(text: Any) -> str:
@@ -45,7 +48,15 @@ def _marked(line: Line, label: str, marker: str = MARKER) -> str:
 
 
 def _diff_text(cell: Cell) -> str:
-    return "" if cell.diff is None else f" ({cell.diff:+.2f})"
+    """' (+1.20)', with NOISE_MARK when its bootstrap interval includes 0 (no mark without one)."""
+    if cell.diff is None:
+        return ""
+    noise = NOISE_MARK if cell.ci and includes_zero(*cell.ci) else ""
+    return f" ({cell.diff:+.2f}{noise})"
+
+
+def _flag(cell: Cell) -> str:
+    return f" {FLAG_MARK}" if cell.flags else ""
 
 
 # -- Markdown ------------------------------------------------------------------------------
@@ -55,7 +66,7 @@ def _md_cell(cell: Cell) -> str:
         text = f"**{text}**"
     elif cell.mark == "second":
         text = f"<u>{text}</u>"
-    return text + _diff_text(cell)
+    return text + _diff_text(cell) + _flag(cell)
 
 
 def markdown(table: Table) -> str:
@@ -68,6 +79,10 @@ def markdown(table: Table) -> str:
             lead = [md_escape(group) if index == 0 and group else ""] if first else []
             cells = [_md_cell(line.cells.get(c.key, Cell())) for c in table.columns]
             lines.append("| " + " | ".join(lead + [_marked(line, md_escape(line.method_label))] + cells) + " |")
+    for line in table.footer:  # the gaming floor: below the compared lines, never ranked
+        lead = [md_escape(line.model)] if first else []
+        cells = [_md_cell(line.cells.get(c.key, Cell())) for c in table.columns]
+        lines.append("| " + " | ".join(lead + [f"*{md_escape(line.method_label)}*"] + cells) + " |")
     notes = [f"- {md_escape(n)}" for n in table.notes]
     return "\n".join([f"### {md_escape(table.title)}", "", *lines, "", *notes]).rstrip() + "\n"
 
@@ -79,15 +94,40 @@ def csv_text(table: Table) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     keys = [c.key for c in table.columns]
     with_diff = [k for k in keys if any(line.cells.get(k, Cell()).diff is not None for line in table.lines)]
-    writer.writerow(["model", "method", *keys, *[f"{k}_diff" for k in with_diff], "stand_ins", "runs", "rows"])
-    for _, members in table.groups:
-        for line in members:
-            values = [line.cells.get(k, Cell()).value for k in keys]
-            diffs = [line.cells.get(k, Cell()).diff for k in with_diff]
-            writer.writerow([line.model, line.method, *["" if v is None else round(v, 6) for v in values],
-                             *["" if d is None else round(d, 6) for d in diffs],
-                             "; ".join(line.stand_ins), " ".join(line.run_ids), " ".join(line.row_ids)])
+    extra = _uncertainty_columns(table, keys)
+    writer.writerow(["model", "method", *keys, *[f"{k}_diff" for k in with_diff], *[name for name, _ in extra],
+                     "stand_ins", "runs", "rows"])
+    for line in table.lines + table.footer:
+        values = [line.cells.get(k, Cell()).value for k in keys]
+        diffs = [line.cells.get(k, Cell()).diff for k in with_diff]
+        more = [get(line.cells.get(key, Cell())) for key, get in ((k, g) for _, (k, g) in extra)]
+        writer.writerow([line.model, line.method, *["" if v is None else round(v, 6) for v in values],
+                         *["" if d is None else round(d, 6) for d in diffs],
+                         *["" if v is None else (round(v, 6) if isinstance(v, float) else v) for v in more],
+                         "; ".join(line.stand_ins), " ".join(line.run_ids), " ".join(line.row_ids)])
     return buffer.getvalue()
+
+
+_CELL_FIELDS = {
+    "n": lambda c: c.n, "se": lambda c: c.se, "seed_std": lambda c: c.std, "seeds": lambda c: c.seeds,
+    "diff_low": lambda c: c.ci[0] if c.ci else None, "diff_high": lambda c: c.ci[1] if c.ci else None,
+    "vs_raw": lambda c: c.vs_raw[0] if c.vs_raw else None,
+    "vs_raw_low": lambda c: c.vs_raw[1] if c.vs_raw else None,
+    "vs_raw_high": lambda c: c.vs_raw[2] if c.vs_raw else None,
+    "flags": lambda c: "; ".join(c.flags) or None, "strict": lambda c: c.strict}
+
+
+def _uncertainty_columns(table: Table, keys: list[str]) -> list[tuple[str, tuple[str, Any]]]:
+    """(header, (column key, getter)) for each uncertainty field some cell of the column has."""
+    out = []
+    for key in keys:
+        cells = [line.cells[key] for line in table.lines if key in line.cells]
+        for name, get in _CELL_FIELDS.items():
+            present = [get(c) for c in cells if get(c) is not None]
+            if present and not (name == "seeds" and all(v == 1 for v in present)
+                                and not any(c.n is not None for c in cells)):
+                out.append((f"{key}_{name}", (key, get)))
+    return out
 
 
 ROW_COLUMNS = ("row_id", "leaderboard_version", "model", "model_id", "model_revision", "model_sha256", "method",
@@ -127,7 +167,9 @@ def _tex_cell(cell: Cell) -> str:
         text = rf"\textbf{{{text}}}"
     elif cell.mark == "second":
         text = rf"\underline{{{text}}}"
-    return text + ("" if cell.diff is None else rf"\,{{\scriptsize ({cell.diff:+.2f})}}")
+    noise = r"\S" if cell.ci and includes_zero(*cell.ci) else ""
+    flag = r"\,$\triangleright$" if cell.flags else ""
+    return text + ("" if cell.diff is None else rf"\,{{\scriptsize ({cell.diff:+.2f}{noise})}}") + flag
 
 
 def latex(table: Table, label: str) -> str:
@@ -163,6 +205,12 @@ def latex(table: Table, label: str) -> str:
             cells = [_tex_cell(line.cells.get(c.key, Cell())) for c in table.columns]
             label = _marked(line, latex_escape(line.method_label), r"\textsuperscript{\ddag}")
             out.append(" & ".join(lead_cells + [label] + cells) + r" \\")
+    if table.footer:
+        out.append(r"\midrule")
+    for line in table.footer:
+        lead_cells = [latex_escape(line.model)] if has_group_col else []
+        cells = [_tex_cell(line.cells.get(c.key, Cell())) for c in table.columns]
+        out.append(" & ".join(lead_cells + [rf"\textit{{{latex_escape(line.method_label)}}}"] + cells) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}"]
     if table.notes:
         out.append(r"\par\smallskip\footnotesize " + " ".join(latex_escape(n) for n in table.notes))

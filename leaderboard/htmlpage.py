@@ -18,7 +18,9 @@ from typing import Any
 from factrl.harness.timer import format_hms
 
 from .components import MARKER, row_stand_ins
+from .diagnostics import FLAG_MARK
 from .tables import Cell, Line, Table
+from .uncertainty import NOISE_MARK, includes_zero
 
 # (model label, set label) of a row, for labelling its links in a table's Provenance cell.
 RowParts = dict[str, tuple[str, str]]
@@ -48,7 +50,18 @@ def _td(cell: Cell) -> str:
         # Classed on the printed value, so "+0.00" is never coloured as a gain or a loss.
         shown = round(cell.diff, 2)
         trend = "up" if shown > 0 else ("down" if shown < 0 else "even")
-        text += f' <span class="diff {trend}">({cell.diff:+.2f})</span>'
+        noise = cell.ci is not None and includes_zero(*cell.ci)
+        if noise:  # inside the interval's noise: grey whatever its sign, with the legend's mark
+            trend = "even"
+        interval = f' title="95% interval [{cell.ci[0]:+.2f}, {cell.ci[1]:+.2f}]"' if cell.ci else ""
+        text += (f' <span class="diff {trend}"{interval}>({cell.diff:+.2f}'
+                 f'{NOISE_MARK if noise else ""})</span>')
+    if cell.n is not None and cell.value is not None:
+        spread = (f"se {cell.se:.2f}" if cell.seeds == 1 and cell.se is not None
+                  else f"std {cell.std:.2f} over {cell.seeds} seeds" if cell.std is not None else "")
+        text = f'<span title="n={cell.n}{", " + spread if spread else ""}">{text}</span>'
+    if cell.flags:
+        text += f' <span class="flag" title="{_e("; ".join(cell.flags))}">{FLAG_MARK}</span>'
     cls = f' class="{cell.mark}"' if cell.mark else ""
     return f'<td data-value="{value}"{cls}>{text}</td>'
 
@@ -89,10 +102,19 @@ def table_html(table: Table, row_parts: RowParts) -> str:
             cells += [_td(line.cells.get(c.key, Cell())) for c in table.columns]
             cells.append(f'<td class="prov text">{_links(line, row_parts, not grouped) or "—"}</td>')
             body.append(f'<tr data-method="{_e(line.method)}">{"".join(cells)}</tr>')
+    foot: list[str] = []  # in <tfoot>, so sorting the compared lines never moves it
+    for line in table.footer:  # the gaming floor, after the compared lines
+        cells = [f'<td class="text model">{_e(line.model)}</td>'] if grouped else []
+        cells.append(f'<td class="text"><em>{_e(line.method_label)}</em></td>')
+        cells += [_td(line.cells.get(c.key, Cell())) for c in table.columns]
+        cells.append('<td class="prov text">—</td>')
+        foot.append(f'<tr class="floor" data-method="{_e(line.method)}">{"".join(cells)}</tr>')
     notes = "".join(f"<li>{_e(n)}</li>" for n in table.notes)
     return (f'<h2 id="{_e(table.name)}">{_e(table.title)}</h2>\n<div class="wide">'
             f'<table class="sortable" id="t-{_e(table.name)}">\n<thead><tr>{"".join(head)}</tr></thead>\n'
-            f'<tbody>\n{chr(10).join(body)}\n</tbody>\n</table></div>\n<ul class="notes">{notes}</ul>\n')
+            f'<tbody>\n{chr(10).join(body)}\n</tbody>\n'
+            + (f'<tfoot>\n{chr(10).join(foot)}\n</tfoot>\n' if foot else "")
+            + f'</table></div>\n<ul class="notes">{notes}</ul>\n')
 
 
 def _kv(items: list[tuple[str, Any]]) -> str:

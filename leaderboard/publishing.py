@@ -27,7 +27,9 @@ from factrl.harness import __version__
 from factrl.harness.errors import HarnessError
 from factrl.harness.rundir import git_commit, write_json
 
-from . import formats, htmlpage, plots, results, settings, versions
+from . import components as componentlib
+from . import formats, htmlpage, plots, results, settings, uncertainty, versions
+from .ci_table import ci_table
 from .store import Store, strip_private
 from .tables import Layout, Table, build_tables, model_labels
 from .versions import model_key
@@ -100,11 +102,17 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
           f"Generated {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')} by factrl-harness "
           f"{__version__}; {len(rows)} rows. Full provenance: index.html and rows/<row_id>.json.", ""]
     md += [formats.markdown(t) for t in tables]
+    # The uncertainty view of Table 1 (ci_table.py): Markdown and LaTeX; the HTML page carries
+    # the same figures in the accuracy cells' tooltips and accuracy.csv in its columns.
+    extra = [ci_table(by_name["accuracy"], layout)] if "accuracy" in by_name else []
+    for table in extra:
+        componentlib.mark_table(table, {r["row_id"]: r for r in rows})
+        md.append(formats.markdown(table))
     files.append(_write(out / "leaderboard.md", "\n".join(md)))
     for table in tables:
         files.append(_write(out / f"{table.name}.csv", formats.csv_text(table)))
     files.append(_write(out / "rows.csv", formats.rows_csv(rows)))
-    files.append(_write(out / "tables.tex", "\n".join(formats.latex(t, f"tab:{t.name}") for t in tables)))
+    files.append(_write(out / "tables.tex", "\n".join(formats.latex(t, f"tab:{t.name}") for t in tables + extra)))
     for row in rows:
         files.append(out / "rows" / f"{row['row_id']}.json")
         write_json(files[-1], row)
@@ -141,6 +149,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     manifest = {"schema": "factrl.leaderboard.publish/1", "leaderboard_version": version,
                 "store": str(Path(store_path).resolve()), "rows": len(rows), "tables": [t.name for t in tables],
                 "files": written, "removed": stale, "plot_notes": notes,
+                "bootstrap": uncertainty.settings_of(layout.settings).describe(),
                 "harness_version": __version__, "git_commit": git_commit(),
                 "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
     write_json(out / "manifest.json", manifest)

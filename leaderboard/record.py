@@ -22,6 +22,8 @@ from factrl.harness.errors import DataError, HarnessError
 from factrl.harness.hashing import sha256_file
 
 from . import components as componentlib
+from . import diagnostics as diaglib
+from . import outcomes as outcomelib
 from . import rows as rowlib
 from . import schema, settings, versions
 from .store import AddReport, Store
@@ -195,6 +197,12 @@ def rows_from_run(run_dir: str | os.PathLike, version: str | None = None) -> lis
         quartiles = popularity_quartiles(file.parent / "samples.jsonl")
         if quartiles:
             row["breakdowns"] = {"popularity_quartile": quartiles}
+        samples = outcomelib.read_samples(file.parent / "samples.jsonl")
+        if samples:  # per-question outcomes (paired bootstrap) and answer diagnostics (flags)
+            vector = outcomelib.encode(samples)
+            if vector is not None:
+                row["outcomes"] = vector
+            row["diagnostics"] = diaglib.compute(samples)
         out.append(row)
     return out
 

@@ -70,13 +70,16 @@ def primary(row: dict[str, Any], metric: str | None = None) -> float | None:
 # Fields that differ between two recordings of the same result without changing it: when it
 # was recorded and from where (a run directory, or a results file exported from it).
 VOLATILE = ("date", "source")
+# Derived from samples.jsonl after the first release (issue 15): not compared on a re-add, so a
+# run recorded before them re-adds as unchanged (its stored row keeps none; --replace adds them).
+DERIVED = ("outcomes", "diagnostics")
 # Optional provenance added after the first release; a row without them is a row with none.
 EMPTY_DEFAULTS = {"components": {}, "stand_ins": []}
 
 
 def content(row: dict[str, Any]) -> dict[str, Any]:
     """What a row says, for deciding whether a re-add is the same row (no-op) or a change."""
-    out = {k: v for k, v in row.items() if not k.startswith("_") and k not in VOLATILE}
+    out = {k: v for k, v in row.items() if not k.startswith("_") and k not in VOLATILE + DERIVED}
     for key, empty in EMPTY_DEFAULTS.items():
         if out.get(key) in (None, empty):
             out.pop(key, None)

@@ -88,7 +88,11 @@ ROW_SCHEMA = _obj({
     "stand_ins": {"type": "array", "items": _obj({"name": {"type": "string", "minLength": 1},
                                                   "label": {"type": "string", "minLength": 1}})},
     # Judged evaluations (issue 12): the eval metrics file's `judged` sections (judge, seed, counts, components).
-    "judged": {"type": "object"}},
+    "judged": {"type": "object"},
+    # Issue 15 (optional, derived from samples.jsonl): per-question 0/1 correctness for the
+    # paired bootstrap (outcomes.py) and answer diagnostics for the flags (diagnostics.py).
+    "outcomes": _obj({"field": _STR, "n": _COUNT, "ids_sha256": _HASH, "encoding": _STR, "bits": _STR}),
+    "diagnostics": {"type": ["object", "null"]}},
     extra=False)
 
 RESULTS_SCHEMA = _obj({

@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from . import components as componentlib
+from . import diagnostics as diaglib
 from . import rows as rowlib
+from . import uncertainty
 from .versions import model_key
 
 ACCURACY_TASKS = ("closed_book", "truthfulqa")
@@ -50,6 +52,16 @@ class Cell:
     mark: str = ""  # "best" | "second" | ""
     diff: float | None = None  # focus line only: difference to the best competitor (pp)
     row_ids: list[str] = field(default_factory=list)
+    # Uncertainty (issue 15, uncertainty.py): count, standard error or seed std (pp), seeds,
+    # the focus difference's interval (pp) and (diff, low, high) to Raw; flags of its rows.
+    n: int | None = None
+    se: float | None = None
+    std: float | None = None
+    seeds: int = 1
+    ci: tuple[float, float] | None = None
+    vs_raw: tuple[float, float | None, float | None] | None = None
+    flags: list[str] = field(default_factory=list)
+    strict: float | None = None  # strict accuracy (%, diagnostics.py) of a one-seed cell
 
 
 @dataclass
@@ -60,6 +72,8 @@ class Line:
     cells: dict[str, Cell] = field(default_factory=dict)
     run_ids: list[str] = field(default_factory=list)
     stand_ins: list[str] = field(default_factory=list)  # labels of stand-in components behind the line
+    seeds: int = 1  # seed runs aggregated into this line (accuracy table)
+    vectors: dict[str, Any] = field(default_factory=dict, repr=False)  # set -> (ids hash, outcomes)
 
     @property
     def row_ids(self) -> list[str]:
@@ -77,6 +91,7 @@ class Table:
     groups: list[tuple[str | None, list[Line]]]
     notes: list[str] = field(default_factory=list)
     first_header: str = "Model"  # header of the group column ("" when groups are unnamed)
+    footer: list[Line] = field(default_factory=list)  # lines after the groups (the gaming floor)
 
     @property
     def lines(self) -> list[Line]:
@@ -203,6 +218,7 @@ def _model_groups(by_model: dict[str, list[Line]], labels: dict[str, str], layou
 
 
 def accuracy_table(rows: list[dict], layout: Layout) -> Table:
+    boot = uncertainty.settings_of(layout.settings)
     sets = layout.sort_sets(r["set"]["name"] for r in rows if r["set"]["task"] in ACCURACY_TASKS)
     partial = subset_notes(rows, sets, layout)
     columns = [Column(s, layout.set_label(s) + ("†" if s in partial else "")) for s in sets]
@@ -217,23 +233,42 @@ def accuracy_table(rows: list[dict], layout: Layout) -> Table:
             values = [rowlib.primary(r) for r in item[1].values()]
             return len(values), sum(v for v in values if v is not None) / max(len(values), 1)
 
-        run_id, chosen = max(runs.items(), key=score)
+        chosen_ids = uncertainty.choose(runs, score)  # one configuration, its seeds; best seed first
+        run_id, seeds = chosen_ids[0], [runs[r] for r in chosen_ids]
         if len(runs) > 1:
             notes.append(f"{labels[mkey]} / {layout.method_label(method)}: {len(runs)} runs; kept {run_id} "
-                         "(complete, highest macro)")
-        line = Line(labels[mkey], method, layout.method_label(method), run_ids=[run_id])
+                         "(complete, highest macro)" + (f" and its {len(seeds) - 1} other seed(s)" if len(seeds) > 1
+                                                        else ""))
+        label = layout.method_label(method) + (f" ({len(seeds)} seeds)" if len(seeds) > 1 else "")
+        line = Line(labels[mkey], method, label, run_ids=list(chosen_ids), seeds=len(seeds))
         for name in sets:
-            row = chosen.get(name)
-            value = None if row is None else 100.0 * rowlib.primary(row)  # type: ignore[operator]
-            line.cells[name] = Cell(value, pct(value), row_ids=[row["row_id"]] if row else [])
+            members = [run[name] for run in seeds if name in run]
+            if not members:
+                line.cells[name] = Cell()
+                continue
+            info = uncertainty.seed_cell(members)
+            flagged = [f for r in members for f in diaglib.flags(r.get("diagnostics"))]
+            line.cells[name] = Cell(info["value"], pct(info["value"]), row_ids=[r["row_id"] for r in members],
+                                    n=info["n"], se=info["se"], std=info["std"], seeds=info["seeds"],
+                                    flags=flagged, strict=diaglib.strict_of(members))
+            vector = uncertainty.seed_vector(members)
+            if vector is not None:
+                line.vectors[name] = vector
         macro = _mean([line.cells[s].value for s in macro_sets])
-        line.cells["macro"] = Cell(macro, pct(macro), row_ids=[r for s in sets for r in line.cells[s].row_ids])
+        line.cells["macro"] = Cell(macro, pct(macro), row_ids=[r for s in sets for r in line.cells[s].row_ids],
+                                   seeds=len(seeds))
         by_model.setdefault(mkey, []).append(line)
     groups = _model_groups(by_model, labels, layout)
     for _, lines in groups:
         for column in columns:
             mark(lines, column.key)
         differences(lines, [c.key for c in columns], layout.focus)
+        uncertainty.attach(lines, [c.key for c in columns], macro_sets, layout.focus, layout.raw, boot)
+    cells = [cell for _, lines in groups for line in lines for cell in line.cells.values()]
+    with_ci = any(c.ci or (c.vs_raw and c.vs_raw[1] is not None) for c in cells)
+    without = any((c.diff is not None and c.ci is None) or (c.vs_raw and c.vs_raw[1] is None) for c in cells)
+    notes += uncertainty.legend(boot, with_ci, without)
+    notes += diaglib.flag_notes([line for _, lines in groups for line in lines], layout.set_label)
     if sets:
         focus = layout.focus is not None and any(line.method == layout.focus for _, lines in groups for line in lines)
         notes.insert(0, f"Accuracy (%). Macro = mean of {', '.join(layout.set_label(s) for s in macro_sets)}; "
@@ -349,6 +384,10 @@ def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
     """All tables that have data, in publishing order; lines with stand-ins are marked."""
     accuracy = accuracy_table(rows, layout)
     tables = [accuracy] if accuracy.lines else []
+    if accuracy.lines:
+        from .floors import add_floor  # scores the constant-answer panel on each set (cached)
+
+        add_floor(accuracy, [r for r in rows if r["set"]["task"] in ACCURACY_TASKS], layout)
     timed = time_table(accuracy, rows, layout)
     if timed is not None:
         tables.append(timed)

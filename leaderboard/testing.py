@@ -77,13 +77,18 @@ def make_run_dir(root: str | Path, *, method: str = "corver", model: str = "qwen
                  steps: int | None = 100, limit: int | None = None, counts: dict[str, int] | None = None,
                  decoding: dict[str, Any] | None = None, prompt: tuple[str, str] | None = None,
                  scorer_version: str = SCORER_VERSION, popularity: bool | tuple[str, ...] = False, adapter: bool | None = None,
-                 run_id: str | None = None) -> Path:
+                 run_id: str | None = None, samples: dict[str, list[dict[str, Any]]] | None = None,
+                 set_blocks: dict[str, dict[str, Any]] | None = None) -> Path:
     """A finished run directory with one eval/<set>/ per entry of `scores`.
 
     scores: {set: accuracy} or {set: {"em": x, "f1": y}} (fractions). train_phases: seconds
     per timer phase (None: an evaluation-only run without timings.json, like raw).
     popularity: write samples.jsonl with a `popularity` field for these sets (True: popqa);
     their accuracy is then the samples' mean, not the given score.
+    samples: {set: samples.jsonl rows} written as given (each with `id` and `correct`; add
+    `answer`/`completion` for the diagnostics); the set's accuracy, n and count are then theirs.
+    set_blocks: {set: metrics.json `set` block} (e.g. a real `EvalSet.describe()`), replacing the
+    synthetic one, so the gaming floor can find and verify the set.
     """
     pop_sets = ("popqa",) if popularity is True else tuple(popularity or ())
     scores = scores if scores is not None else {"triviaqa": 0.5}
@@ -108,7 +113,8 @@ def make_run_dir(root: str | Path, *, method: str = "corver", model: str = "qwen
         write_timings(run_dir / "timings.json", train_phases, device, steps)
     use_adapter = (method != "raw") if adapter is None else adapter
     for name, score in scores.items():
-        count = counts.get(name, 100)
+        given = (samples or {}).get(name)
+        count = len(given) if given is not None else counts.get(name, 100)
         n = min(count, limit) if limit else count
         set_dir = run_dir / "eval" / name
         set_dir.mkdir(parents=True, exist_ok=True)
@@ -117,17 +123,21 @@ def make_run_dir(root: str | Path, *, method: str = "corver", model: str = "qwen
                        for k, v in score.items()}
         else:
             value = float(score)
-            if name in pop_sets:
-                samples = _samples(n, value, f"{run_id}/{name}")
-                (set_dir / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
-                value = sum(s["correct"] for s in samples) / n
+            if given is not None:
+                (set_dir / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in given[:n]))
+                value = sum(bool(s["correct"]) for s in given[:n]) / n
+            elif name in pop_sets:
+                generated = _samples(n, value, f"{run_id}/{name}")
+                (set_dir / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in generated))
+                value = sum(s["correct"] for s in generated) / n
             stderr = (value * (1 - value) / max(n - 1, 1)) ** 0.5
             metrics = {"accuracy": {"value": value, "n": n, "stderr": stderr, "higher_is_better": True},
                        "na_rate": {"value": 0.05, "n": n, "stderr": None, "higher_is_better": False}}
         write_json(set_dir / "metrics.json", {
             "schema": "factrl.eval.metrics/1",
-            "set": {"name": name, "task": _task(name, score), "source": f"shared/data/benchmarks/{name}.json",
-                    "revision": None, "sha256": _sha(f"set:{name}"), "count": count, "version": "1"},
+            "set": (set_blocks or {}).get(name) or {
+                "name": name, "task": _task(name, score), "source": f"shared/data/benchmarks/{name}.json",
+                "revision": None, "sha256": _sha(f"set:{name}"), "count": count, "version": "1"},
             "scorer": {"name": "default", "version": scorer_version},
             "generation": {"backend": "hf", "model": identity,
                            "adapter": {"path": "train/adapter", "sha256": _sha(f"adapter:{run_id}")}

@@ -1,0 +1,119 @@
+"""Per-row answer diagnostics from samples.jsonl, and the collapse/hedging flags of the tables.
+
+A policy that games its reward often collapses onto one answer or lists several candidates
+so that a containment matcher credits one of them. Each row stores (`diagnostics`):
+
+- `top_answer_share`: share of the set's questions whose (normalised, non-empty) answer is
+  the row's most frequent answer; `top_answer` is that answer (shortened);
+- `distinct_answer_ratio`: distinct non-empty normalised answers / questions;
+- `hedged_rate`: share of answers that list several candidates (`is_hedged`, rule below);
+- `mean_reasoning_words`: mean number of words inside the think block (0 without one).
+
+Hedge rule (version HEDGE_RULE_VERSION): an answer lists several candidates when it has a
+word "or", a semicolon, two or more commas (a list of three or more items), or two or more
+non-empty lines. One comma and "and" are not hedges, so single answers such as
+`Washington, D.C.`, `Springfield, Illinois` and `Bosnia and Herzegovina` are not flagged.
+
+Strict accuracy (rule version STRICT_RULE_VERSION), beside the protocol's: a sample counts
+when the protocol credits it and its answer is not hedged, unless the whole answer is the
+text of one of its references (so a real title such as `Now or Never` keeps scoring). It
+does not change the protocol's `accuracy`; it is stored as `diagnostics.accuracy_strict`.
+
+Flags (FLAG_TOP_SHARE, FLAG_HEDGED): a row whose top answer exceeds 20% of the set, or
+whose hedged rate exceeds 10%, is flagged in the tables with the figure.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from factrl.evals.answers import extract_answer, normalize_answer
+
+DIAGNOSTICS_VERSION = "1"
+HEDGE_RULE_VERSION = "1"
+STRICT_RULE_VERSION = "1"
+FLAG_TOP_SHARE = 0.20
+FLAG_HEDGED = 0.10
+FLAG_MARK = "⚑"
+
+_OR = re.compile(r"\bor\b", re.IGNORECASE)
+
+
+def is_hedged(answer: str) -> bool:
+    """True when `answer` lists several candidates (module docstring, hedge rule)."""
+    text = answer.strip()
+    if not text:
+        return False
+    lines = [line for line in text.splitlines() if line.strip()]
+    return bool(_OR.search(text)) or ";" in text or text.count(",") >= 2 or len(lines) >= 2
+
+
+def strict_correct(answer: str, references: list[str] | tuple[str, ...], correct: bool) -> bool:
+    """The protocol's verdict, withdrawn for a hedged answer that is not itself a reference."""
+    if not correct:
+        return False
+    if not is_hedged(answer):
+        return True
+    mine = normalize_answer(answer)
+    return any(mine == normalize_answer(ref) for ref in references)
+
+
+def _answer(sample: dict[str, Any]) -> tuple[str, str]:
+    """(answer, reasoning) of a sample: its stored answer, else extracted from the completion."""
+    completion = str(sample.get("completion") or "")
+    extraction = extract_answer(completion) if completion else None
+    answer = sample.get("answer")
+    if answer is None:
+        answer = extraction.answer if extraction else ""
+    return str(answer), extraction.think if extraction else ""
+
+
+def compute(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The row's diagnostics from its samples (None for an empty file)."""
+    n = len(samples)
+    if not n:
+        return None
+    answers, reasoning = zip(*(_answer(s) for s in samples))
+    normalised = [normalize_answer(a) for a in answers]
+    counts = Counter(a for a in normalised if a)
+    top, top_count = counts.most_common(1)[0] if counts else ("", 0)
+    strict = None
+    if all("correct" in s and isinstance(s.get("references"), (list, tuple)) for s in samples):
+        strict = sum(strict_correct(a, s["references"], bool(s["correct"])) for a, s in zip(answers, samples)) / n
+    return {"accuracy_strict": strict, "strict_rule": STRICT_RULE_VERSION,"version": DIAGNOSTICS_VERSION, "hedge_rule": HEDGE_RULE_VERSION, "n": n,
+            "top_answer": top[:60], "top_answer_share": top_count / n,
+            "distinct_answer_ratio": len(counts) / n,
+            "hedged_rate": sum(is_hedged(a) for a in answers) / n,
+            "mean_reasoning_words": sum(len(r.split()) for r in reasoning) / n}
+
+
+def flags(diagnostics: dict[str, Any] | None) -> list[str]:
+    """Short texts for the thresholds a row exceeds, e.g. 'top answer 34% ("paris")'."""
+    if not diagnostics:
+        return []
+    out = []
+    if diagnostics["top_answer_share"] > FLAG_TOP_SHARE:
+        out.append(f"top answer {100 * diagnostics['top_answer_share']:.0f}% (\"{diagnostics['top_answer']}\")")
+    if diagnostics["hedged_rate"] > FLAG_HEDGED:
+        out.append(f"hedged {100 * diagnostics['hedged_rate']:.0f}%")
+    return out
+
+
+def strict_of(rows: list[dict[str, Any]]) -> float | None:
+    """Strict accuracy (%) averaged over a cell's seed rows, when all of them store it."""
+    values = [(r.get("diagnostics") or {}).get("accuracy_strict") for r in rows]
+    return None if not values or None in values else 100.0 * sum(values) / len(values)
+
+
+def flag_notes(lines: list, set_label) -> list[str]:
+    """The legend and one note per flagged cell ('⚑ model / method / set: hedged 20%')."""
+    found = [f"{FLAG_MARK} {line.model} / {line.method_label} / {set_label(key)}: " + "; ".join(cell.flags)
+             for line in lines for key, cell in line.cells.items() if cell.flags]
+    return [legend()] + found if found else []
+
+
+def legend() -> str:
+    return (f"{FLAG_MARK} = collapse/hedging flag: the row's most frequent answer exceeds {FLAG_TOP_SHARE:.0%} of "
+            f"the set, or more than {FLAG_HEDGED:.0%} of its answers list several candidates (hedge rule "
+            f"v{HEDGE_RULE_VERSION}: a word 'or', ';', two or more commas, or several lines).")
