@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.local_server import LocalServer
 
 CHAT_FIELDS = {"model", "messages", "max_tokens", "temperature", "top_p", "seed", "presence_penalty", "stop",
                "stream", "n", "frequency_penalty"}
@@ -22,11 +24,10 @@ COMPLETION_FIELDS = {"model", "prompt", "max_tokens", "temperature", "top_p", "s
 FAULTS = ("500", "503", "429", "400", "slow", "badjson", "nochoices", "null", "nonstring", "cut")
 
 
-class ScriptedServer(ThreadingHTTPServer):
-    daemon_threads = True
+class ScriptedServer(LocalServer):
 
     def __init__(self, *, strict: bool = False, retry_after: str = "1"):
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.strict, self.retry_after = strict, retry_after
         self.bodies: list[dict] = []
         self.paths: list[str] = []
@@ -35,19 +36,6 @@ class ScriptedServer(ThreadingHTTPServer):
         self.failures: dict[str, list[str]] = {}
         self.questions: list[str] = []  # how /completions prompts are told apart
         self.lock = threading.Lock()
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    def __enter__(self) -> "ScriptedServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.shutdown()
-        self.server_close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
     def attempts(self, question: str) -> list[tuple[float, str]]:
         return [(t, a) for q, t, a in self.arrivals if q == question]

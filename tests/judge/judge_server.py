@@ -16,7 +16,9 @@ import random
 import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.local_server import LocalServer
 
 # action -> what the server does instead of a good reply
 FAULTS = ("slow", "429", "500", "badjson", "garbage", "cut", "400")
@@ -46,13 +48,12 @@ def good_reply(messages: list[dict]) -> str:
     return "A"
 
 
-class JudgeServer(ThreadingHTTPServer):
-    daemon_threads = True
+class JudgeServer(LocalServer):
     request_queue_size = 64  # room for the benchmark's and the fault test's bursts
 
     def __init__(self, *, models=("judge-model",), latency: float = 0.0, retry_after: str = "1",
                  fault_rate: float = 0.0, fault_kinds=("slow", "429", "500", "badjson", "garbage"), seed: int = 0):
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.models, self.latency, self.retry_after = list(models), latency, retry_after
         self.fault_rate, self.fault_kinds, self.seed = fault_rate, tuple(fault_kinds), seed
         self.failures: dict[str, list[str]] = {}
@@ -61,19 +62,6 @@ class JudgeServer(ThreadingHTTPServer):
         self.headers_seen: list[str | None] = []
         self.in_flight = self.max_in_flight = 0
         self.lock = threading.Lock()
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    def __enter__(self) -> "JudgeServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.shutdown()
-        self.server_close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
     def draw(self, key: str) -> str:
         """The random action of this item's next attempt: seeded by (seed, item, attempt), so the

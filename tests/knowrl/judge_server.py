@@ -13,32 +13,20 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.local_server import LocalServer
 
 
-class JudgeServer(ThreadingHTTPServer):
-    daemon_threads = True
+class JudgeServer(LocalServer):
 
     def __init__(self, script: dict[str, str | list[str]] | None = None, *, default: str | list[str] = "C",
                  models: tuple[str, ...] = ("judge-test",), slow_s: float = 2.0):
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.script = {k: (list(v) if isinstance(v, list) else v) for k, v in (script or {}).items()}
         self.default, self.models, self.slow_s = default, models, slow_s
         self.requests: list[dict] = []
         self.lock = threading.Lock()
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    def __enter__(self) -> "JudgeServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.shutdown()
-        self.server_close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
     def reply_for(self, text: str) -> str:
         with self.lock:
