@@ -1,40 +1,21 @@
 """The method README documents exactly the metric keys the reward logs, in its fixed sections."""
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
-from factrl.methods import knowrl
 from factrl.methods.knowrl.reward import DIAGNOSTIC_KEYS
-
-README = Path(knowrl.__file__).with_name("README.md")
-SECTIONS = ("## Paper and citation", "## What changes relative to GRPO", "## Hyperparameters",
-            "## Logged metric keys", "## Results against the paper", "## Changelog")
+from tests import method_readme
 
 
 def documented_keys() -> set[str]:
-    return set(re.findall(r"`rewards/knowrl/([a-z0-9_]+)`", README.read_text()))
+    return method_readme.documented_keys("knowrl")
 
 
 def test_readme_has_the_fixed_sections():
-    text = README.read_text()
-    positions = [text.find(s) for s in SECTIONS]
-    assert all(p >= 0 for p in positions) and positions == sorted(positions)
+    method_readme.assert_fixed_sections("knowrl")
 
 
 def test_documented_keys_are_the_diagnostics():
-    assert documented_keys() - {"no_signal", "mean", "std"} == set(DIAGNOSTIC_KEYS)  # engine's and TRL's
+    assert documented_keys() - {"no_signal", "mean", "std"} == set(DIAGNOSTIC_KEYS)  # the engine's (and TRL's) keys
 
 
 def test_hyperparameter_table_covers_the_config():
-    from importlib import resources
-
-    from omegaconf import OmegaConf
-
-    cfg = OmegaConf.load(str(resources.files("factrl.configs").joinpath("method", "knowrl.yaml")))
-    text = README.read_text()
-    for key in cfg:
-        if key not in ("name", "nli"):
-            assert f"`{key}`" in text, key
-    for key in cfg.nli:
-        assert f"`nli.{key}`" in text, key
+    method_readme.assert_config_documented("knowrl", nested=("nli",))
