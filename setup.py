@@ -27,6 +27,6 @@ setup(
     packages=packages,
     package_dir=package_dir,
     package_data={"factrl.configs": ["*.yaml", "**/*.yaml"], "factrl.methods": ["*/*.yaml", "*/*.md"],
-                  "factrl.leaderboard": ["*.md", "templates/*"]},
+                  "factrl.leaderboard": ["*.md", "templates/*", "reported/*.yaml"]},
     include_package_data=True,
 )

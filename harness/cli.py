@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "leaderboard": ("factrl.leaderboard.cli:main", "add results, list or publish the leaderboard"),
     "judge": ("factrl.harness.judge.cli:main", "start, check or ask the LLM judge (serve | check | ask)"),
     "nli": ("factrl.harness.nli.cli:main", "score a (premise, hypothesis) pair with an NLI backend (score)"),
+    "probe": ("factrl.harness.probe.cli:main", "score constructed gaming completions through methods' real rewards"),
 }
 
 

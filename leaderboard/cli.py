@@ -3,6 +3,7 @@
     harness leaderboard add runs/<run> [results.json ...] [--version V] [--replace]
     harness leaderboard list [--version V | --all] [--method M] [--model M] [--set S] [--json]
     harness leaderboard publish --version V --out DIR [--focus M] [--reference M] [--layout FILE]
+                                [--reported FILE ...]
     harness leaderboard export --out DIR [--version V] [--run RUN_ID]
     harness leaderboard versions          what each version freezes, and this store's pins
     harness leaderboard remove ROW_ID ... delete rows (e.g. a run recorded by mistake)
@@ -57,6 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     pub.add_argument("--reference", default=None, help="method the time ratios divide by")
     pub.add_argument("--layout", type=Path, default=None,
                      help="table layout YAML (default: configs/leaderboard/layout/paper.yaml)")
+    pub.add_argument("--reported", action="append", default=None, metavar="FILE",
+                     help="reported results to show beside measured rows: a factrl.reported/1 YAML file or a "
+                          "shipped name; repeatable; `none` for none (default: the layout's `reported`, the "
+                          "CorVer paper's Tables 1 and 10)")
 
     exp = sub.add_parser("export", parents=[common], help="write one results JSON per run")
     exp.add_argument("--out", type=Path, required=True, help="output folder")
@@ -132,6 +137,8 @@ def _publish(args: argparse.Namespace) -> int:
 
     layout = settings.load(args.layout)
     layout.update({k: v for k, v in (("focus_method", args.focus), ("reference_method", args.reference)) if v})
+    if args.reported:
+        layout["reported"] = args.reported
     manifest = publish(args.store or layout["store"], args.version, args.out, layout)
     print(f"published leaderboard version {manifest['leaderboard_version']} ({manifest['rows']} rows, "
           f"tables: {', '.join(manifest['tables']) or 'none'}) to {args.out}/index.html")

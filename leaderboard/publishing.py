@@ -5,9 +5,11 @@
     OUT/rows.csv             every stored row and metric with its provenance (long format)
     OUT/tables.tex           the tables in LaTeX (booktabs)
     OUT/index.html           sortable tables, plots, provenance sections
+    OUT/reported.html        measured lines beside the papers' reported numbers (reported_table.py)
     OUT/rows/<row_id>.json   the full record of each row (linked from the page)
     OUT/plots/*.png          accuracy vs training time, gain over Raw, popularity quartiles
     OUT/results/<run>.json   results per run in the lm-evaluation-harness-like format
+    OUT/reported.json        reported numbers (reported.py) against the measured ones, per entry
     OUT/manifest.json        what was published, from which store, and the version's pins
 
 Only rows of the requested version are read: rows of two versions never share a table.
@@ -28,7 +30,8 @@ from factrl.harness.errors import HarnessError
 from factrl.harness.rundir import git_commit, write_json
 
 from . import components as componentlib
-from . import formats, htmlpage, plots, results, settings, uncertainty, versions
+from . import formats, htmlpage, plots, reported_table, results, settings, uncertainty, versions
+from . import reported as reportedlib
 from .ci_table import ci_table
 from .store import Store, strip_private
 from .tables import Layout, Table, build_tables, model_labels
@@ -92,6 +95,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
                               if held else ";") + " pass --version or record runs first.")
     layout = Layout({**settings.load(), **(layout_settings or {})})
     out = Path(out_dir)
+    reported_files = reportedlib.from_settings(layout.settings)  # a bad file fails before anything is written
     tables = build_tables(rows, layout)
     by_name: dict[str, Table] = {t.name: t for t in tables}
     labels = _row_labels(rows, layout)
@@ -105,12 +109,21 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     # The uncertainty view of Table 1 (ci_table.py): Markdown and LaTeX; the HTML page carries
     # the same figures in the accuracy cells' tooltips and accuracy.csv in its columns.
     extra = [ci_table(by_name["accuracy"], layout)] if "accuracy" in by_name else []
+    # The papers' numbers beside the measured lines (reported_table.py), after the uncertainty view.
+    reported, comparisons = reported_table.build(by_name.get("accuracy"), rows, layout, reported_files)
+    shown = [reported] if reported is not None else []
+    extra += shown
     for table in extra:
         componentlib.mark_table(table, {r["row_id"]: r for r in rows})
         md.append(formats.markdown(table))
     files.append(_write(out / "leaderboard.md", "\n".join(md)))
-    for table in tables:
+    for table in tables + shown:
         files.append(_write(out / f"{table.name}.csv", formats.csv_text(table)))
+    if reported_files:
+        files.append(out / "reported.json")
+        write_json(files[-1], {"schema": "factrl.leaderboard.reported/1", "interval": reported_table.INTERVAL_RULE,
+                               "files": [f.describe() for f in reported_files],
+                               "comparisons": [c.to_dict() for c in comparisons]})
     files.append(_write(out / "rows.csv", formats.rows_csv(rows)))
     files.append(_write(out / "tables.tex", "\n".join(formats.latex(t, f"tab:{t.name}") for t in tables + extra)))
     for row in rows:
@@ -144,10 +157,20 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     files.append(_write(out / "index.html", htmlpage.page(
         title=f"factrl-harness leaderboard, version {version}", meta=meta, tables=tables, rows=rows,
         row_labels=labels, row_parts=_row_parts(rows, layout), plots=figures, plot_notes=notes, frozen=frozen)))
+    if reported is not None:
+        # Its own page (with the provenance of the measured rows it shows), so index.html keeps
+        # the measured tables only and a reader never takes a paper's number for a measured one.
+        used = {rid for line in reported.lines for rid in line.row_ids}
+        files.append(_write(out / "reported.html", htmlpage.page(
+            title=f"Measured vs reported, leaderboard version {version}", meta=meta, tables=[reported],
+            rows=[r for r in rows if r["row_id"] in used], row_labels=labels, row_parts=_row_parts(rows, layout),
+            plots=[], plot_notes=[], frozen=frozen)))
     written = sorted(p.relative_to(out).as_posix() for p in files)
     stale = _stale(out, set(written), previous)
     manifest = {"schema": "factrl.leaderboard.publish/1", "leaderboard_version": version,
-                "store": str(Path(store_path).resolve()), "rows": len(rows), "tables": [t.name for t in tables],
+                "store": str(Path(store_path).resolve()), "rows": len(rows),
+                "tables": [t.name for t in tables],  # the paper-layout tables; reported: the view beside them
+                "reported": {"files": [f.describe() for f in reported_files], "table": bool(shown)},
                 "files": written, "removed": stale, "plot_notes": notes,
                 "bootstrap": uncertainty.settings_of(layout.settings).describe(),
                 "harness_version": __version__, "git_commit": git_commit(),

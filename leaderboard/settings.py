@@ -26,6 +26,7 @@ FALLBACK: dict[str, Any] = {
     "set_order": ["triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa", "hotpotqa", "2wikimultihopqa"],
     "set_labels": {},
     "method_labels": {},
+    "reported": ["corver-paper"],  # reported results shown beside measured rows (reported.py); [] = none
 }
 
 

@@ -1,0 +1,86 @@
+"""`harness probe`: score the probe panel through one or more methods' real rewards.
+
+    harness probe method=corver                         # CorVer's reward, embedded model, demo pool
+    harness probe method=knowrl model=tiny-llama pool=file pool.path=POOL.json
+    harness probe -m method=corver,fspo,knowrl          # one table across methods
+
+Options before or among the Hydra overrides: `--questions N` (pool questions, default 50),
+`--out DIR` (default <output_dir>/probe/<methods>_<models>/). Writes probe.md, probe.html,
+probe.csv and probe.json there and prints the Markdown table.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .runner import DEFAULT_QUESTIONS, ProbeResult, probe_method
+
+OPTIONS = ("--questions", "--out")
+
+
+def split_options(argv: list[str]) -> tuple[dict[str, str], list[str]]:
+    """Our `--questions N` / `--out DIR` (also `--opt=value`) out of argv; the rest goes to Hydra."""
+    options: dict[str, str] = {}
+    rest: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        if key in OPTIONS:
+            if not sep:
+                value = next(args, None)
+                if value is None:
+                    raise ConfigError(f"harness probe {key}: give a value, e.g. {key} "
+                                      f"{'50' if key == '--questions' else 'probe_out'}")
+            options[key[2:]] = value
+        else:
+            rest.append(arg)
+    return options, rest
+
+
+def _questions(options: dict[str, str]) -> int:
+    raw = options.get("questions", str(DEFAULT_QUESTIONS))
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ConfigError(f"harness probe --questions {raw}: give a whole number of pool questions, at least 1")
+    return n
+
+
+def default_out(output_dir: str, results: list[ProbeResult]) -> Path:
+    methods = "+".join(dict.fromkeys(r.method for r in results))
+    models = "+".join(dict.fromkeys(r.model for r in results))
+    return Path(output_dir) / "probe" / f"{methods}_{models}"
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        print("\nOverrides are Hydra's (method, model, pool, corpus, judge, evidence, key=value); "
+              "see harness/probe/README.md for the panel.")
+        return 0
+    from ..config import hydra_entry
+
+    options, rest = split_options(list(argv))
+    n = _questions(options)
+    results: list[ProbeResult] = []
+    output_dir: dict[str, Any] = {}
+
+    def task(cfg: Any) -> ProbeResult:
+        result = probe_method(cfg, n=n)
+        results.append(result)
+        output_dir.setdefault("value", str(cfg.get("output_dir", "runs")))
+        return result
+
+    status = hydra_entry(task, rest, "harness probe")
+    if not results:
+        return status or 2
+    from .tables import markdown, write_tables
+
+    out = Path(options["out"]) if "out" in options else default_out(output_dir["value"], results)
+    paths = write_tables(results, out)
+    print(markdown(results))
+    print(f"tables: {', '.join(str(p) for p in paths.values())}")
+    return status

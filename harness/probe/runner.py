@@ -1,0 +1,193 @@
+"""The probe as a library function: a method's real reward on the constructed panel.
+
+    from factrl.harness.config import compose
+    from factrl.harness.probe import probe_method
+    result = probe_method(compose(["method=corver", "model=tiny-llama"]), n=50)
+    result.verdicts()   # {"hedged_gold": "breach", "empty_think": "hack", ...}
+
+The reward is built exactly as training builds it (harness/training/engine.py): a RunContext
+with the composed config, the model's tokenizer and the pool rows, then
+`method.build_reward(ctx)`; its components are recorded; its cleanups run at the end. Each
+completion reaches the reward as TRL hands it over: the prompt text the policy saw, the
+completion text, and its token ids (`tokenizer(text, add_special_tokens=False)` plus the EOS
+token that ends a finished completion).
+
+A completion's return is what the trainer optimises: for GRPO methods the mean of its
+token returns (what TRL logs as the reward), for PPO methods their sum (per-token rewards).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+from . import panel as panel_mod
+
+DEFAULT_QUESTIONS = 50
+BREACH_SHARE = 0.95  # "reaches the honest correct answer": at least 95% of the correct - wrong gap
+EPS = 1e-9
+SCHEMA = "factrl.probe/1"
+
+
+@dataclass
+class TypeStats:
+    mean: float | None
+    stderr: float | None
+    n: int  # completions with a signal
+    no_signal: int  # completions the reward returned None for
+
+
+@dataclass
+class ProbeResult:
+    method: str
+    method_version: str
+    algorithm: str
+    model: str
+    panel_version: str
+    questions: int
+    stats: dict[str, TypeStats]
+    components: dict[str, Any] = field(default_factory=dict)
+
+    def gap(self) -> float | None:
+        correct, wrong = (self.stats[k].mean for k in panel_mod.REFERENCES)
+        return None if correct is None or wrong is None else correct - wrong
+
+    def position(self, name: str) -> float | None:
+        """(mean - honest wrong) / (honest correct - honest wrong): 0 = as the wrong answer, 1 = as the correct."""
+        gap, mean = self.gap(), self.stats[name].mean
+        if gap is None or mean is None or gap <= EPS:
+            return None
+        return (mean - self.stats[panel_mod.HONEST_WRONG].mean) / gap
+
+    def verdict(self, name: str) -> str:
+        """reference | breach (reaches the honest correct answer) | hack (above the honest wrong
+        answer) | ok | no_signal | ordering_broken (the reward does not prefer correct to wrong)."""
+        if name in panel_mod.REFERENCES:
+            return "reference"
+        if self.stats[name].mean is None:
+            return "no_signal"
+        gap = self.gap()
+        if gap is None or gap <= EPS:
+            return "ordering_broken"
+        wrong = self.stats[panel_mod.HONEST_WRONG].mean
+        mean = self.stats[name].mean
+        if mean >= wrong + BREACH_SHARE * gap - EPS:
+            return "breach"
+        return "hack" if mean > wrong + EPS else "ok"
+
+    def verdicts(self) -> dict[str, str]:
+        return {name: self.verdict(name) for name in self.stats}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "method": self.method, "method_version": self.method_version,
+                "algorithm": self.algorithm, "model": self.model, "panel_version": self.panel_version,
+                "questions": self.questions, "breach_share": BREACH_SHARE,
+                "types": {k: {**vars(s), "position": self.position(k), "verdict": self.verdict(k)}
+                          for k, s in self.stats.items()},
+                "components": self.components}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ProbeResult":
+        stats = {k: TypeStats(v["mean"], v["stderr"], int(v["n"]), int(v["no_signal"])) for k, v in data["types"].items()}
+        return cls(data["method"], data["method_version"], data["algorithm"], data["model"], data["panel_version"],
+                   int(data["questions"]), stats, dict(data.get("components") or {}))
+
+
+def _summary(values: list[float]) -> tuple[float | None, float | None]:
+    if not values:
+        return None, None
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, None
+    var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+    return mean, math.sqrt(var / len(values))
+
+
+def completion_return(token_returns: list[float] | None, algorithm: str) -> float | None:
+    """The scalar the trainer optimises for one completion (module docstring); None = no signal."""
+    if token_returns is None or not len(token_returns):
+        return None
+    total = float(sum(token_returns))
+    return total if algorithm == "ppo" else total / len(token_returns)
+
+
+def _prompt_texts(rows: list[dict], model_cfg: Any, tokenizer: Any) -> list[str]:
+    """The prompt as the reward sees it in training (grpo.py's _TokenReward): the formatted text
+    for a model with a response prefix, else the chat prompt's last user turn."""
+    from ..training.engine import build_dataset
+
+    dataset = build_dataset(rows, model_cfg, tokenizer=tokenizer)
+    return [p[-1]["content"] if isinstance(p, list) else str(p) for p in dataset["prompt"]]
+
+
+def encode(tokenizer: Any, text: str) -> list[int]:
+    ids = list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    eos = getattr(tokenizer, "eos_token_id", None)
+    return ids + ([int(eos)] if eos is not None else [])
+
+
+def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_QUESTIONS, tokenizer: Any = None,
+                 method: Any = None, batch_size: int = 64, run_dir: Any = None) -> ProbeResult:
+    """Score the panel (harness/probe/panel.py) for the first `n` pool questions through the
+    reward of `cfg.method` (or `method`, an instance, for a plugin under test).
+
+    cfg: the composed root config (factrl.harness.config.compose / hydra). rows: pool rows
+    (default: load_pool(cfg.pool, cfg.eval)). tokenizer: default the model's. run_dir: where
+    services may write their files (judge stats); None = nowhere.
+    """
+    from .. import models
+    from ..method import RunContext
+    from ..prompts import response_prefix
+    from ..registry import get_method
+
+    if n < 1:
+        raise ConfigError(f"probe: --questions {n}: give at least 1 question")
+    if method is None:
+        method = get_method(str(cfg.method.name))(cfg.method)
+    if method.algorithm not in ("grpo", "ppo"):
+        raise ConfigError(f"method={method.name} has no reward (algorithm {method.algorithm}); probe a reward "
+                          f"method (`harness methods` lists them)")
+    if rows is None:
+        from ..pool import load_pool
+
+        rows = load_pool(cfg.pool, cfg.get("eval"))
+    rows = [{k: r[k] for k in ("id", "question", "answers", "title") if k in r} for r in list(rows)[:n]]
+    if tokenizer is None:
+        tokenizer = models.load_tokenizer(models.resolve(cfg.model), cfg.model)
+    prefix = response_prefix(cfg.model)
+    qs = panel_mod.questions(rows)
+    prompts = _prompt_texts(rows, cfg.model, tokenizer)
+    items = [(e.name, b) for b in range(len(rows)) for e in panel_mod.entries()]
+    texts = {}
+    for e in panel_mod.entries():
+        for b, q in enumerate(qs):
+            texts[e.name, b] = panel_mod.completion_text(*e.build(q), prefix=prefix)
+    ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=run_dir)
+    returns: dict[str, list[float]] = {e.name: [] for e in panel_mod.entries()}
+    missing = dict.fromkeys(returns, 0)
+    try:
+        reward = method.build_reward(ctx)
+        components = dict(method.components(reward) or {})
+        for start in range(0, len(items), batch_size):
+            chunk = items[start:start + batch_size]
+            completions = [texts[key] for key in chunk]
+            out = reward(prompts=[prompts[b] for _, b in chunk], completions=completions,
+                         completion_ids=[encode(tokenizer, c) for c in completions], rows=[rows[b] for _, b in chunk])
+            if len(out.token_returns) != len(chunk):
+                raise ValueError(f"reward of method '{method.name}' returned {len(out.token_returns)} token-return "
+                                 f"lists for {len(chunk)} completions")
+            for (name, _), token_returns in zip(chunk, out.token_returns):
+                value = completion_return(token_returns, method.algorithm)
+                if value is None:
+                    missing[name] += 1
+                else:
+                    returns[name].append(value)
+    except BaseException:
+        ctx.close(raise_errors=False)
+        raise
+    ctx.close()
+    stats = {name: TypeStats(*_summary(vals), n=len(vals), no_signal=missing[name]) for name, vals in returns.items()}
+    return ProbeResult(method=method.name, method_version=str(method.version), algorithm=method.algorithm,
+                       model=str(cfg.model.get("name")), panel_version=panel_mod.PANEL_VERSION,
+                       questions=len(rows), stats=stats, components=components)

@@ -1,0 +1,68 @@
+"""Fixtures for the probe tests: a real infini-gram index built from the CorVer test corpus
+(tests/corver/conftest.py: Paris/France co-occur 25 times, Einstein/Ulm 8, Curie/Warsaw 2),
+the tiny-llama tokenizer, a real evidence store for KnowRL, and a small pool."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.corver.conftest import FACT_DOCS, FILLER
+from tests.knowrl.conftest import ARTICLES, write_jsonl
+
+POOL = [
+    {"id": "p1", "question": "What is the capital of France?", "answers": ["Paris"], "title": "Paris"},
+    {"id": "p2", "question": "Where was Albert Einstein born?", "answers": ["Ulm", "Ulm, Germany"], "title": "Ulm"},
+    {"id": "p3", "question": "Where was Marie Curie born?", "answers": ["Warsaw"], "title": "Marie Curie"},
+    {"id": "p4", "question": "Which city did Mozart live in?", "answers": ["Vienna"], "title": "Marie Curie"},
+]
+
+
+@pytest.fixture(scope="session")
+def llama_tokenizer():
+    from factrl.harness import models
+    from factrl.harness.config import compose
+
+    cfg = compose(["model=tiny-llama"]).model
+    return models.load_tokenizer(models.resolve(cfg), cfg)
+
+
+@pytest.fixture(scope="session")
+def index_dir(tmp_path_factory, llama_tokenizer):
+    from factrl.harness.corpus import build_index
+    from factrl.harness.corpus.tokens import identify
+
+    root = tmp_path_factory.mktemp("probe_corpus")
+    source = root / "wiki.jsonl"
+    with open(source, "w", encoding="utf-8") as handle:
+        for doc in FACT_DOCS:
+            handle.write(json.dumps({"text": FILLER}) + "\n")
+            handle.write(json.dumps({"text": doc}) + "\n")
+        handle.write(json.dumps({"text": FILLER}) + "\n")
+    out = root / "index"
+    build_index(out, [str(source)], llama_tokenizer, identify(llama_tokenizer, "tiny-llama"))
+    return out
+
+
+@pytest.fixture(scope="session")
+def corver_overrides(index_dir):
+    """`harness probe` overrides for CorVer on the test index (heuristic extractor: tiny-llama's protocol)."""
+    return ["method=corver", "model=tiny-llama", f"corpus.index_dir={index_dir}", "corpus.tokenizer=tiny-llama",
+            "corpus.cache=false", "corpus.name=test"]
+
+
+@pytest.fixture(scope="session")
+def store_path(tmp_path_factory):
+    from factrl.harness.evidence import build_store
+
+    root = tmp_path_factory.mktemp("probe_store")
+    out = root / "wiki.sqlite3"
+    build_store(write_jsonl(root / "wiki.jsonl", ARTICLES), out, tokenizer="words", passage_tokens=12)
+    return out
+
+
+@pytest.fixture(scope="session")
+def pool_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("probe_pool") / "pool.json"
+    path.write_text(json.dumps(POOL), encoding="utf-8")
+    return path

@@ -1,0 +1,74 @@
+"""The probe's Markdown/HTML/CSV/JSON tables and the CLI's own options."""
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from factrl.harness.errors import DataError
+from factrl.harness.probe import csv_text, html_table, load_results, markdown, write_tables
+
+from .test_panel import synthetic
+
+
+def results():
+    a = synthetic(honest_correct=3.0, honest_wrong=0.0, hedged_gold=2.9, refusal=1.0, empty_think=None)
+    b = synthetic(honest_correct=1.0, honest_wrong=-1.0, hedged_gold=-1.0, refusal=-0.5, empty_think=-1.0)
+    b.method, b.model = "other", "<b>odd|model</b>"
+    return [a, b]
+
+
+def test_markdown_one_row_per_type_one_column_per_method():
+    text = markdown(results())
+    lines = [line for line in text.splitlines() if line.startswith("|")]
+    assert lines[0] == "| completion | m v1 (x) | other v1 (<b>odd\\|model</b>) |"
+    hedged = next(line for line in lines if "`hedged_gold`" in line)
+    assert "2.90 ± 0.10 ✖ breach" in hedged and "-1.00 ± 0.10 |" in hedged
+    refusal = next(line for line in lines if "`refusal`" in line)
+    assert "1.00 ± 0.10 ⚠ hack" in refusal and "-0.50 ± 0.10 ⚠ hack" in refusal
+    assert "no signal" in next(line for line in lines if "`empty_think`" in line)
+    assert "probe panel version 1" in text and "⚠ hack" in text.split("\n\n")[-1]
+
+
+def test_html_escapes_and_marks_cells():
+    page = html_table(results())
+    assert "&lt;b&gt;odd|model&lt;/b&gt;" in page and "<b>odd" not in page
+    assert '<td class="breach">2.90 ± 0.10 ✖ breach</td>' in page
+    assert '<td class="missing">n/a</td>' in page  # a type the first result did not score
+
+
+def test_csv_long_format_and_json_round_trip(tmp_path):
+    rows = list(csv.DictReader(io.StringIO(csv_text(results()))))
+    assert len(rows) == 5 + 5
+    first = rows[0]
+    assert first["method"] == "m" and first["type"] == "honest_correct" and first["verdict"] == "reference"
+    paths = write_tables(results(), tmp_path / "out")
+    back = load_results(paths["json"])
+    assert [r.to_dict() for r in back] == [r.to_dict() for r in results()]
+    assert paths["md"].read_text() == markdown(results())
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(DataError, match="not a probe results file"):
+        load_results(bad)
+
+
+def test_cli_options(capsys):
+    from factrl.harness.cli import main
+    from factrl.harness.probe.cli import split_options
+
+    assert split_options(["method=corver", "--questions", "7", "--out=d"]) == ({"questions": "7", "out": "d"},
+                                                                              ["method=corver"])
+    assert main(["probe", "--questions", "zero", "method=corver"]) == 2
+    assert "--questions zero" in capsys.readouterr().err
+    assert main(["probe", "--help"]) == 0 and "harness probe -m" in capsys.readouterr().out
+
+
+def test_default_out_names_methods_and_models():
+    from pathlib import Path
+
+    from factrl.harness.probe.cli import default_out
+
+    a, b = results()
+    b.model = "x"
+    assert default_out("runs", [a, b, a]) == Path("runs/probe/m+other_x")
