@@ -62,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="reported results to show beside measured rows: a factrl.reported/1 YAML file or a "
                           "shipped name; repeatable; `none` for none (default: the layout's `reported`, the "
                           "CorVer paper's Tables 1 and 10)")
+    pub.add_argument("--probe", action="append", default=None, metavar="PROBE_JSON",
+                     help="reward-robustness results (`harness probe --out DIR` writes DIR/probe.json) to "
+                          "publish beside the tables; repeatable (one table across all of them)")
 
     exp = sub.add_parser("export", parents=[common], help="write one results JSON per run")
     exp.add_argument("--out", type=Path, required=True, help="output folder")
@@ -139,6 +142,8 @@ def _publish(args: argparse.Namespace) -> int:
     layout.update({k: v for k, v in (("focus_method", args.focus), ("reference_method", args.reference)) if v})
     if args.reported:
         layout["reported"] = args.reported
+    if args.probe:
+        layout["probe"] = [str(p) for p in args.probe]
     manifest = publish(args.store or layout["store"], args.version, args.out, layout)
     print(f"published leaderboard version {manifest['leaderboard_version']} ({manifest['rows']} rows, "
           f"tables: {', '.join(manifest['tables']) or 'none'}) to {args.out}/index.html")

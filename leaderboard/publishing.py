@@ -82,6 +82,13 @@ def _stale(out: Path, written: set[str], previous: list[str]) -> list[str]:
                   if root in (out / name).resolve().parents and (out / name).is_file())
 
 
+def _probe_results(paths: list[str]) -> list:
+    """Reward-robustness results (harness/probe) to publish beside the tables, in the given order."""
+    from factrl.harness.probe.tables import load_results
+
+    return [result for path in paths for result in load_results(path)]
+
+
 def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | os.PathLike,
             layout_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write all outputs of `version` (None = current) to `out_dir`; returns the manifest."""
@@ -96,6 +103,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     layout = Layout({**settings.load(), **(layout_settings or {})})
     out = Path(out_dir)
     reported_files = reportedlib.from_settings(layout.settings)  # a bad file fails before anything is written
+    probe_results = _probe_results(layout.settings.get("probe") or [])  # likewise
     tables = build_tables(rows, layout)
     by_name: dict[str, Table] = {t.name: t for t in tables}
     labels = _row_labels(rows, layout)
@@ -116,6 +124,11 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     for table in extra:
         componentlib.mark_table(table, {r["row_id"]: r for r in rows})
         md.append(formats.markdown(table))
+    if probe_results:
+        from factrl.harness.probe import tables as probe_tables
+
+        md.append(probe_tables.markdown(probe_results))
+        files += list(probe_tables.write_tables(probe_results, out).values())
     files.append(_write(out / "leaderboard.md", "\n".join(md)))
     for table in tables + shown:
         files.append(_write(out / f"{table.name}.csv", formats.csv_text(table)))
@@ -171,6 +184,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
                 "store": str(Path(store_path).resolve()), "rows": len(rows),
                 "tables": [t.name for t in tables],  # the paper-layout tables; reported: the view beside them
                 "reported": {"files": [f.describe() for f in reported_files], "table": bool(shown)},
+                "probe": {"results": len(probe_results), "files": [str(p) for p in layout.settings.get("probe") or []]},
                 "files": written, "removed": stale, "plot_notes": notes,
                 "bootstrap": uncertainty.settings_of(layout.settings).describe(),
                 "harness_version": __version__, "git_commit": git_commit(),

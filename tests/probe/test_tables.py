@@ -72,3 +72,25 @@ def test_default_out_names_methods_and_models():
     a, b = results()
     b.model = "x"
     assert default_out("runs", [a, b, a]) == Path("runs/probe/m+other_x")
+
+
+def test_leaderboard_publish_includes_probe_results(tmp_path):
+    """`harness leaderboard publish --probe probe.json` puts the probe table beside the tables:
+    in leaderboard.md, as probe.{html,csv,json} listed in the manifest; a bad file is refused."""
+    from factrl.leaderboard import publish, record_run
+    from factrl.leaderboard.testing import make_run_dir
+
+    store = tmp_path / "lb.sqlite"
+    record_run(make_run_dir(tmp_path / "runs", method="raw", model="qwen3-4b", scores={"demo": 0.1},
+                            counts={"demo": 10}), store)
+    paths = write_tables(results(), tmp_path / "probe")
+    manifest = publish(store, None, tmp_path / "site", {"probe": [str(paths["json"])]})
+    site = tmp_path / "site"
+    assert manifest["probe"]["results"] == 2
+    assert {"probe.html", "probe.csv", "probe.json", "probe.md"} <= set(manifest["files"])
+    assert markdown(results()) in (site / "leaderboard.md").read_text()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(DataError, match="not a probe results file"):
+        publish(store, None, tmp_path / "site2", {"probe": [str(bad)]})
+    assert not (tmp_path / "site2" / "leaderboard.md").exists()  # refused before anything is written
