@@ -16,13 +16,10 @@ some with FTS operators. Nothing here asserts.
 from __future__ import annotations
 
 import argparse
-import json
-import multiprocessing
 import os
 import random
 import re
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -31,6 +28,7 @@ from factrl.evals.loaders import Record  # noqa: E402
 from factrl.evals.semantic import semantic_correctness  # noqa: E402
 from factrl.harness.evidence import ensure_demo_store, open_store  # noqa: E402
 from factrl.harness.judge import open_judge  # noqa: E402
+from latency_judge import start_server  # noqa: E402  (benchmarks/, beside this script)
 
 
 def demo_claims(store, n: int, seed: int = 0) -> list[str]:
@@ -43,34 +41,6 @@ def demo_claims(store, n: int, seed: int = 0) -> list[str]:
     return picked[: max(0, n - len(tricky))] + tricky
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):  # noqa: N802 - http.server's naming
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        time.sleep(self.server.latency)
-        data = json.dumps({"id": "b", "object": "chat.completion", "created": 0, "model": body["model"],
-                           "choices": [{"index": 0, "finish_reason": "stop",
-                                        "message": {"role": "assistant", "content": "CORRECT"}}],
-                           "usage": {"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-def _serve(latency: float, port: "multiprocessing.Queue") -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads, server.latency = True, latency
-    port.put(server.server_address[1])
-    server.serve_forever(poll_interval=0.05)
-
-
 class _Set:
     def __init__(self, records):
         self.name, self.task, self.records = "bench", "closed_book", records
@@ -81,10 +51,7 @@ class _Set:
 
 
 def bench_semantic(latency: float, seconds: float, levels=(1, 8)) -> list[dict]:
-    queue: multiprocessing.Queue = multiprocessing.Queue()
-    proc = multiprocessing.Process(target=_serve, args=(latency, queue), daemon=True)
-    proc.start()
-    url = f"http://127.0.0.1:{queue.get(timeout=30)}/v1"
+    proc, url = start_server(latency, reply="CORRECT")
     rows = []
     try:
         for level in levels:

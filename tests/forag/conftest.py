@@ -7,10 +7,11 @@ Articles:
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+
+from tests.evidence_fixtures import build_test_store
 
 ARTICLES = [
     {"title": "Marie Curie", "text": "Marie Curie was born in Warsaw. Marie Curie won two Nobel Prizes. "
@@ -26,21 +27,9 @@ ROWS = {
 }
 
 
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    with open(path, "w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record) + "\n")
-    return path
-
-
 @pytest.fixture(scope="session")
 def store_path(tmp_path_factory) -> Path:
-    from factrl.harness.evidence import build_store
-
-    root = tmp_path_factory.mktemp("forag_store")
-    out = root / "wiki.sqlite3"
-    build_store(write_jsonl(root / "wiki.jsonl", ARTICLES), out, tokenizer="words", passage_tokens=12)
-    return out
+    return build_test_store(tmp_path_factory.mktemp("forag_store"), ARTICLES)
 
 
 @pytest.fixture()

@@ -9,10 +9,11 @@ Articles (one short passage each, except Curie's, which has two):
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+
+from tests.evidence_fixtures import build_test_store
 
 ARTICLES = [
     {"title": "Marie Curie", "text": "Marie Curie was born in Warsaw. Marie Curie won two Nobel Prizes. "
@@ -29,21 +30,9 @@ ROWS = {
 }
 
 
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    with open(path, "w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record) + "\n")
-    return path
-
-
 @pytest.fixture(scope="session")
 def store_path(tmp_path_factory) -> Path:
-    from factrl.harness.evidence import build_store
-
-    root = tmp_path_factory.mktemp("knowrl_store")
-    out = root / "wiki.sqlite3"
-    build_store(write_jsonl(root / "wiki.jsonl", ARTICLES), out, tokenizer="words", passage_tokens=12)
-    return out
+    return build_test_store(tmp_path_factory.mktemp("knowrl_store"), ARTICLES)
 
 
 @pytest.fixture()

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from tests.corver.conftest import FACT_DOCS, FILLER
-from tests.knowrl.conftest import ARTICLES, write_jsonl
+from tests.evidence_fixtures import build_test_store
+from tests.knowrl.conftest import ARTICLES
 
 POOL = [
     {"id": "p1", "question": "What is the capital of France?", "answers": ["Paris"], "title": "Paris"},
@@ -53,12 +54,7 @@ def corver_overrides(index_dir):
 
 @pytest.fixture(scope="session")
 def store_path(tmp_path_factory):
-    from factrl.harness.evidence import build_store
-
-    root = tmp_path_factory.mktemp("probe_store")
-    out = root / "wiki.sqlite3"
-    build_store(write_jsonl(root / "wiki.jsonl", ARTICLES), out, tokenizer="words", passage_tokens=12)
-    return out
+    return build_test_store(tmp_path_factory.mktemp("probe_store"), ARTICLES)
 
 
 @pytest.fixture(scope="session")

@@ -7,19 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.knowrl.conftest import ARTICLES, ROWS, write_jsonl  # noqa: F401 - ROWS is re-exported
+from tests.evidence_fixtures import build_test_store
+from tests.knowrl.conftest import ARTICLES, ROWS  # noqa: F401 - ROWS is re-exported
 
 __all__ = ["ARTICLES", "ROWS"]
 
 
 @pytest.fixture(scope="session")
 def store_path(tmp_path_factory) -> Path:
-    from factrl.harness.evidence import build_store
-
-    root = tmp_path_factory.mktemp("rlfh_store")
-    out = root / "wiki.sqlite3"
-    build_store(write_jsonl(root / "wiki.jsonl", ARTICLES), out, tokenizer="words", passage_tokens=12)
-    return out
+    return build_test_store(tmp_path_factory.mktemp("rlfh_store"), ARTICLES)
 
 
 @pytest.fixture()
