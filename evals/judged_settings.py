@@ -15,7 +15,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     # PROTOCOL 6: 1,000 HotpotQA questions, seed 42; top 3 passages; supported when > 0.3.
     "factscore_options": {"sets": ["hotpotqa"], "sample": 1000, "seed": 42, "store": None, "passages": 3,
                           "threshold": 0.3,
-                          "npm": {"model": "standin", "revision": None, "batch_size": 32, "device": "cpu"}},
+                          "npm": {"model": "facebook/npm-single", "revision": None, "batch_size": 32, "device": "cpu",
+                                  "stopwords": "words"}},
     # PROTOCOL 6: 100-question samples per set, 100 TruthfulQA questions.
     "semantic_options": {"sample": 100, "seed": 42, "truthfulqa_sample": 100},
     "simpleqa_grader_options": {"sets": ["simpleqa"], "sample": None, "seed": 42, "parse": "first_letter"},

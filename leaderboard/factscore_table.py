@@ -31,6 +31,13 @@ def judged_stand_ins(row: dict) -> list[tuple[str, str]]:
             if isinstance(c, dict) and c.get("stand_in") is True]
 
 
+def unpinned_components(row: dict) -> list[str]:
+    """"label@commit" of the row's FActScore components loaded without a pinned revision."""
+    components = (((row.get("judged") or {}).get("factscore") or {}).get("components") or {})
+    return [f"{c.get('label') or name}@{str(c.get('revision') or '?')[:12]}" for name, c in sorted(components.items())
+            if isinstance(c, dict) and c.get("revision_pinned") is False]
+
+
 def factscore_table(rows: list[dict], layout: Layout) -> Table:
     scored = [r for r in rows if "factscore_precision" in r["metrics"]]
     sets = layout.sort_sets(r["set"]["name"] for r in scored)
@@ -83,6 +90,11 @@ def mark_judged(table: Table, rows_by_id: dict[str, dict[str, Any]]) -> None:
                 who = f"{line.model} / {line.method_label}"
                 if who not in users[item]:
                     users[item].append(who)
+    unpinned = sorted({f"{item} ({line.model} / {line.method_label})" for line in table.lines
+                       for rid in line.row_ids for item in unpinned_components(rows_by_id.get(rid, {}))})
+    if unpinned:
+        table.notes.append("Scored with a hub model whose revision was not pinned (the commit that loaded is "
+                           "recorded): " + "; ".join(unpinned) + ".")
     if users:
         parts = [label + (f" ({note})" if note else "") + f", used by {', '.join(who)}"
                  for (label, note), who in sorted(users.items())]

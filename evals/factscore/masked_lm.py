@@ -1,9 +1,12 @@
 """Loading the NPM masked LM: `facebook/npm-single` by hub id, a local directory, or the stand-in.
 
-- a hub id (the paper: `facebook/npm-single`, RoBERTa-large, CC-BY-NC-4.0: never redistributed)
-  needs a 40-hex `revision` (a branch can change the scores silently) and is read from the
-  local Hugging Face cache, downloaded only when online; offline and uncached it is a
-  ModelNotFoundError naming the option and the fix, before any generation;
+- a hub id (the default: `facebook/npm-single`, RoBERTa-large, CC-BY-NC-4.0: never
+  redistributed) is read from the local Hugging Face cache, downloaded only when online;
+  offline and uncached it is a ModelNotFoundError naming the option and the fix, before any
+  generation. `revision` is a 40-hex commit; left null, the commit actually loaded (the cache's
+  or the hub's current one) is resolved and recorded with `revision_pinned: false`, so a result
+  always says which weights scored it (no commit of npm-single could be verified offline to
+  ship as the pin);
 - a local directory in Hugging Face layout loads as is (tests save their tiny models there);
 - `standin` builds (once, under the harness cache) a tiny randomly initialised RoBERTa
   (hidden 16, 2 layers, seed 0) with a byte-level BPE tokenizer trained on a fixed text, and
@@ -13,6 +16,7 @@ Always FP32 (BASELINES 7: the paper's 0.3 threshold is for FP32 scores).
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path
@@ -20,7 +24,10 @@ from typing import Any
 
 from factrl.harness.errors import ConfigError
 
-from .npm import STOPWORDS, NPMScorer
+from .npm import NPMScorer
+from .stopwords import STOPWORDS
+
+log = logging.getLogger(__name__)
 
 PAPER_MODEL = "facebook/npm-single"
 STANDIN = "standin"
@@ -98,27 +105,37 @@ def locate_model(model: str, revision: str | None) -> tuple[Path, dict[str, Any]
     if local and revision is not None:
         raise ConfigError(f"eval.factscore_options.npm.revision={revision} is set but {OPTION}={model} is a local "
                           f"directory; remove the revision.")
-    if not local and (revision is None or not _HEX40.fullmatch(str(revision))):
-        raise ConfigError(f"{OPTION}={model} needs eval.factscore_options.npm.revision set to a 40-hex commit id "
-                          f"(got {revision!r}); a branch name can change the scores silently.")
-    located = locate(model, revision, option=OPTION)
+    if not local and revision is not None and not _HEX40.fullmatch(str(revision)):
+        raise ConfigError(f"eval.factscore_options.npm.revision={revision!r} for {OPTION}={model}: give a 40-hex "
+                          f"commit id, or null to record the commit that loads; a branch name can change the "
+                          f"scores silently.")
+    located = locate(model, revision, option=OPTION, standin=f"{OPTION}=standin")
     weights = next(iter(sorted(located.path.glob("*.safetensors"))), None)
-    facts = {"model": model, "revision": revision, "stand_in": model != PAPER_MODEL,
+    resolved = revision
+    if not local and revision is None:
+        # A hub snapshot folder is named by its commit: record what was loaded, and say it was not pinned.
+        resolved = located.path.name if _HEX40.fullmatch(located.path.name) else None
+        log.warning("%s=%s has no pinned revision; scoring with commit %s (recorded). Pin it with "
+                    "eval.factscore_options.npm.revision for published comparisons.", OPTION, model, resolved)
+    facts = {"model": model, "revision": resolved, "stand_in": model != PAPER_MODEL,
              "sha256": sha256_file(weights) if weights else None}
+    if not local:
+        facts["revision_pinned"] = revision is not None
     if facts["stand_in"]:
         facts["note"] = f"{model} is not {PAPER_MODEL}, the paper's masked LM"
     return located.path, facts
 
 
 def load_npm(options: dict[str, Any], device: str = "cpu") -> tuple[NPMScorer, dict[str, Any]]:
-    """(scorer, component entry) for the `npm` options: model, revision, batch_size."""
+    """(scorer, component entry) for the `npm` options: model, revision, batch_size, stopwords."""
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     path, facts = locate_model(str(options.get("model") or STANDIN), options.get("revision"))
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModelForMaskedLM.from_pretrained(path, local_files_only=True, dtype=torch.float32).to(device).eval()
-    scorer = NPMScorer(model, tokenizer, device=device, batch_size=int(options.get("batch_size") or 32))
+    scorer = NPMScorer(model, tokenizer, device=device, batch_size=int(options.get("batch_size") or 32),
+                       stopwords=str(options.get("stopwords") or "words"))
     component = {"kind": "masked_lm", "backend": "npm", **facts, "dtype": "float32",
                  "label": "NPM stand-in" if facts["stand_in"] else "NPM (npm-single)", **scorer.describe()}
     return scorer, component

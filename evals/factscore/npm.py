@@ -14,9 +14,8 @@ FActScore's `npm.py` algorithm, with everything it hard-codes derived from the t
 5. the claim's score is the mean of P_i; supported when it is > 0.3 (PROTOCOL 6).
 A claim with no scorable token has no score (`None`): the caller skips and counts it
 (FActScore crashes there, BASELINES 9).
-Stopwords (STOPWORDS_VERSION): the English function words and punctuation below, each mapped
-through the tokenizer with and without the leading-space marker, single-token forms only.
-FActScore ships 211 RoBERTa ids instead; compare on the real model before claiming equality.
+Stopwords (stopwords.py): a word list mapped through the tokenizer (default) or FActScore's 211
+RoBERTa ids; on a RoBERTa vocabulary `describe()` records how the two differ.
 """
 from __future__ import annotations
 
@@ -24,43 +23,18 @@ import math
 from collections import OrderedDict
 from typing import Any, Sequence
 
+from . import stopwords as stoplib
+from .stopwords import STOPWORDS, STOPWORDS_VERSION, stopword_ids  # noqa: F401 - re-exported
+
 NPM_VERSION = "1"
-STOPWORDS_VERSION = "1"
 THRESHOLD = 0.3  # PROTOCOL 6: supported when the probability is > 0.3
 PREFIX = "Fact:"
-
-# NLTK's English stopword list (179 words) plus punctuation: the words FActScore's id file
-# was made from, kept here so no file is opened by a relative path (BASELINES 9).
-STOPWORDS = tuple("""i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
-yourselves he him his himself she she's her hers herself it it's its itself they them their theirs themselves
-what which who whom this that that'll these those am is are was were be been being have has had having do does
-did doing a an the and but if or because as until while of at by for with about against between into through
-during before after above below to from up down in out on off over under again further then once here there
-when where why how all any both each few more most other some such no nor not only own same so than too very
-s t can will just don don't should should've now d ll m o re ve y ain aren aren't couldn couldn't didn didn't
-doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't
-shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn wouldn't""".split()) + tuple(
-    ". , ; : ! ? ' \" ( ) [ ] - -- ' s 's".split())
-
-
-def stopword_ids(tokenizer: Any, words: Sequence[str] = STOPWORDS) -> frozenset[int]:
-    """Ids of the words that are one token, with and without a leading space, in any case form
-    the word list has plus its capitalised form (sentence starts)."""
-    out: set[int] = set()
-    for word in words:
-        for form in {word, word.capitalize()}:
-            for text in (form, " " + form):
-                ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-                if len(ids) == 1:
-                    out.add(int(ids[0]))
-    return frozenset(out)
-
 
 class NPMScorer:
     """Scores claims against passages with a masked LM (`model` in eval mode, FP32)."""
 
     def __init__(self, model: Any, tokenizer: Any, *, device: str = "cpu", batch_size: int = 32,
-                 cache_size: int = 4096):
+                 cache_size: int = 4096, stopwords: str = "words"):
         import torch
 
         self.torch, self.model, self.tokenizer, self.device = torch, model, tokenizer, device
@@ -69,7 +43,11 @@ class NPMScorer:
             raise ValueError("the NPM tokenizer has no mask token")
         self.mask_id = int(tokenizer.mask_token_id)
         self.special_ids = frozenset(int(i) for i in tokenizer.all_special_ids)
-        self.stop_ids = stopword_ids(tokenizer) - self.special_ids
+        self.stopword_source = stopwords
+        self.stop_ids = stoplib.stopword_ids(tokenizer, stopwords) - self.special_ids
+        # On npm-single's vocabulary, record how the derived ids compare with FActScore's (BASELINES 7).
+        self.stopword_diff = (stoplib.diff(tokenizer, stoplib.word_ids(tokenizer) - self.special_ids)
+                              if stoplib.is_roberta_vocab(tokenizer) else None)
         self.prefix_ids = list(tokenizer(PREFIX, add_special_tokens=False)["input_ids"])
         self.bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.cls_token_id
         self.eos = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else tokenizer.sep_token_id
@@ -153,5 +131,6 @@ class NPMScorer:
     def describe(self) -> dict[str, Any]:
         return {"version": NPM_VERSION, "stopwords_version": STOPWORDS_VERSION, "threshold": THRESHOLD,
                 "prefix": PREFIX, "prefix_tokens": len(self.prefix_ids), "stopword_ids": len(self.stop_ids),
+                "stopwords": self.stopword_source, "stopword_diff": self.stopword_diff,
                 "special_ids": sorted(self.special_ids), "mask_id": self.mask_id, "dim": self.dim,
                 "max_length": self.max_length}

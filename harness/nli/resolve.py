@@ -24,8 +24,9 @@ def is_local(model: str) -> bool:
     return Path(os.path.expanduser(model)).is_dir() or model.startswith((".", "/", "~"))
 
 
-def locate(model: str, revision: str | None, option: str = "nli.model") -> Located:
-    """A local directory as is; a hub id from the local cache (downloaded only when online)."""
+def locate(model: str, revision: str | None, option: str = "nli.model", standin: str = "nli.backend=standin") -> Located:
+    """A local directory as is; a hub id from the local cache (downloaded only when online).
+    `standin` is the override the error suggests for a recorded offline stand-in."""
     if is_local(model):
         path = Path(os.path.expanduser(model)).resolve()
         if not (path / "config.json").is_file():
@@ -48,10 +49,11 @@ def locate(model: str, revision: str | None, option: str = "nli.model") -> Locat
             return Located(model, revision, Path(path), False)
         except Exception as err:  # noqa: BLE001
             reason = f"the hub could not be reached ({type(err).__name__})"
+    at, flag = (f"@{revision}", f" --revision {revision}") if revision else ("", "")
     raise ModelNotFoundError(
-        f"{option}={model}@{revision} is not in the local Hugging Face cache and {reason}. Fetch it on a "
-        f"connected machine (`huggingface-cli download {model} --revision {revision}`) and copy the cache, "
-        f"give a local directory as {option}, or use nli.backend=standin (a recorded stand-in)."
+        f"{option}={model}{at} is not in the local Hugging Face cache and {reason}. Fetch it on a "
+        f"connected machine (`huggingface-cli download {model}{flag}`) and copy the cache, "
+        f"give a local directory as {option}, or use {standin} (a recorded stand-in)."
     )
 
 

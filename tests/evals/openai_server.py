@@ -29,6 +29,7 @@ class ScriptedServer(LocalServer):
     def __init__(self, *, strict: bool = False, retry_after: str = "1"):
         super().__init__(_Handler)
         self.strict, self.retry_after = strict, retry_after
+        self.slow_seconds = 1.5  # a "slow" reply waits this long: keep it above the client's timeout
         self.bodies: list[dict] = []
         self.paths: list[str] = []
         self.headers_seen: list[str | None] = []
@@ -83,7 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(400, {"error": {"message": "bad model", "type": "invalid_request_error",
                                               "param": "model"}})
         if action == "slow":
-            time.sleep(1.5)  # longer than the client's timeout
+            time.sleep(server.slow_seconds)  # longer than the client's timeout
         text = f"<answer>{question}</answer>"
         choice = ({"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}} if chat
                   else {"index": 0, "finish_reason": "stop", "text": text})

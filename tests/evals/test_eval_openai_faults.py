@@ -52,13 +52,15 @@ def test_harness_eval_survives_faults_reports_them_and_resumes(tmp_path, capsys)
     questions = [r.question for r in load_set("demo", limit=8).records]
     with ScriptedServer(strict=True) as server:  # strict: refuses vLLM-only fields, as transformers serve
         server.questions = questions
+        # A 2 s timeout leaves loaded CI machines room for the healthy replies; "slow" takes 4 s.
+        server.slow_seconds = 4.0
         server.failures = {questions[0]: ["badjson"], questions[1]: ["nochoices", "nochoices"],
                            questions[2]: ["null", "null"], questions[3]: ["429"], questions[4]: ["500"],
                            questions[5]: ["slow", "slow"], questions[6]: ["nonstring"]}
         url = server.url.replace("http://", f"http://user:{PASSWORD}@")
         # smollm2-135m has response_prefix "<think>": its requests go to /completions.
         args = ["eval", "model=smollm2-135m", "eval=demo", "eval.limit=8", "eval.backend=openai",
-                f"eval.openai.base_url={url}", "eval.openai.max_retries=1", "eval.openai.timeout=0.5",
+                f"eval.openai.base_url={url}", "eval.openai.max_retries=1", "eval.openai.timeout=2",
                 "eval.openai.backoff=0.05", "eval.cache=false", f"output_dir={tmp_path}"]
         first = harness(*args, timeout=120)
         assert first.returncode == 2, first.stderr

@@ -12,7 +12,7 @@ from factrl.leaderboard.tables import Layout, build_tables
 from factrl.leaderboard.testing import make_run_dir
 
 
-def _add_factscore(run, f, s, a, n, stand_in=True):
+def _add_factscore(run, f, s, a, n, stand_in=True, pinned=None):
     path = run / "eval" / "hotpotqa" / "metrics.json"
     doc = json.loads(path.read_text())
     entry = lambda v, k=n: {"value": v, "n": k, "stderr": None, "higher_is_better": True}  # noqa: E731
@@ -23,6 +23,9 @@ def _add_factscore(run, f, s, a, n, stand_in=True):
     doc["judged"] = {"factscore": {"seed": 42, "counts": {"facts": f, "supported": s, "covered": a, "responses": n},
                                    "components": {"masked_lm": {"kind": "masked_lm", "stand_in": stand_in,
                                                                 "label": "NPM stand-in", "note": "tiny random"}}}}
+    if pinned is not None:  # the real masked LM, loaded by hub id
+        doc["judged"]["factscore"]["components"]["masked_lm"].update(
+            label="NPM (npm-single)", revision="ab" * 20, revision_pinned=pinned)
     path.write_text(json.dumps(doc))
     return run
 
@@ -33,7 +36,7 @@ def test_rows_carry_the_judged_section_and_the_table_shows_the_counts(tmp_path):
                                       scores={"hotpotqa": {"em": 0.2, "f1": 0.3}}), 1543, 1292, 614, 1000)
     ours = _add_factscore(make_run_dir(runs, method="corver", model="llama-3.2-3b",
                                        scores={"hotpotqa": {"em": 0.3, "f1": 0.4}}), 1600, 1400, 700, 1000,
-                          stand_in=False)
+                          stand_in=False, pinned=False)
     row = rows_from_run(raw)[0]
     assert row["judged"]["factscore"]["counts"]["facts"] == 1543
     record_run(raw, store_path)
@@ -53,3 +56,6 @@ def test_rows_carry_the_judged_section_and_the_table_shows_the_counts(tmp_path):
     text = markdown(table)
     assert "‡" in text and "NPM stand-in (tiny random), used by llama-3.2-3b / Raw" in text
     assert ",1543.0,1292.0,614.0,1000.0," in csv_text(table)  # CSV keeps the raw values
+    assert ("revision was not pinned (the commit that loaded is recorded): NPM (npm-single)@abababababab "
+            "(llama-3.2-3b / CorVer)") in text
+    assert text.count("not pinned") == 1  # the raw row's stand-in has no hub revision to pin
