@@ -35,6 +35,17 @@ Hooks added for the baselines (issue 10):
   returns them unchanged (CorVer), FSPO flips signs here (BASELINES 2.2).
 - `RunContext.on_close(fn)`: cleanups (stop a judge server, write its stats, close a store)
   that the engine runs when training ends, on error too.
+
+Policy access inside a reward (issue 13; INTERFACE_VERSION 2): a method that sets
+`needs_policy = True` receives `policy=<factrl.harness.training.policy.PolicyHandle>` in every
+reward call (other rewards get `policy=None` and ignore it through **kwargs; `harness probe`
+passes None, so such a reward must say it needs the policy). The handle gives teacher-forced
+log-probabilities under the trained adapter or a frozen copy of it, and makes and mixes such
+copies; the trainer saves the copies with each checkpoint and restores them on resume.
+`setup_policy(policy)` runs once before the first step (create copies there);
+`on_checkpoint(policy, step=)` after each checkpoint save, before the copies are written.
+`whole_groups = True` asks the multi-process engine to check that every reward call holds
+whole groups (on one process they always do).
 """
 from __future__ import annotations
 
@@ -44,6 +55,10 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Protocol
 
 ALGORITHMS = ("grpo", "ppo", "none")
+# Version of this interface; bumped on any change a plugin must adapt to (1 = issues 1-12,
+# 2 = issue 13: needs_policy, whole_groups, setup_policy, on_checkpoint, the `policy=` keyword).
+# `harness methods` prints it; a plugin may check it at import.
+INTERFACE_VERSION = 2
 
 
 @dataclass
@@ -125,6 +140,11 @@ class Method:
     version: ClassVar[str] = "1"
     # Defaults for `method.*` when the method ships no configs/method/<name>.yaml (plugins).
     config_defaults: ClassVar[dict[str, Any]] = {}
+    # True: the trainer passes `policy=<PolicyHandle>` to every reward call (interface 2).
+    needs_policy: ClassVar[bool] = False
+    # True: the reward must see whole groups (B = n x G consecutive completions of one row);
+    # the multi-process engine checks the per-process batch for it.
+    whole_groups: ClassVar[bool] = False
 
     def __init__(self, config: Any = None):
         self.config = config
@@ -147,6 +167,16 @@ class Method:
         Returns a tensor of shape (B, T); padding positions must stay 0.
         """
         return advantages
+
+    def setup_policy(self, policy: Any) -> None:
+        """Once per training, before the first step and before a resume restores the policy's
+        adapter copies (make them here, e.g. `policy.copy_adapter("proxy")`); default: nothing.
+        Called only when `needs_policy` is true. policy: a PolicyHandle."""
+
+    def on_checkpoint(self, policy: Any, *, step: int) -> None:
+        """After each checkpoint save at optimizer step `step`, before the adapter copies are
+        written beside it (update them here, e.g. `policy.mix_adapter("proxy", keep=0.9)`);
+        default: nothing. Called only when `needs_policy` is true."""
 
     @classmethod
     def validate(cls) -> None:

@@ -14,7 +14,7 @@ from difflib import get_close_matches
 from importlib.metadata import entry_points
 
 from .errors import HarnessError
-from .method import Method
+from .method import INTERFACE_VERSION, Method
 
 ENTRY_POINT_GROUP = "harness.methods"
 
@@ -93,9 +93,11 @@ def get_method(name: str) -> type[Method]:
 def methods_main(argv: list[str]) -> int:
     """`harness methods`: one line per method with algorithm, origin and description."""
     if argv and argv[0] in ("-h", "--help"):
-        print("usage: harness methods\n\nList every registered reward method (in-tree and plugins).")
+        print("usage: harness methods\n\nList every registered reward method (in-tree and plugins) and the "
+              "method interface version plugins are written against.")
         return 0
     entries = all_methods()
+    print(f"method interface version {INTERFACE_VERSION} (factrl.harness.method.INTERFACE_VERSION)")
     width = max((len(n) for n in entries), default=4)
     broken = 0
     for name, entry in entries.items():

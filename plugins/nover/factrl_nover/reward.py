@@ -1,0 +1,165 @@
+"""The NOVER reward callable: a generation batch -> one reward per completion, spread on its tokens.
+
+One call scores whole groups (B = n x G consecutive completions of one pool row):
+1. the strict format check of each completion (the model's response prefix, e.g. "<think>",
+   put back in front, since the prompt already ended with it);
+2. for the well-formed ones, context = the prompt as the policy saw it (harness `format_prompt`)
+   + the completion up to `</think>`, target = "<answer>" + the row's primary answer +
+   "</answer>"; ONE teacher-forced pass of the policy's proxy adapter over all of them
+   (`PolicyHandle.target_logprobs`), the mean NLL scaled by the reasoning-length rule;
+3. ranks and efficiency inside each group (scoring.py), combined with the weights.
+Each group is read from its own row, never the first prompt's (the released code's defect,
+BASELINES 9). The GRPO engine takes the completion's mean token return as its reward, so
+every token carries R.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from factrl.harness.errors import ConfigError, HarnessError
+from factrl.harness.method import RewardOutput
+from factrl.harness.prompts import format_prompt, response_prefix
+
+from .scoring import LENGTH_RULES, Weights, parse_strict, reasoning_perplexity, score_group
+
+PROXY_ADAPTER = "nover_proxy"
+
+
+@dataclass(frozen=True)
+class NoverSettings:
+    w_format: float = 1.0
+    w_reasoning: float = 1.0
+    w_efficiency: float = 1.0
+    length_rule: str = "released"  # released: log10 (thinkwee/NOVER); paper: natural log
+    proxy: bool = True  # False: score with the trained adapter itself (no separate proxy)
+    proxy_keep: float = 0.9  # at each checkpoint: proxy = keep * proxy + (1 - keep) * policy
+    batch_size: int | None = None  # sequences per forward pass; None = the whole batch in one
+
+    def __post_init__(self) -> None:
+        if self.length_rule not in LENGTH_RULES:
+            raise ValueError(f"length_rule={self.length_rule!r}: choose one of {LENGTH_RULES}")
+        if not 0.0 <= self.proxy_keep <= 1.0:
+            raise ValueError(f"proxy_keep={self.proxy_keep} must lie in [0, 1]")
+        if self.batch_size is not None and self.batch_size < 1:
+            raise ValueError(f"batch_size={self.batch_size} must be at least 1 (or null: one pass)")
+
+    @classmethod
+    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "NoverSettings":
+        cfg = dict(cfg or {})
+        batch = cfg.get("batch_size")
+        try:
+            return cls(w_format=float(cfg.get("w_format", 1.0)), w_reasoning=float(cfg.get("w_reasoning", 1.0)),
+                       w_efficiency=float(cfg.get("w_efficiency", 1.0)),
+                       length_rule=str(cfg.get("length_rule", "released")), proxy=bool(cfg.get("proxy", True)),
+                       proxy_keep=float(cfg.get("proxy_keep", 0.9)),
+                       batch_size=None if batch in (None, "null") else int(batch))
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"method=nover: method.{err}") from None
+
+    @property
+    def weights(self) -> Weights:
+        return Weights(self.w_format, self.w_reasoning, self.w_efficiency)
+
+    @property
+    def adapter(self) -> str | None:
+        return PROXY_ADAPTER if self.proxy else None
+
+
+def _row_key(row: Mapping[str, Any]) -> Any:
+    return row.get("id", row.get("question"))
+
+
+class NoverReward:
+    """reward(*, prompts, completions, completion_ids, rows, policy, **kwargs) -> RewardOutput."""
+
+    def __init__(self, *, tokenizer: Any, model_cfg: Any, group_size: int, settings: NoverSettings | None = None):
+        if group_size < 1:
+            raise ValueError(f"group_size={group_size} must be at least 1")
+        self.tokenizer, self.model_cfg, self.group_size = tokenizer, model_cfg, int(group_size)
+        self.settings = settings or NoverSettings()
+        self.prefix = response_prefix(model_cfg)
+        self.__name__ = "nover"
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _groups(self, rows: Sequence[Mapping[str, Any]]) -> list[range]:
+        g, n = self.group_size, len(rows)
+        if n % g:
+            raise ValueError(f"nover: {n} completions in a reward call is not a multiple of the group size {g} "
+                             f"(train.completions_per_question); the reward needs whole groups")
+        groups = [range(s, s + g) for s in range(0, n, g)]
+        for grp in groups:
+            if len({repr(_row_key(rows[i])) for i in grp}) != 1:
+                raise ValueError(f"nover: completions {grp.start}..{grp.stop - 1} do not share one pool row; "
+                                 f"groups must be {g} consecutive completions of one question")
+        return groups
+
+    def __call__(self, *, prompts: Sequence[str] | None = None, completions: Sequence[str],
+                 completion_ids: Sequence[Sequence[int]], rows: Sequence[Mapping[str, Any]], policy: Any = None,
+                 **kwargs: Any) -> RewardOutput:
+        if policy is None:
+            raise HarnessError("method=nover scores a completion with the policy itself (teacher-forced "
+                               "log-probabilities of the reference answer); it needs the trainer's policy handle, "
+                               "which this caller (e.g. `harness probe`) does not pass")
+        started = time.perf_counter()
+        n = len(completions)
+        if len(completion_ids) != n or len(rows) != n:
+            raise ValueError(f"nover: {len(completion_ids)} completion_ids and {len(rows)} rows for {n} completions")
+        groups = self._groups(rows)
+        parsed = [parse_strict(self.prefix + text) for text in completions]
+        prompt_ids: dict[Any, list[int]] = {}
+        contexts, targets, where, lengths = [], [], [], [None] * n
+        for b, p in enumerate(parsed):
+            if p is None:
+                continue
+            row = rows[b]
+            key = repr(_row_key(row))
+            if key not in prompt_ids:  # the G completions of a group share their prompt
+                prompt_ids[key] = self._encode(format_prompt(self.tokenizer, row["question"], self.model_cfg))
+            reasoning_end = p.think_end - len(self.prefix)  # p indexes prefix + completion
+            contexts.append(prompt_ids[key] + self._encode(completions[b][:reasoning_end]))
+            targets.append(self._encode(f"<answer>{_primary(row)}</answer>"))
+            lengths[b] = len(self._encode(p.reasoning.strip()))
+            where.append(b)
+        forward_started = time.perf_counter()
+        logprobs = (policy.target_logprobs(contexts, targets, adapter=self.settings.adapter,
+                                           batch_size=self.settings.batch_size) if contexts else [])
+        forward_seconds = time.perf_counter() - forward_started
+        ppl: list[float | None] = [None] * n
+        nll: list[float | None] = [None] * n
+        for b, lp in zip(where, logprobs):
+            nll[b] = float(-lp.mean()) if lp.numel() else 0.0
+            ppl[b] = reasoning_perplexity(nll[b], int(lengths[b]), self.settings.length_rule)
+        totals, fmt, r_r, r_e = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
+        for grp in groups:
+            scores = score_group([parsed[i] is not None for i in grp], [ppl[i] for i in grp],
+                                 [lengths[i] for i in grp], self.settings.weights)
+            for pos, i in enumerate(grp):
+                totals[i], fmt[i] = scores.total[pos], scores.format[pos]
+                r_r[i], r_e[i] = scores.reasoning[pos], scores.efficiency[pos]
+        returns = [[totals[b]] * len(completion_ids[b]) for b in range(n)]
+        valid_ppl = [p for p in ppl if p is not None]
+        diagnostics = {
+            "format_rate": sum(fmt) / max(n, 1),
+            "reasoning_ppl_mean": sum(valid_ppl) / len(valid_ppl) if valid_ppl else math.nan,
+            "reasoning_tokens_mean": (sum(x for x in lengths if x is not None) / len(valid_ppl)
+                                      if valid_ppl else math.nan),
+            "reasoning_reward_mean": sum(r_r) / max(n, 1), "efficiency_reward_mean": sum(r_e) / max(n, 1),
+            "forward_seconds": forward_seconds, "reward_seconds": time.perf_counter() - started,
+            "scored": float(len(where)),
+        }
+        records = [{"question_id": rows[b].get("id"), "format": fmt[b], "reasoning_tokens": lengths[b],
+                    "mean_nll": nll[b], "perplexity": ppl[b], "rank_reward": r_r[b], "efficiency_reward": r_e[b],
+                    "reward": totals[b]} for b in range(n)]
+        return RewardOutput(returns, diagnostics, records)
+
+
+def _primary(row: Mapping[str, Any]) -> str:
+    answers = list(row.get("answers") or [])
+    if not answers:
+        raise ValueError(f"nover: pool row {row.get('id')!r} has no reference answer")
+    return str(answers[0])

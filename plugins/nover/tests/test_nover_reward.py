@@ -1,0 +1,168 @@
+"""The NOVER reward on the real tiny Llama with a real LoRA and the harness's PolicyHandle:
+perplexities against a direct forward pass of the same model and proxy adapter, one forward
+pass per call, each group ranked on its own, and the errors for missing policy / broken groups."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+nover = pytest.importorskip("factrl_nover", reason="factrl-nover is not installed: run `pip install -e plugins/nover` "
+                                                   "(make setup does)")
+
+from factrl.harness.errors import HarnessError  # noqa: E402
+from factrl.harness.prompts import format_prompt  # noqa: E402
+from factrl.harness.training.policy import PolicyHandle  # noqa: E402
+
+ROWS = [{"id": "q1", "question": "What is the capital of France?", "answers": ["Paris", "Paris, France"]},
+        {"id": "q2", "question": "Who wrote Hamlet?", "answers": ["William Shakespeare"]}]
+GROUP_1 = ["<think>France is in Europe. Its capital is Paris.</think><answer>Paris</answer>",
+           "no tags at all, Paris",
+           "<think>Paris.</think><answer>Lyon</answer>"]
+GROUP_2 = ["<think>Hamlet is a play.</think><answer>Shakespeare</answer>",
+           "<think>It was written in England around 1600 by a famous playwright.</think><answer>Marlowe</answer>",
+           "<think>Shakespeare wrote it.</think> <answer>William Shakespeare</answer>"]
+
+
+@pytest.fixture(scope="module")
+def setup():
+    from peft import get_peft_model
+
+    from factrl.harness import models
+    from factrl.harness.config import compose
+    from factrl.harness.training.engine import lora_config
+
+    cfg = compose(["model=tiny-llama", "method=nover"])
+    identity = models.resolve(cfg.model)
+    tokenizer = models.load_tokenizer(identity, cfg.model)
+    torch.manual_seed(0)
+    model = get_peft_model(models.load_model(identity, cfg.model), lora_config(cfg.lora))
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.5)
+    policy = PolicyHandle(model, tokenizer)
+    method = nover.NoverMethod(cfg.method)
+    method.setup_policy(policy)  # the proxy: a frozen copy of the adapter as it is now
+    with torch.no_grad():  # then the policy moves on, so proxy and policy differ
+        for name, p in model.named_parameters():
+            if "lora_B" in name and ".default." in name:
+                p.normal_(0, 0.5)
+    return cfg, tokenizer, policy, method
+
+
+def _call(reward, policy, texts, rows):
+    enc = reward.tokenizer
+    ids = [enc(t, add_special_tokens=False)["input_ids"] + [enc.eos_token_id] for t in texts]
+    return reward(prompts=[r["question"] for r in rows], completions=texts, completion_ids=ids, rows=rows,
+                  policy=policy)
+
+
+def _reward(setup, group_size=3, **settings):
+    cfg, tokenizer, _, _ = setup
+    return nover.NoverReward(tokenizer=tokenizer, model_cfg=cfg.model, group_size=group_size,
+                             settings=nover.NoverSettings(**settings))
+
+
+def _direct_ppl(setup, text, row, adapter):
+    """The reasoning perplexity computed by hand: one unpadded forward of prompt + reasoning + target."""
+    cfg, tokenizer, policy, _ = setup
+    enc = lambda s: tokenizer(s, add_special_tokens=False)["input_ids"]  # noqa: E731
+    end = text.index("</think>") + len("</think>")
+    context = enc(format_prompt(tokenizer, row["question"], cfg.model)) + enc(text[:end])
+    target = enc(f"<answer>{row['answers'][0]}</answer>")
+    model = policy.model
+    model.set_adapter(adapter)
+    model.eval()
+    try:
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([context + target])).logits[0].float().log_softmax(-1)
+    finally:
+        model.set_adapter("default")
+    nll = -float(torch.stack([logits[len(context) - 1 + i, t] for i, t in enumerate(target)]).mean())
+    reasoning = text[text.index("<think>") + len("<think>"):text.index("</think>")].strip()
+    n_r = len(enc(reasoning))
+    return math.exp(nll / max(1.0, 1.0 + math.log10(n_r))), n_r
+
+
+def test_perplexity_equals_a_direct_forward_of_the_proxy(setup):
+    reward = _reward(setup)
+    out = _call(reward, setup[2], GROUP_1, [ROWS[0]] * 3)
+    records = out.records
+    for b in (0, 2):
+        expected, n_r = _direct_ppl(setup, GROUP_1[b], ROWS[0], nover.PROXY_ADAPTER)
+        assert records[b]["perplexity"] == pytest.approx(expected, rel=1e-4)
+        assert records[b]["reasoning_tokens"] == n_r
+        policy_ppl, _ = _direct_ppl(setup, GROUP_1[b], ROWS[0], "default")
+        assert records[b]["perplexity"] != pytest.approx(policy_ppl, rel=1e-3)  # the proxy, not the policy
+    assert records[1]["perplexity"] is None and records[1]["reward"] == 0.0  # bad format: no pass, reward 0
+    # With proxy=false the trained adapter itself scores.
+    own = _call(_reward(setup, proxy=False), setup[2], GROUP_1, [ROWS[0]] * 3).records
+    assert own[0]["perplexity"] == pytest.approx(_direct_ppl(setup, GROUP_1[0], ROWS[0], "default")[0], rel=1e-4)
+
+
+def test_one_forward_pass_per_call(setup, monkeypatch):
+    policy = setup[2]
+    calls = []
+    original = policy.target_logprobs
+
+    def counting(contexts, targets, **kwargs):
+        calls.append(len(contexts))
+        return original(contexts, targets, **kwargs)
+
+    monkeypatch.setattr(policy, "target_logprobs", counting)
+    _call(_reward(setup), policy, GROUP_1 + GROUP_2, [ROWS[0]] * 3 + [ROWS[1]] * 3)
+    assert calls == [5]  # the five well-formed completions of both groups, in one batch
+
+
+def test_each_group_gets_its_own_ranks_and_its_own_reference(setup):
+    policy = setup[2]
+    both = _call(_reward(setup), policy, GROUP_1 + GROUP_2, [ROWS[0]] * 3 + [ROWS[1]] * 3)
+    alone_1 = _call(_reward(setup), policy, GROUP_1, [ROWS[0]] * 3)
+    alone_2 = _call(_reward(setup), policy, GROUP_2, [ROWS[1]] * 3)
+    combined = alone_1.records + alone_2.records
+    for got, want in zip(both.records, combined):
+        if want["perplexity"] is None:
+            assert got["perplexity"] is None
+        else:
+            assert got["perplexity"] == pytest.approx(want["perplexity"], rel=1e-4)
+        assert got["rank_reward"] == want["rank_reward"] and got["efficiency_reward"] == want["efficiency_reward"]
+    # Group 2 is scored against its own answer, not group 1's (the released code's prompts[0] defect).
+    expected, _ = _direct_ppl(setup, GROUP_2[0], ROWS[1], nover.PROXY_ADAPTER)
+    assert both.records[3]["perplexity"] == pytest.approx(expected, rel=1e-4)
+    # Ranks are within each group: every group with a valid completion has a top rank of 1.
+    assert max(r["rank_reward"] for r in both.records[:3]) == 1.0
+    assert max(r["rank_reward"] for r in both.records[3:]) == 1.0
+    ppl_2 = [r["perplexity"] for r in both.records[3:]]
+    assert [r["rank_reward"] for r in both.records[3:]] == nover.rank_rewards(ppl_2)
+    # Every token of a completion carries its reward.
+    for returns, record in zip(both.token_returns, both.records):
+        assert set(returns) == {record["reward"]}
+
+
+def test_without_the_policy_the_reward_says_it_needs_it(setup):
+    reward = _reward(setup)
+    with pytest.raises(HarnessError, match="needs the trainer's policy handle"):
+        reward(prompts=["q"], completions=GROUP_1, completion_ids=[[1]] * 3, rows=[ROWS[0]] * 3)
+
+
+def test_partial_or_mixed_groups_are_refused(setup):
+    with pytest.raises(ValueError, match="not a multiple of the group size 3"):
+        _call(_reward(setup), setup[2], GROUP_1[:2], [ROWS[0]] * 2)
+    with pytest.raises(ValueError, match="do not share one pool row"):
+        _call(_reward(setup), setup[2], GROUP_1, [ROWS[0], ROWS[0], ROWS[1]])
+
+
+def test_proxy_update_is_the_released_mix(setup):
+    _, _, policy, method = setup
+    proxy_before = policy.state_of(nover.PROXY_ADAPTER)
+    trained = policy.state_of("default")
+    method.on_checkpoint(policy, step=1)
+    after = policy.state_of(nover.PROXY_ADAPTER)
+    for key in after:
+        assert torch.allclose(after[key], 0.9 * proxy_before[key] + 0.1 * trained[key], atol=1e-6)
+    # Restore the fixture's proxy for the other tests.
+    with torch.no_grad():
+        for key, p in policy._adapter_params(nover.PROXY_ADAPTER).items():
+            p.copy_(proxy_before[key])
