@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge": ("factrl.harness.judge.cli:main", "start, check or ask the LLM judge (serve | check | ask)"),
     "nli": ("factrl.harness.nli.cli:main", "score a (premise, hypothesis) pair with an NLI backend (score)"),
     "probe": ("factrl.harness.probe.cli:main", "score constructed gaming completions through methods' real rewards"),
+    "grid": ("factrl.harness.grid:main", "launch a comparison grid (models x methods x seeds), skipping finished cells"),
 }
 
 

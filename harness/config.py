@@ -27,7 +27,7 @@ REDACTED = "***REDACTED***"
 # "#", so an "@" in a path or query is left alone.
 URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]+@")
 # Keys that do not change what a run computes, so they stay out of its hash.
-VOLATILE_KEYS = ("output_dir", "resume", "force", "hydra", "leaderboard", "timer")
+VOLATILE_KEYS = ("output_dir", "resume", "force", "hydra", "leaderboard", "timer", "launcher")
 
 
 def group_options(group: str) -> list[str]:
@@ -50,7 +50,8 @@ def prepare_overrides(overrides: list[str]) -> list[str]:
     return out
 
 
-GROUPS = ("method", "model", "pool", "eval", "train", "lora", "corpus", "timer", "leaderboard", "experiment")
+GROUPS = ("method", "model", "pool", "eval", "train", "lora", "corpus", "timer", "leaderboard", "experiment",
+          "launcher")
 
 
 def check_group_choices(overrides: list[str]) -> None:

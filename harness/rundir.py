@@ -100,18 +100,28 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in ".-_" else "-" for c in str(text)).strip("-") or "x"
 
 
+def find_run(cfg: DictConfig, kind: str = "run") -> RunDir | None:
+    """The latest existing run directory of `cfg` (same method, model and config hash), or None.
+
+    `open_run` resumes it; `harness grid` asks it whether a cell is already done, so both
+    decide by the same hash."""
+    method = cfg.method.name if kind == "run" else kind
+    base = Path(cfg.get("output_dir") or "runs")
+    suffix = f"-{_slug(method)}-{_slug(cfg.model.name)}-{config_hash(cfg)}"
+    existing = sorted(base.glob(f"*{suffix}")) if base.is_dir() else []
+    return RunDir(existing[-1]) if existing else None
+
+
 def open_run(cfg: DictConfig, kind: str = "run") -> RunDir:
     """Create the run directory for `cfg`, or return the unfinished one with the same hash."""
     digest = config_hash(cfg)
     method = cfg.method.name if kind == "run" else kind
     base = Path(cfg.get("output_dir") or "runs")
     suffix = f"-{_slug(method)}-{_slug(cfg.model.name)}-{digest}"
-    existing = sorted(base.glob(f"*{suffix}")) if base.is_dir() else []
     run: RunDir | None = None
-    if existing and cfg.get("resume", True):
-        candidate = RunDir(existing[-1])
-        if not (candidate.finished and cfg.get("force", False)):
-            run = candidate
+    candidate = find_run(cfg, kind) if cfg.get("resume", True) else None
+    if candidate is not None and not (candidate.finished and cfg.get("force", False)):
+        run = candidate
     if run is None:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         run = RunDir(base / f"{stamp}{suffix}")

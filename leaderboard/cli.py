@@ -5,6 +5,9 @@
     harness leaderboard publish --version V --out DIR [--focus M] [--reference M] [--layout FILE]
                                 [--reported FILE ...]
     harness leaderboard export --out DIR [--version V] [--run RUN_ID]
+    harness leaderboard rebuild RUNS_DIR... [--version V] [--replace]
+                                          a store from finished run directories (cluster jobs
+                                          with leaderboard=rundir), in a deterministic order
     harness leaderboard versions          what each version freezes, and this store's pins
     harness leaderboard remove ROW_ID ... delete rows (e.g. a run recorded by mistake)
     harness leaderboard schema row|results|eval-metrics|timings
@@ -71,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--version", default=None)
     exp.add_argument("--run", dest="run_id", default=None, help="only this run id")
 
+    reb = sub.add_parser("rebuild", parents=[common],
+                         help="build the store from finished run directories (searched recursively)")
+    reb.add_argument("roots", nargs="+", type=Path, metavar="RUNS_DIR")
+    reb.add_argument("--version", default=None, help="leaderboard version (default: current)")
+    reb.add_argument("--replace", action="store_true",
+                     help="replace an existing store that holds rows (default: refuse it)")
     sub.add_parser("versions", parents=[common], help="what each version freezes, and this store's pins")
     rem = sub.add_parser("remove", parents=[common], help="delete rows by id")
     rem.add_argument("row_ids", nargs="+")
@@ -165,6 +174,16 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rebuild(args: argparse.Namespace) -> int:
+    from .rebuild import rebuild
+
+    report = rebuild(args.roots, args.store or settings.load()["store"], args.version, replace=args.replace)
+    for path, reason in report.skipped:
+        print(f"skipped {path}: {reason}", file=sys.stderr)
+    print(report.summary())
+    return 0
+
+
 def _versions(args: argparse.Namespace) -> int:
     try:
         held = _store(args).versions()
@@ -192,5 +211,6 @@ def main(argv: list[str] | None = None) -> int:
         removed = _store(args).remove(args.row_ids)
         print(f"removed {removed} of {len(args.row_ids)} row(s)")
         return 0 if removed == len(args.row_ids) else 1
-    handlers = {"add": _add, "list": _list, "publish": _publish, "export": _export, "versions": _versions}
+    handlers = {"add": _add, "list": _list, "publish": _publish, "export": _export, "versions": _versions,
+                "rebuild": _rebuild}
     return handlers[args.command](args)

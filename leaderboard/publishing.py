@@ -47,6 +47,19 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+def _generated() -> str:
+    """When this publish ran; SOURCE_DATE_EPOCH (the reproducible-builds convention) fixes it,
+    so publishing the same store twice (or a rebuilt one) gives byte-identical files."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch:
+        try:
+            return dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc).isoformat(timespec="seconds")
+        except (ValueError, OverflowError, OSError):
+            raise HarnessError(f"SOURCE_DATE_EPOCH={epoch!r}: must be whole seconds since 1970 (e.g. "
+                               "$(git log -1 --format=%ct)), or unset it.") from None
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
 def _row_labels(rows: list[dict], layout: Layout) -> dict[str, str]:
     labels = model_labels(rows)
     return {r["row_id"]: f"{labels[model_key(r['model'])]} / {layout.method_label(r['method']['name'])} / "
@@ -111,7 +124,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     files: list[Path] = []
 
     md = [f"# Leaderboard, version {version}", "",
-          f"Generated {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')} by factrl-harness "
+          f"Generated {_generated()} by factrl-harness "
           f"{__version__}; {len(rows)} rows. Full provenance: index.html and rows/<row_id>.json.", ""]
     md += [formats.markdown(t) for t in tables]
     # The uncertainty view of Table 1 (ci_table.py): Markdown and LaTeX; the HTML page carries
@@ -166,7 +179,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     frozen.update({f"store: {k}": v for k, v in store.pins(version).items()})
     meta = [("leaderboard version", version), ("opened", spec.get("date")), ("rows", len(rows)),
             ("harness", __version__), ("commit", git_commit()),
-            ("generated", dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))]
+            ("generated", _generated())]
     files.append(_write(out / "index.html", htmlpage.page(
         title=f"factrl-harness leaderboard, version {version}", meta=meta, tables=tables, rows=rows,
         row_labels=labels, row_parts=_row_parts(rows, layout), plots=figures, plot_notes=notes, frozen=frozen)))
@@ -188,7 +201,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
                 "files": written, "removed": stale, "plot_notes": notes,
                 "bootstrap": uncertainty.settings_of(layout.settings).describe(),
                 "harness_version": __version__, "git_commit": git_commit(),
-                "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+                "generated": _generated()}
     write_json(out / "manifest.json", manifest)
     for name in stale:  # only after the new outputs and manifest are in place
         (out / name).unlink(missing_ok=True)

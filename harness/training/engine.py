@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..method import Method, RunContext
 from ..prompts import chat_messages, format_prompt, response_prefix
 from .components import read_components, write_components
+from .distributed import barrier, is_main, world_size
 
 log = logging.getLogger(__name__)
 
@@ -25,22 +26,30 @@ CRITIC_DIR = "critic"  # PPO: the trained critic (critic.safetensors), beside th
 DONE_MARKER = "TRAINING_DONE"
 
 
-def batch_geometry(train_cfg: Any) -> dict[str, int]:
+def batch_geometry(train_cfg: Any, processes: int | None = None) -> dict[str, int]:
     """TRL batch sizes for Q questions x C completions per optimizer step.
 
-    With micro_batch_size m (default Q*C): per-device batch m, gradient accumulation Q*C/m,
-    and one generation of Q*C completions per optimizer step.
+    With W processes (default: the launcher's WORLD_SIZE) and micro_batch_size m (default
+    Q*C/W): per-device batch m, gradient accumulation Q*C/(W*m), and one generation of Q*C
+    completions (all processes together) per optimizer step, so the global batch, and with it
+    the advantages, is the one-process batch.
     """
     q, c = int(train_cfg.questions_per_step), int(train_cfg.completions_per_question)
     if q < 1 or c < 2:
         raise ConfigError(f"train.questions_per_step={q} and train.completions_per_question={c}: GRPO needs "
                           f"at least 1 question and 2 completions per question")
     total = q * c
-    micro = int(train_cfg.get("micro_batch_size") or total)
-    if total % micro:
-        raise ConfigError(f"train.micro_batch_size={micro} must divide questions_per_step x "
-                          f"completions_per_question = {total}")
-    return {"per_device_train_batch_size": micro, "gradient_accumulation_steps": total // micro,
+    processes = world_size() if processes is None else int(processes)
+    if total % processes:
+        raise ConfigError(f"train.questions_per_step x train.completions_per_question = {total} completions do not "
+                          f"split over {processes} processes; change train.questions_per_step or the process count")
+    per_process = total // processes
+    micro = int(train_cfg.get("micro_batch_size") or per_process)
+    if per_process % micro:
+        where = f"completions_per_question = {total}" if processes == 1 else \
+            f"completions_per_question / {processes} processes = {per_process}"
+        raise ConfigError(f"train.micro_batch_size={micro} must divide questions_per_step x {where}")
+    return {"per_device_train_batch_size": micro, "gradient_accumulation_steps": per_process // micro,
             "generation_batch_size": total, "num_generations": c}
 
 
@@ -88,6 +97,8 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
     import torch
     from trl import GRPOConfig
 
+    from .vllm_settings import vllm_args
+
     train = cfg.train
     geometry = batch_geometry(train) if "num_generations" not in overrides else {}
     if str(train.scale_rewards) not in ("group", "none"):
@@ -115,9 +126,7 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
         report_to=[],
         bf16=_use_bf16(train),
         use_cpu=not torch.cuda.is_available(),
-        use_vllm=bool(train.use_vllm),
-        vllm_mode="colocate",
-        vllm_gpu_memory_utilization=float(train.get("vllm_gpu_memory_utilization", 0.3)),
+        **vllm_args(train),
         gradient_checkpointing=bool(train.get("gradient_checkpointing", False)),
         chat_template_kwargs=chat_kwargs or None,
         remove_unused_columns=False,
@@ -224,7 +233,8 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
         if reward is None:
             raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm "
                               f"'{method.algorithm}'")
-        components = write_components(out, method, reward)
+        # Rank 0 writes the run directory; the others build the same reward and train.
+        components = write_components(out, method, reward) if is_main() else None
         common = dict(
             model=model, train_dataset=dataset, processing_class=tokenizer,
             peft_config=lora_config(cfg.lora), method_reward=reward, reward_name=method.name, method=method,
@@ -247,10 +257,11 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
         log.info("resuming from %s", checkpoint)
     # Steps after the checkpoint (or all, with none) are trained again: forget their log lines.
     resume_step = checkpoint_step(checkpoint)
-    for name in ("log.jsonl", "reward_records.jsonl"):
+    for name in ("log.jsonl", "reward_records.jsonl") if is_main() else ():
         dropped = truncate_jsonl(out / name, resume_step)
         if dropped:
             log.info("train/%s: dropped %d line(s) after step %d (retrained on resume)", name, dropped, resume_step)
+    barrier()  # no process starts before the logs are cut back
     steps_per_epoch = math.ceil(len(dataset) / int(cfg.train.questions_per_step))
     if int(cfg.train.steps) > steps_per_epoch:
         log.info("train.steps=%s exceeds one pass over %d questions; the pool is reused (reshuffled) each epoch",
@@ -261,13 +272,23 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
         if method.algorithm == "ppo":
             # The critic beside the adapter (train/critic/), then off the policy model, so the
             # adapter directory and the in-memory model that evaluation uses hold the policy only.
-            trainer.save_critic(out / CRITIC_DIR)
+            if is_main():
+                trainer.save_critic(out / CRITIC_DIR)
             trainer.critic.remove()
-        trainer.save_model(str(adapter_dir))
-        (out / DONE_MARKER).write_text("ok\n")
+        trainer.save_model(str(adapter_dir))  # every process: Trainer writes on rank 0 (ZeRO-3 gathers)
+        barrier()
+        if is_main():
+            (out / DONE_MARKER).write_text("ok\n")
     model = trainer.model
+    if _zero3(trainer):  # sharded weights: evaluation loads the saved adapter instead
+        model = None
     del trainer  # frees the optimizer state (and a colocated vLLM engine) before evaluation
     return TrainResult(adapter_dir, model, tokenizer, components)
+
+
+def _zero3(trainer: Any) -> bool:
+    plugin = getattr(trainer.accelerator.state, "deepspeed_plugin", None)
+    return plugin is not None and int(getattr(plugin, "zero_stage", 0) or 0) == 3
 
 
 def _release_accelerator_memory() -> None:

@@ -15,6 +15,11 @@ Method hooks (issue 10): after the group advantages the trainer calls the method
 `shape_advantages(advantages (B, T), output=RewardOutput, mask (B, T), group_size=G)`; the
 default is the identity, so methods that do not override it (CorVer) train exactly as before.
 
+Policy access (issue 13, interface 2): for a method with `needs_policy` the trainer builds a
+`PolicyHandle` (training/policy.py) after TRL's PEFT wrap, calls `setup_policy`, passes
+`policy=` to every reward call (None otherwise), calls `on_checkpoint` and saves the adapter
+copies beside each checkpoint, and restores them on resume.
+
 Timing hooks (harness.timer phases): rollout = generation and log-prob scoring of the
 batch, reward = the method's reward call (nested inside rollout), save = checkpoints;
 everything else inside `train()` is charged to update by the caller.
@@ -33,9 +38,8 @@ import torch
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
-from ..errors import ConfigError
 from ..method import Method, RewardFn, RewardOutput
-from .advantages import token_advantages
+from .distributed import check_whole_groups, gather_records, global_token_advantages
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +56,7 @@ class _TokenReward:
         self.records_path = records_path
         self.pending: list[list[float] | None] | None = None
         self.pending_output: RewardOutput | None = None
+        self.policy = None  # PolicyHandle for methods with needs_policy (interface 2), else None
 
     def __call__(self, prompts, completions, completion_ids, **kwargs) -> list[float | None]:
         n = len(completions)
@@ -61,7 +66,8 @@ class _TokenReward:
         prompt_texts = [p[-1]["content"] if isinstance(p, list) else str(p) for p in prompts]
         ids = [list(map(int, x)) for x in completion_ids]
         with self.phase("reward"):
-            out: RewardOutput = self.reward_fn(prompts=prompt_texts, completions=texts, completion_ids=ids, rows=rows)
+            out: RewardOutput = self.reward_fn(prompts=prompt_texts, completions=texts, completion_ids=ids, rows=rows,
+                                               policy=self.policy)
         returns = list(out.token_returns)
         if len(returns) != n:
             raise ValueError(f"reward '{self.__name__}' returned {len(returns)} token-return lists for {n} completions")
@@ -82,12 +88,14 @@ class _TokenReward:
                 if value is not None and not (isinstance(value, float) and math.isnan(value)):
                     log_metric(f"rewards/{self.__name__}/{key}", float(value))
             log_metric(f"rewards/{self.__name__}/no_signal", sum(r is None for r in returns) / max(n, 1))
-        if self.records_path is not None and out.records:
+        # Every process's records, appended by rank 0 alone (collective: all processes call it).
+        records = gather_records(out.records)
+        if self.records_path is not None and records:
             state = kwargs.get("trainer_state")
             step = int(state.global_step) + 1 if state is not None else None
             self.records_path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.records_path, "a", encoding="utf-8") as handle:  # appended, never rewritten
-                for record in out.records:
+                for record in records:
                     handle.write(json.dumps({"step": step, **record}, default=str) + "\n")
         return [sum(r) / len(r) if r else None for r in returns]
 
@@ -106,16 +114,16 @@ class TokenGRPOTrainer(GRPOTrainer):
         self._std_floor = std_floor
         self._adv_epsilon = adv_epsilon
         super().__init__(*args, reward_funcs=[self._token_reward], **kwargs)
-        if self.accelerator.num_processes > 1:
-            # Groups would be split across processes: the per-token returns are local while TRL
-            # groups gathered rewards. The protocol times one GPU per run.
-            raise ConfigError("the token-level GRPO trainer runs on one process (one GPU); launch without "
-                              "accelerate/torchrun data parallelism")
+        # Data parallel: advantages are computed on the gathered batch (training/distributed.py);
+        # a method that needs whole groups per reward call is checked here.
+        check_whole_groups(method, self.args.generation_batch_size, self.num_generations,
+                           self.accelerator.num_processes)
         from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
         self.remove_callback(ProgressCallback)
         self.remove_callback(PrinterCallback)
         self.add_callback(ProgressBarCallback(reward_name))
+        self._policy = self._setup_policy(method)
 
     def _generate_and_score_completions(self, inputs):
         """Generate, score and return the batch with `advantages` of shape (B, T).
@@ -132,8 +140,8 @@ class TokenGRPOTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         group = self.num_generations if mode == "train" else self.num_generations_eval
         width = output["completion_ids"].size(1)
-        advantages, stats = token_advantages(returns, group, width=width, eps=self._adv_epsilon,
-                                             std_floor=self._std_floor, scale=self.scale_rewards)
+        advantages, stats = global_token_advantages(returns, group, width=width, eps=self._adv_epsilon,
+                                                    std_floor=self._std_floor, scale=self.scale_rewards)
         if self._method is not None:
             advantages = self._shape(advantages, reward_output, output["completion_mask"], group)
         output["advantages"] = advantages.to(output["completion_ids"].device)
@@ -161,6 +169,39 @@ class TokenGRPOTrainer(GRPOTrainer):
         with self._phase("save"):
             return super()._save_checkpoint(model, trial)
 
+    # -- policy access inside the reward (issue 13; training/policy.py) ----------------------
+    def _setup_policy(self, method: Method | None):
+        """The PolicyHandle for a method with `needs_policy`, its copies made, saved per checkpoint."""
+        if method is None or not getattr(method, "needs_policy", False):
+            return None
+        from .policy import PolicyCheckpointCallback, PolicyHandle
+
+        policy = PolicyHandle(self.accelerator.unwrap_model(self.model), self.processing_class)
+        method.setup_policy(policy)  # before train() builds the optimizer: frozen copies stay out of it
+        self._token_reward.policy = policy
+        self.add_callback(PolicyCheckpointCallback(method, policy))
+        return policy
+
+    def train(self, resume_from_checkpoint=None, **kwargs):
+        """TRL's train, after restoring the policy's adapter copies from the checkpoint resumed."""
+        if getattr(self, "_policy", None) is not None and resume_from_checkpoint:
+            from transformers.trainer_utils import get_last_checkpoint
+
+            from .policy import POLICY_ADAPTERS_DIR
+
+            folder = (resume_from_checkpoint if isinstance(resume_from_checkpoint, (str, Path))
+                      else get_last_checkpoint(self.args.output_dir))
+            if folder:
+                loaded = self._policy.load_copies(Path(folder) / POLICY_ADAPTERS_DIR)
+                log.info("restored policy adapter copies %s from %s", loaded, folder)
+        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+
+    def _save(self, output_dir=None, state_dict=None):
+        """Checkpoints and the final adapter hold the trained adapter only (copies: policy_adapters/)."""
+        policy = getattr(self, "_policy", None)
+        with policy.saving_trained_only() if policy is not None else contextlib.nullcontext():
+            return super()._save(output_dir, state_dict)
+
 
 class JsonlLogCallback(TrainerCallback):
     """Appends every TRL log entry (one per logging step) to a JSONL file in the run directory."""
@@ -169,7 +210,7 @@ class JsonlLogCallback(TrainerCallback):
         self.path = Path(path)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if logs:
+        if logs and state.is_world_process_zero:  # every process logs the same (gathered) values
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps({"step": state.global_step, **logs}, default=float) + "\n")
@@ -222,6 +263,8 @@ class ProgressBarCallback(TrainerCallback):
         self.bar = None
 
     def on_train_begin(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
         from tqdm import tqdm
 
         self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc="training", unit="step")
@@ -250,7 +293,7 @@ class TimingsCallback(TrainerCallback):
         self.timer, self.path = timer, Path(path)
 
     def on_save(self, args, state, control, **kwargs):
-        if self.timer is not None:
+        if self.timer is not None and state.is_world_process_zero:
             self.timer.write(self.path)
 
 

@@ -34,6 +34,7 @@ from trl import GRPOTrainer
 
 from ..errors import ConfigError
 from .critic import FullCritic, LoraCritic
+from .distributed import average_gradients, broadcast_parameters, global_whiten, world_size
 from .gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
 from .grpo import TokenGRPOTrainer
 
@@ -77,12 +78,14 @@ class PPOSettings:
 
 
 def rollout_targets(rewards: torch.Tensor, valid: torch.Tensor, mask: torch.Tensor, values: torch.Tensor,
-                    logps: torch.Tensor, ref_logps: torch.Tensor, settings: PPOSettings) -> dict[str, torch.Tensor]:
+                    logps: torch.Tensor, ref_logps: torch.Tensor, settings: PPOSettings,
+                    whiten_fn=whiten) -> dict[str, torch.Tensor]:
     """The PPO targets of one rollout (pure tensor math; the trainer and the tests share it).
 
     rewards: (B, T) method rewards (0 on padding); valid: (B,) bool, False for "no signal";
     mask: (B, T) completion mask; values: (B, T) V_old; logps, ref_logps: (B, T) rollout and
     reference log-probs. Returns `advantages`, `returns`, `value_mask`, `kl` (all (B, T)).
+    whiten_fn: `gae.whiten`, or `distributed.global_whiten` (statistics over every process).
     """
     mask = mask.float()
     kl = kl_k3(logps.float(), ref_logps.float()) * mask
@@ -90,7 +93,7 @@ def rollout_targets(rewards: torch.Tensor, valid: torch.Tensor, mask: torch.Tens
     advantages, returns = gae(shaped, values.float(), mask, settings.gamma, settings.lam)
     signal = mask * valid.to(mask.dtype).unsqueeze(1)
     if settings.whiten:
-        advantages = whiten(advantages, signal)
+        advantages = whiten_fn(advantages, signal)
     return {"advantages": advantages * signal, "returns": returns, "value_mask": signal, "kl": kl}
 
 
@@ -101,6 +104,11 @@ class PPOTrainer(TokenGRPOTrainer):
         self._ppo = ppo
         self._value_inputs = None  # the micro-batch whose value step follows the policy backward
         super().__init__(*args, **kwargs)
+        if self.is_deepspeed_enabled:
+            # The value head lives outside DeepSpeed's engine, which also takes over gradient
+            # clipping, where the critic's gradients are averaged over processes (_clip_grad_norm).
+            raise ConfigError("PPO methods train under launcher.config=ddp (or launcher=torchrun), not DeepSpeed: "
+                              "the critic's value head is outside the DeepSpeed engine")
         seed = int(self.args.seed)
         if ppo.critic == "lora":
             if lora_config is None:
@@ -110,6 +118,15 @@ class PPOTrainer(TokenGRPOTrainer):
             if critic_model is None:
                 raise ValueError("train.ppo.critic=full needs a separately loaded critic model")
             self._critic = FullCritic(critic_model, seed, self.accelerator.device)
+        if self.accelerator.num_processes > 1:
+            # The critic trains outside DDP's forward (its own graph, in training_step): DDP must
+            # not reduce its LoRA weights (its reducer fails on them); _clip_grad_norm averages them.
+            from torch.nn.parallel import DistributedDataParallel
+
+            critic = {id(p) for p in self._critic.parameters()}
+            ignored = [name for name, p in self.model.named_parameters() if id(p) in critic]
+            DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(self.model, ignored)
+            broadcast_parameters(self._critic.parameters())  # one initial critic (LoRA A is random)
 
     # -- rollout ---------------------------------------------------------------------------
     def _generate_and_score_completions(self, inputs):
@@ -143,7 +160,7 @@ class PPOTrainer(TokenGRPOTrainer):
         device = output["completion_ids"].device
         mask = output["completion_mask"].float()
         rewards, valid = _pad_rewards(pending, width, device)
-        targets = rollout_targets(rewards, valid, mask, values, logps, ref, self._ppo)
+        targets = rollout_targets(rewards, valid, mask, values, logps, ref, self._ppo, whiten_fn=global_whiten)
         mode = "train" if self.model.training else "eval"
         advantages = targets["advantages"]
         output.update(advantages=advantages, returns=targets["returns"], old_values=values.float(),
@@ -225,6 +242,7 @@ class PPOTrainer(TokenGRPOTrainer):
     def _clip_grad_norm(self, model):
         """Clip the actor's and the critic's gradients separately (BASELINES 6); returns the actor's norm."""
         groups = self.optimizer.param_groups
+        average_gradients(groups[1]["params"])  # data parallel: DDP does not reduce the critic's gradients
         actor = torch.nn.utils.clip_grad_norm_(groups[0]["params"], self.args.max_grad_norm)
         critic = torch.nn.utils.clip_grad_norm_(groups[1]["params"], self.args.max_grad_norm)
         self._metrics["train"]["grad_norm/critic"].append(float(critic))
@@ -236,8 +254,9 @@ class PPOTrainer(TokenGRPOTrainer):
         from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
         folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
-        with self._phase("save"):
-            self._critic.save(folder)
+        if self.state.is_world_process_zero:  # the critic is replicated; one process writes it
+            with self._phase("save"):
+                self._critic.save(folder)
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
         """Policy adapter from the checkpoint's root, critic from critic.safetensors.
@@ -274,12 +293,13 @@ def _pad_rewards(pending: list[list[float] | None], width: int, device) -> tuple
     return rewards.to(device), valid.to(device)
 
 
-def ppo_geometry(train_cfg: Any, settings: PPOSettings) -> dict[str, int]:
+def ppo_geometry(train_cfg: Any, settings: PPOSettings, processes: int | None = None) -> dict[str, int]:
     """TRL batch sizes for one rollout of Q x C completions split into `minibatches` optimizer steps.
 
     Per minibatch Q*C/M completions, in micro-batches of train.micro_batch_size (default: the
     whole minibatch); TRL's steps_per_generation then comes out as Q*C / micro. C may be 1
-    (FoRAG adjusted): PPO needs no group.
+    (FoRAG adjusted): PPO needs no group. With W processes (default: the launcher's) each
+    minibatch is split over them: micro defaults to Q*C/(M*W), accumulation Q*C/(M*W*micro).
     """
     q, c = int(train_cfg.questions_per_step), int(train_cfg.completions_per_question)
     if q < 1 or c < 1:
@@ -289,11 +309,16 @@ def ppo_geometry(train_cfg: Any, settings: PPOSettings) -> dict[str, int]:
         raise ConfigError(f"train.ppo.minibatches={minibatches} must divide questions_per_step x "
                           f"completions_per_question = {total}")
     per_minibatch = total // minibatches
-    micro = int(train_cfg.get("micro_batch_size") or per_minibatch)
-    if per_minibatch % micro:
-        raise ConfigError(f"train.micro_batch_size={micro} must divide the PPO minibatch of {per_minibatch} "
-                          f"completions (Q x C / train.ppo.minibatches)")
-    return {"per_device_train_batch_size": micro, "gradient_accumulation_steps": per_minibatch // micro,
+    processes = world_size() if processes is None else int(processes)
+    if per_minibatch % processes:
+        raise ConfigError(f"the PPO minibatch of {per_minibatch} completions (Q x C / train.ppo.minibatches) does not "
+                          f"split over {processes} processes; change train.questions_per_step or the process count")
+    per_process = per_minibatch // processes
+    micro = int(train_cfg.get("micro_batch_size") or per_process)
+    if per_process % micro:
+        raise ConfigError(f"train.micro_batch_size={micro} must divide the per-process PPO minibatch of {per_process} "
+                          f"completions (Q x C / train.ppo.minibatches / {processes} processes)")
+    return {"per_device_train_batch_size": micro, "gradient_accumulation_steps": per_process // micro,
             "generation_batch_size": total, "num_generations": c}
 
 

@@ -217,7 +217,7 @@ def _vllm_and_cuda() -> str | None:
 @pytest.mark.skipif(_vllm_and_cuda() is not None, reason=str(_vllm_and_cuda()))
 def test_vllm_rollouts_train_two_steps_on_gpu(tmp_path):
     """train.use_vllm=true: TRL's colocated vLLM engine generates the rollouts (GPU only)."""
-    adapter = train_toy(tmp_path / "run", ["train.use_vllm=true", "train.vllm_gpu_memory_utilization=0.2",
+    adapter = train_toy(tmp_path / "run", ["train.use_vllm=true", "train.vllm.gpu_memory_utilization=0.2",
                                            "train.learning_rate=1e-2"])
     lora_b = {k: v for k, v in _adapter_weights(adapter).items() if "lora_B" in k}
     assert lora_b and all(v.abs().sum() > 0 for v in lora_b.values())

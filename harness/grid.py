@@ -1,0 +1,268 @@
+"""`harness grid NAME [overrides]`: expand a comparison grid into `harness run` jobs and launch
+the ones that are not done yet.
+
+    harness grid paper --dry-run                      # every cell, done / todo, and the sweeps
+    harness grid paper --launcher slurm hydra.launcher.partition=gpu output_dir=/scratch/runs
+    harness grid tiny --launcher local                # the test grid, through submitit_local
+
+A grid (`configs/grid/<name>.yaml`, or a path to such a file) lists blocks of methods x models
+x seeds (x experiments); every cell is one `harness run`. A cell is done when its finished run
+directory exists: the cell's config is composed exactly as `harness run` composes it and looked
+up with the same function (`rundir.find_run`, config hash included), so the grid and the run
+agree on what "the same run" is. The todo cells are grouped into Cartesian sweeps
+(`harness run -m method=M model=a,b seed=42,43 ...`) that cover exactly them, each launched
+through Hydra multirun with the chosen `hydra/launcher` (basic = one after another here;
+local / slurm = submitit, the `cluster` extra). Jobs record with `leaderboard=rundir` (only
+their run directory; cluster-safe) unless a `leaderboard=` override says otherwise; the
+summary prints the `harness leaderboard rebuild` command that builds the store.
+"""
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError, HarnessError
+
+LAUNCHERS = ("basic", "local", "slurm")
+GRID_KEYS = {"name", "description", "overrides", "blocks"}
+BLOCK_KEYS = {"name", "methods", "models", "seeds", "experiments", "overrides", "note"}
+
+
+@dataclass
+class Cell:
+    """One `harness run`: its overrides and, once looked up, its run directory and status."""
+
+    block: str
+    method: str
+    model: str
+    seed: int
+    experiment: str | None
+    fixed: tuple[str, ...]  # grid + block + command-line overrides (hydra.* excluded)
+    run_dir: Path | None = None
+    status: str = "todo"  # done | todo | resume
+
+    @property
+    def overrides(self) -> list[str]:
+        out = [*self.fixed, f"method={self.method}", f"model={self.model}", f"seed={self.seed}"]
+        return out + ([f"experiment={self.experiment}"] if self.experiment else [])
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} {self.model} seed={self.seed}" + (f" {self.experiment}" if self.experiment else "")
+
+
+@dataclass
+class Grid:
+    name: str
+    source: str
+    cells: list[Cell] = field(default_factory=list)
+
+
+def _grid_file(name: str) -> tuple[str, str]:
+    """(YAML text, where it came from) of a shipped grid name or a file path."""
+    path = Path(name)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        try:
+            return path.read_text(encoding="utf-8"), str(path)
+        except OSError as err:
+            raise ConfigError(f"grid file {path}: cannot read it ({err}).") from None
+    folder = resources.files("factrl.configs").joinpath("grid")
+    shipped = sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+    if name not in shipped:
+        raise ConfigError(f"unknown grid '{name}'; shipped: {', '.join(shipped)} (configs/grid/), or pass a YAML path.")
+    return folder.joinpath(f"{name}.yaml").read_text(encoding="utf-8"), f"configs/grid/{name}.yaml"
+
+
+def _strings(value: Any, where: str, *, required: bool = True) -> list[str]:
+    if value in (None, []) and not required:
+        return []
+    if not isinstance(value, list) or not value or not all(isinstance(v, (str, int)) for v in value):
+        raise ConfigError(f"{where}: must be a non-empty list of names, e.g. [raw, corver].")
+    return [str(v) for v in value]
+
+
+def load_grid(name: str, extra: list[str], seeds: list[int] | None = None,
+              blocks: list[str] | None = None) -> Grid:
+    """The grid's cells; `extra` overrides apply to every cell, `seeds` replaces each block's."""
+    text, source = _grid_file(name)
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{source}: invalid YAML ({' '.join(str(err).split())}).") from None
+    if not isinstance(data, dict) or not isinstance(data.get("blocks"), list) or not data["blocks"]:
+        raise ConfigError(f"{source}: needs `blocks:`, a list of {{name, methods, models, seeds}} mappings.")
+    unknown = set(data) - GRID_KEYS
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; valid: {', '.join(sorted(GRID_KEYS))}.")
+    common = _strings(data.get("overrides"), f"{source}: overrides", required=False)
+    grid = Grid(str(data.get("name") or Path(source).stem), source)
+    names = []
+    for i, block in enumerate(data["blocks"]):
+        where = f"{source}: blocks[{i}]"
+        if not isinstance(block, dict):
+            raise ConfigError(f"{where}: must be a mapping with name, methods, models, seeds.")
+        bad = set(block) - BLOCK_KEYS
+        if bad:
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(bad))}; valid: {', '.join(sorted(BLOCK_KEYS))}.")
+        label = str(block.get("name") or f"block{i}")
+        names.append(label)
+        if blocks and label not in blocks:
+            continue
+        try:
+            block_seeds = seeds or [int(s) for s in _strings(block.get("seeds", [42]), f"{where}.seeds")]
+        except ValueError:
+            raise ConfigError(f"{where}.seeds: must be integers, e.g. [42, 43, 44].") from None
+        fixed = tuple(common + _strings(block.get("overrides"), f"{where}.overrides", required=False) + extra)
+        experiments: list[str | None] = list(_strings(block.get("experiments"), f"{where}.experiments",
+                                                      required=False)) or [None]
+        for experiment in experiments:
+            for method in _strings(block.get("methods"), f"{where}.methods"):
+                for model in _strings(block.get("models"), f"{where}.models"):
+                    grid.cells += [Cell(label, method, model, seed, experiment, fixed) for seed in block_seeds]
+    missing = sorted(set(blocks or []) - set(names))
+    if missing:
+        raise ConfigError(f"--block {', '.join(missing)}: not in {source}; its blocks: {', '.join(names)}.")
+    return grid
+
+
+def look_up(grid: Grid) -> None:
+    """Set each cell's run directory and status (done | resume | todo) as `harness run` would find it."""
+    from .config import compose
+    from .rundir import find_run
+
+    for cell in grid.cells:
+        run = find_run(compose(cell.overrides))
+        cell.run_dir = run.path if run else None
+        cell.status = "todo" if run is None else ("done" if run.finished else "resume")
+
+
+def sweeps(cells: list[Cell]) -> list[list[str]]:
+    """`harness run -m` override lists whose Cartesian products are exactly `cells`.
+
+    Cells sharing everything but model and seed form a group; in it, models with the same
+    set of seeds sweep together (`model=a,b seed=42,43`); sweeps that then differ only in
+    their (named) experiment merge into one (`experiment=corver-a1,corver-a2`)."""
+    groups: dict[tuple, dict[str, list[int]]] = {}
+    for cell in cells:
+        key = (cell.fixed, cell.method, cell.experiment)
+        groups.setdefault(key, {}).setdefault(cell.model, []).append(cell.seed)
+    merged: dict[tuple[tuple[str, ...], bool], list] = {}
+    for (fixed, method, experiment), models in groups.items():
+        by_seeds: dict[tuple[int, ...], list[str]] = {}
+        for model, model_seeds in models.items():
+            by_seeds.setdefault(tuple(sorted(set(model_seeds))), []).append(model)
+        for seed_list, model_list in by_seeds.items():
+            # `model=org/name` expands into three overrides (config.prepare_overrides): never swept.
+            packs = [model_list] if not any("/" in m for m in model_list) else [[m] for m in model_list]
+            for pack in packs:
+                line = (*fixed, f"method={method}", f"model={','.join(pack)}", f"seed={','.join(map(str, seed_list))}")
+                merged.setdefault((line, experiment is None), []).append(experiment)
+    return [list(line) + ([f"experiment={','.join(experiments)}"] if not plain else [])
+            for (line, plain), experiments in merged.items()]
+
+
+def _check_launcher(launcher: str) -> None:
+    if launcher == "basic":
+        return
+    try:
+        import hydra_plugins.hydra_submitit_launcher  # noqa: F401
+    except ImportError:
+        raise ConfigError(f"--launcher {launcher} needs hydra-submitit-launcher: pip install -e \".[cluster]\"; "
+                          "or use --launcher basic (one job after another on this machine).") from None
+
+
+def _launch(index: int, total: int, line: list[str], launcher: str, hydra_args: list[str]) -> tuple[int, float]:
+    command = [sys.executable, "-m", "factrl.harness.cli", "run", "-m", *line, f"hydra/launcher={launcher}",
+               *hydra_args]
+    print(f"[{index}/{total}] harness run -m {shlex.join(command[5:])}", flush=True)
+    started = time.monotonic()
+    code = subprocess.run(command).returncode  # noqa: S603 -- our own CLI; a job may run for hours
+    seconds = time.monotonic() - started
+    print(f"[{index}/{total}] exit {code} after {seconds:.1f} s", flush=True)
+    return code, seconds
+
+
+def _table(grid: Grid) -> str:
+    width = max(len(c.label) for c in grid.cells)
+    lines = [f"  {c.status:<6} {c.block:<16} {c.label:<{width}}  {c.run_dir or ''}".rstrip() for c in grid.cells]
+    return "\n".join(lines)
+
+
+def _counts(grid: Grid) -> str:
+    done = sum(c.status == "done" for c in grid.cells)
+    return f"{len(grid.cells)} cells, {done} done, {len(grid.cells) - done} todo"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="harness grid", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("grid", help="a configs/grid/ name (paper, tiny) or a grid YAML file")
+    parser.add_argument("overrides", nargs="*", help="`harness run` overrides for every cell (output_dir=..., "
+                        "pool.path=...); hydra.launcher.* ones go to the launcher")
+    parser.add_argument("--dry-run", action="store_true", help="list the cells (done / todo) and the sweeps; launch nothing")
+    parser.add_argument("--launcher", choices=LAUNCHERS, default="basic",
+                        help="hydra/launcher of the sweeps: basic (here, in turn), local (submitit on this machine), "
+                             "slurm (configs/hydra/launcher/slurm.yaml)")
+    parser.add_argument("--seeds", default=None, help="comma-separated seeds replacing every block's (e.g. 42,43,44)")
+    parser.add_argument("--block", action="append", default=None, help="only this block of the grid (repeatable)")
+    parser.add_argument("--parallel", type=int, default=1,
+                        help="sweeps launched at once (default 1; more for slurm, whose sweeps wait on the queue)")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_intermixed_args(argv)
+    try:
+        seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else None
+    except ValueError:
+        raise ConfigError(f"--seeds {args.seeds}: must be comma-separated integers, e.g. 42,43,44.") from None
+    if args.parallel < 1:
+        raise ConfigError(f"--parallel {args.parallel}: must be at least 1.")
+    hydra_args = [o for o in args.overrides if o.startswith(("hydra.", "hydra/"))]
+    extra = [o for o in args.overrides if o not in hydra_args]
+    if not any(o.startswith("leaderboard=") for o in extra):
+        extra.append("leaderboard=rundir")  # cluster-safe: jobs never share a SQLite file
+    grid = load_grid(args.grid, extra, seeds, args.block)
+    look_up(grid)
+    todo = [c for c in grid.cells if c.status != "done"]
+    lines = sweeps(todo)
+    print(f"grid {grid.name} ({grid.source}): {_counts(grid)}\n{_table(grid)}")
+    if args.dry_run:
+        print(f"sweeps ({len(lines)}, hydra/launcher={args.launcher}):")
+        print("\n".join(f"  harness run -m {shlex.join(line)}" for line in lines) or "  none: every cell is done")
+        return 0
+    if not todo:
+        print("nothing to launch: every cell is done")
+        return 0
+    _check_launcher(args.launcher)
+    with ThreadPoolExecutor(max_workers=args.parallel) as pool:
+        results = list(pool.map(lambda item: _launch(item[0] + 1, len(lines), item[1], args.launcher, hydra_args),
+                                enumerate(lines)))
+    look_up(grid)
+    launched = {id(c) for c in todo}
+    finished = [c for c in grid.cells if id(c) in launched and c.status == "done"]
+    missing = [c for c in grid.cells if c.status != "done"]
+    print(f"grid {grid.name}: {len(grid.cells)} cells: {len(grid.cells) - len(todo)} already done, {len(todo)} launched "
+          f"in {len(lines)} sweep(s) ({sum(s for _, s in results):.1f} s): {len(finished)} finished, "
+          f"{len(missing)} not finished")
+    for cell in missing:
+        print(f"  not finished: {cell.label} ({cell.run_dir or 'no run directory'})")
+    if any(o == "leaderboard=rundir" for o in extra):
+        out = next((o.split("=", 1)[1] for o in reversed(extra) if o.startswith("output_dir=")), "runs")
+        store = next((o.split("=", 1)[1] for o in reversed(extra) if o.startswith("leaderboard.store=")),
+                     "leaderboard.sqlite")
+        print(f"leaderboard: harness leaderboard rebuild {shlex.quote(out)} --store {shlex.quote(store)} [--replace]")
+    if missing:
+        raise HarnessError(f"{len(missing)} cell(s) of grid {grid.name} did not finish; see the job logs "
+                           "(run.log in each run directory; .submitit/ for local and slurm), then rerun the grid.")
+    return 0

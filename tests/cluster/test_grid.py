@@ -1,0 +1,105 @@
+"""`harness grid`: the paper grid expands into exact sweeps, and the tiny grid skips its finished
+cell and launches the rest through a real launcher."""
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+
+import pytest
+
+from factrl.harness.config import group_options
+from factrl.harness.errors import ConfigError
+from factrl.harness.grid import load_grid, main, sweeps
+from tests.helpers import harness
+
+PAPER_MODELS = {"llama-3.2-3b", "llama-3.1-8b", "qwen3-4b", "qwen3-8b", "olmo-2-13b", "qwen3-14b"}
+
+
+def _expand(line: list[str]) -> list[tuple]:
+    """The cells a `harness run -m` override list sweeps over, as (fixed, method, model, seed, experiment)."""
+    fixed = tuple(o for o in line if o.split("=")[0] not in ("method", "model", "seed", "experiment"))
+    axes = {k: v.split(",") for k, _, v in (o.partition("=") for o in line) if k in ("method", "model", "seed",
+                                                                                        "experiment")}
+    return [(fixed, m, mo, int(s), e) for m, mo, s, e in
+            itertools.product(axes["method"], axes["model"], axes["seed"], axes.get("experiment", [""]))]
+
+
+def test_paper_grid_expands_to_the_protocol_cells_and_exact_sweeps():
+    grid = load_grid("paper", ["output_dir=/scratch/runs"])
+    blocks = Counter(c.block for c in grid.cells)
+    # The baselines run on the four main models; OLMo-2-13B and Qwen3-14B get Raw and CorVer only.
+    assert blocks == {"main": 20, "additional": 4, "forag-adjusted": 2, "forag-initial": 2, "ablations": 6,
+                      "aggregation": 2}
+    assert {c.model for c in grid.cells} == PAPER_MODELS
+    assert {c.method for c in grid.cells} == {"raw", "corver", "fspo", "knowrl", "rlfh", "forag"}
+    main_models = PAPER_MODELS - {"olmo-2-13b", "qwen3-14b"}
+    for method in ("fspo", "knowrl", "rlfh", "forag"):  # FoRAG: one allocation on each main model
+        assert sorted(c.model for c in grid.cells if c.method == method) == sorted(main_models), method
+    for cell in grid.cells:  # every name is a shipped option
+        assert cell.method in group_options("method") and cell.model in group_options("model")
+        assert cell.experiment is None or cell.experiment in group_options("experiment")
+        assert cell.overrides[0] == "output_dir=/scratch/runs" and cell.seed == 42
+    cells = [(c.fixed, c.method, c.model, c.seed, c.experiment or "") for c in grid.cells]
+    lines = sweeps(grid.cells)
+    assert sorted(cell for line in lines for cell in _expand(line)) == sorted(cells)  # each cell exactly once
+    assert len(lines) == 8  # 5 main methods, 2 FoRAG allocations, one sweep over the 8 CorVer experiments
+    # Two seeds more, and a cell already done: the sweeps still cover exactly the rest.
+    more = load_grid("paper", [], seeds=[42, 43, 44], blocks=["main"])
+    todo = [c for c in more.cells if not (c.method == "raw" and c.model == "qwen3-4b" and c.seed == 43)]
+    got = sorted(cell for line in sweeps(todo) for cell in _expand(line))
+    assert got == sorted((c.fixed, c.method, c.model, c.seed, c.experiment or "") for c in todo) and len(got) == 59
+
+
+def test_a_paper_block_dry_run_composes_every_cell(tmp_path, capsys):
+    assert main(["paper", "--dry-run", "--block", "aggregation", f"output_dir={tmp_path}"]) == 0
+    out = capsys.readouterr().out
+    assert "2 cells, 0 done, 2 todo" in out
+    assert (f"harness run -m output_dir={tmp_path} leaderboard=rundir method=corver model=llama-3.2-3b seed=42 "
+            "experiment=corver-min,corver-relcheck") in out
+
+
+@pytest.mark.parametrize("text, message", [
+    ("blocks: [{methods: [raw], models: [tiny-llama], seed: [1]}]", r"blocks\[0\]: unknown key\(s\) seed"),
+    ("blocks: [{methods: raw, models: [tiny-llama]}]", r"blocks\[0\].methods: must be a non-empty list"),
+    ("blocks: [{methods: [raw], models: [tiny-llama], seeds: [x]}]", r"blocks\[0\].seeds: must be integers"),
+    ("cells: []", "needs `blocks:`"),
+])
+def test_bad_grid_files_name_the_field(tmp_path, text, message):
+    path = tmp_path / "mine.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message) as err:
+        load_grid(str(path), [])
+    assert str(path) in str(err.value)
+
+
+def test_unknown_grid_and_block_are_one_line_errors():
+    with pytest.raises(ConfigError, match="unknown grid 'papr'; shipped: paper, tiny"):
+        load_grid("papr", [])
+    with pytest.raises(ConfigError, match="--block nope: not in configs/grid/paper.yaml"):
+        load_grid("paper", [], blocks=["nope"])
+
+
+@pytest.mark.slow  # two real runs in subprocesses: ~15 s alone, ~40 s on a loaded 2-core machine
+def test_tiny_grid_skips_the_finished_cell_and_launches_the_rest(tmp_path, capfd):
+    runs = tmp_path / "runs"
+    first = harness("run", "method=raw", "model=tiny-llama", "seed=42", "eval.limit=2", f"output_dir={runs}")
+    assert first.returncode == 0, first.stderr[-3000:]
+    (done,) = runs.glob("*-raw-tiny-llama-*")
+    assert main(["tiny", "--dry-run", f"output_dir={runs}"]) == 0  # the same lookup as `harness run`'s
+    dry = capfd.readouterr().out
+    assert "2 cells, 1 done, 1 todo" in dry and f"raw tiny-llama seed=42  {done}" in dry
+    assert "seed=43" in dry.split("sweeps")[1] and "seed=42" not in dry.split("sweeps")[1]
+    # In this process (the sweep itself is a real `harness run -m` subprocess, basic launcher).
+    assert main(["tiny", "--launcher", "basic", f"output_dir={runs}"]) == 0
+    out = capfd.readouterr().out
+    assert "[1/1] harness run -m eval.limit=2" in out and "seed=43 hydra/launcher=basic" in out
+    assert "2 cells: 1 already done, 1 launched in 1 sweep(s)" in out and "1 finished, 0 not finished" in out
+    made = sorted(runs.glob("*-raw-tiny-llama-*"))
+    assert len(made) == 2 and done in made
+    new = next(p for p in made if p != done)
+    info = json.loads((new / "run.json").read_text())
+    assert info["seed"] == 43 and info["status"] == "finished" and info["leaderboard"]["status"] == "not_recorded"
+    assert json.loads((done / "run.json").read_text())["attempts"] == 1  # the finished cell was not rerun
+    assert main(["tiny", f"output_dir={runs}"]) == 0
+    assert "nothing to launch: every cell is done" in capfd.readouterr().out

@@ -1,0 +1,100 @@
+"""Per-model memory defaults: every paper model's composed config fits one 80 GB GPU by the planner."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from factrl.harness import memory_plan as mp
+from factrl.harness.config import compose
+from factrl.harness.model_shapes import architecture, lora_parameter_count, parameter_count
+from factrl.harness.training.engine import batch_geometry
+
+PAPER_MODELS = ("llama-3.2-3b", "llama-3.1-8b", "qwen3-4b", "qwen3-8b", "qwen3-14b", "olmo-2-13b")
+PROTOCOL = Path(__file__).resolve().parents[2] / "configs" / "protocol" / "model"
+TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+@lru_cache(maxsize=None)
+def _paper(name: str):
+    """The composed config of a paper model (composition takes ~0.5 s; the tests only read it)."""
+    return compose([f"model={name}"])
+
+
+@pytest.mark.parametrize("name", PAPER_MODELS)
+def test_composed_paper_config_fits_one_80gb_gpu(name):
+    cfg = _paper(name)
+    geometry = batch_geometry(cfg.train)  # the micro-batch divides Q x C (ConfigError otherwise)
+    assert geometry["per_device_train_batch_size"] < geometry["generation_batch_size"]
+    plan = mp.plan_for_config(cfg)
+    assert plan.fits(), "\n".join(plan.lines())
+    assert plan.sequences == int(cfg.train.questions_per_step) * int(cfg.train.completions_per_question)
+
+
+@pytest.mark.parametrize("name", PAPER_MODELS)
+def test_the_old_default_does_not_fit(name):
+    """The issue's premise: all Q x C sequences in one micro-batch without checkpointing."""
+    cfg = _paper(name)
+    everything = int(cfg.train.questions_per_step) * int(cfg.train.completions_per_question)
+    plan = mp.plan(architecture(cfg.model), micro_batch=everything, sequences=everything,
+                   prompt_len=int(cfg.train.max_prompt_length), completion_len=int(cfg.train.max_completion_length),
+                   lora_r=int(cfg.lora.r), lora_targets=list(cfg.lora.target_modules), gradient_checkpointing=False)
+    assert not plan.fits()
+
+
+@pytest.mark.parametrize("name", PAPER_MODELS)
+def test_protocol_comment_states_the_planned_peak(name):
+    """The arithmetic in configs/protocol/model/<name>.yaml is the planner's, not stale prose."""
+    text = (PROTOCOL / f"{name}.yaml").read_text(encoding="utf-8")
+    stated = [float(x) for x in re.findall(r"peak ([0-9.]+) GB", text)]
+    plan = mp.plan_for_config(_paper(name))
+    assert round(plan.total / mp.GB, 1) in stated, (stated, plan.lines())
+
+
+@pytest.mark.parametrize("name", PAPER_MODELS)
+def test_micro_batch_also_divides_the_smallest_ppo_minibatch(name):
+    """FoRAG adjusted trains 4 x 1 completions per rollout: the micro-batch must divide 4 too."""
+    from factrl.harness.training.ppo import PPOSettings, ppo_geometry
+
+    cfg = compose([f"model={name}", "experiment=forag-adjusted"])
+    ppo_geometry(cfg.train, PPOSettings.from_config(cfg.train), processes=1)
+
+
+def test_plan_terms_are_the_documented_arithmetic():
+    arch = architecture(_paper("llama-3.2-3b").model)
+    p = mp.plan(arch, micro_batch=4, sequences=48, prompt_len=512, completion_len=1000, lora_r=128,
+                lora_targets=TARGETS, gradient_checkpointing=False)
+    h, inter, q, kv, layers, vocab = 3072, 8192, 24 * 128, 8 * 128, 28, 128256
+    assert p.parameters == parameter_count(arch) == 3_212_749_824
+    assert p.lora_parameters == layers * 128 * ((h + q) * 2 + (h + kv) * 2 + 3 * (h + inter))
+    assert p.weights == 2 * p.parameters and p.lora_state == 16 * p.lora_parameters
+    assert p.kv_cache == 48 * 1512 * 2 * layers * kv * 2
+    a_layer = 2 * (12 * h + 4 * q + 4 * kv + 5 * inter) + 4 * 7 * 128
+    assert p.activations == 4 * 1512 * layers * a_layer
+    assert p.logits == 4 * 1000 * vocab * 4
+    rest = p.weights + p.lora_state + max(p.rollout_peak, p.update_peak)
+    assert p.total == rest + mp.CONTEXT_BYTES + int(mp.FRAGMENTATION * rest)
+    checkpointed = mp.plan(arch, micro_batch=4, sequences=48, prompt_len=512, completion_len=1000, lora_r=128,
+                           lora_targets=TARGETS, gradient_checkpointing=True)
+    assert checkpointed.activations == 4 * 1512 * (layers * 2 * h + a_layer) < p.activations
+
+
+def test_vllm_share_replaces_the_kv_cache_and_sleep_frees_it_for_the_update():
+    cfg = _paper("olmo-2-13b")
+    assert cfg.train.use_vllm and mp.plan_for_config(cfg).rollout == "vllm"
+    awake = mp.plan_for_config(compose(["model=olmo-2-13b", "train.vllm.enable_sleep_mode=false"]))
+    asleep = mp.plan_for_config(cfg)
+    assert awake.kv_cache == 0 and awake.vllm_reserved == int(0.4 * mp.GPU_BYTES)
+    assert asleep.vllm_during_update == 0 and awake.vllm_during_update == awake.vllm_reserved
+    hf = mp.plan_for_config(compose(["model=olmo-2-13b", "train.use_vllm=false"]))
+    assert not hf.fits() and hf.kv_cache > 55 * mp.GB  # 40 KV heads: why OLMo 2 rolls out with vLLM
+
+
+def test_unknown_lora_target_is_a_config_error():
+    from factrl.harness.errors import ConfigError
+
+    arch = architecture(_paper("qwen3-8b").model)
+    with pytest.raises(ConfigError, match="lora.target_modules: lm_head"):
+        lora_parameter_count(arch, 8, ["q_proj", "lm_head"])
