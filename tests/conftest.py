@@ -38,3 +38,23 @@ def _one_thread():
         return
     torch.set_num_threads(1)
     yield
+
+
+# What a test must never write into the checkout: the default leaderboard store and run folders
+# (a `harness run` without `leaderboard.store=` / `output_dir=` would, and `make run` would then
+# find a test's row frozen into its store).
+_CHECKOUT_OUTPUTS = ("leaderboard.sqlite", "runs", "multirun")
+
+
+def _stamps() -> dict[str, int | None]:
+    return {name: (REPO / name).stat().st_mtime_ns if (REPO / name).exists() else None
+            for name in _CHECKOUT_OUTPUTS}
+
+
+@pytest.fixture(autouse=True)
+def _no_writes_into_the_checkout():
+    before = _stamps()
+    yield
+    changed = [name for name, stamp in _stamps().items() if stamp != before[name]]
+    assert not changed, (f"this test wrote {', '.join(changed)} in the checkout ({REPO}); give its harness "
+                         f"commands output_dir= and leaderboard.store= (or leaderboard=rundir) under tmp_path")

@@ -83,7 +83,8 @@ def test_unknown_grid_and_block_are_one_line_errors():
 @pytest.mark.slow  # two real runs in subprocesses: ~15 s alone, ~40 s on a loaded 2-core machine
 def test_tiny_grid_skips_the_finished_cell_and_launches_the_rest(tmp_path, capfd):
     runs = tmp_path / "runs"
-    first = harness("run", "method=raw", "model=tiny-llama", "seed=42", "eval.limit=2", f"output_dir={runs}")
+    first = harness("run", "method=raw", "model=tiny-llama", "seed=42", "eval.limit=2", f"output_dir={runs}",
+                    "leaderboard=rundir")  # as a grid job: the checkout's store stays untouched
     assert first.returncode == 0, first.stderr[-3000:]
     (done,) = runs.glob("*-raw-tiny-llama-*")
     assert main(["tiny", "--dry-run", f"output_dir={runs}"]) == 0  # the same lookup as `harness run`'s
