@@ -80,6 +80,39 @@ class RunContext:
         self._closers.append(fn)
         return fn
 
+    # -- shared services (evidence store, judge), opened for a method and closed with the run --
+    _SERVICE_HINTS = {
+        "evidence": "an evidence store: add evidence=demo or evidence=file evidence.store=STORE.sqlite3",
+        "judge": "a judge: judge=embedded (offline stand-in) or judge=openai judge.base_url=URL judge.model=NAME",
+    }
+
+    def service_config(self, group: str, method: str) -> Any:
+        """`config.<group>` ("evidence" or "judge") that `method` needs, or a one-line ConfigError
+        saying how to set it (a judge with backend none counts as missing). Call it for every
+        service before opening any, so a wrong setting costs no server start."""
+        from .errors import ConfigError
+
+        found = self.config.get(group) if self.config is not None else None
+        if found is None or (group == "judge" and str(found.get("backend", "none")) == "none"):
+            raise ConfigError(f"method={method} needs {self._SERVICE_HINTS[group]}")
+        return found
+
+    def open_evidence(self, evidence_cfg: Any) -> Any:
+        """The evidence store of `evidence_cfg` (factrl.harness.evidence.open_evidence), closed with the run."""
+        from .evidence import open_evidence
+
+        store = open_evidence(evidence_cfg)
+        self.on_close(store.close)
+        return store
+
+    def open_judge(self, judge_cfg: Any) -> Any:
+        """The started, checked judge of `judge_cfg` (factrl.harness.judge.open_judge), closed with the run."""
+        from .judge import open_judge
+
+        judge = open_judge(judge_cfg, run_dir=self.run_dir)
+        self.on_close(judge.close)
+        return judge
+
     def close(self, *, raise_errors: bool = True) -> None:
         """Run the registered cleanups once, last registered first (a judge opened after a store
         closes before it). Every cleanup runs even when an earlier one fails; the first failure

@@ -52,28 +52,17 @@ class FoRAG(Method):
         training, and registers their cleanups."""
         if ctx.tokenizer is None:
             raise ConfigError("method=forag needs the policy tokenizer in the run context (token placement)")
-        cfg = ctx.config
         method_cfg = ctx.method_config if ctx.method_config is not None else self.config
         settings = settings_from_config(method_cfg)
         missing = check_titles(list(ctx.pool or []), settings)
         if missing:
             ctx.logger.warning("forag: %d of %d pool rows have no title; they train without a signal (counted "
                                "under rewards/forag/no_evidence)", missing, len(ctx.pool))
-        evidence_cfg = cfg.get("evidence") if cfg is not None else None
-        if evidence_cfg is None:
-            raise ConfigError("method=forag needs an evidence store: add evidence=demo or evidence=file "
-                              "evidence.store=STORE.sqlite3")
-        judge_cfg = cfg.get("judge") if cfg is not None else None
-        if judge_cfg is None or str(judge_cfg.get("backend", "none")) == "none":
-            raise ConfigError("method=forag needs a judge: judge=embedded (offline stand-in) or judge=openai "
-                              "judge.base_url=URL judge.model=NAME")
-        from factrl.harness.evidence import open_evidence
-        from factrl.harness.judge import open_judge
+        evidence_cfg = ctx.service_config("evidence", "forag")
+        judge_cfg = ctx.service_config("judge", "forag")
 
-        store = open_evidence(evidence_cfg)
-        ctx.on_close(store.close)
-        judge = open_judge(judge_cfg, run_dir=ctx.run_dir)
-        ctx.on_close(judge.close)
+        store = ctx.open_evidence(evidence_cfg)
+        judge = ctx.open_judge(judge_cfg)
         reward = FoRAGReward(tokenizer=ctx.tokenizer, judge=judge, store=store, settings=settings,
                              k=int(evidence_cfg.get("k", 5)))
         ctx.logger.info("forag reward: aggregation=%s placement=%s judge=%s evidence=%s k=%d", settings.aggregation,

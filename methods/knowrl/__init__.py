@@ -52,27 +52,16 @@ class KnowRL(Method):
     def build_reward(self, ctx: RunContext) -> KnowRLReward:
         """Checks everything a user can get wrong before training (settings, titles, evidence
         store, NLI labels, judge), cheapest first; registers the services' cleanups."""
-        cfg = ctx.config
         method_cfg = ctx.method_config if ctx.method_config is not None else self.config
         settings = settings_from_config(method_cfg)
         check_titles(list(ctx.pool or []), settings)
-        evidence_cfg = cfg.get("evidence") if cfg is not None else None
-        if evidence_cfg is None:
-            raise ConfigError("method=knowrl needs an evidence store: add evidence=demo or evidence=file "
-                              "evidence.store=STORE.sqlite3")
-        judge_cfg = cfg.get("judge") if cfg is not None else None
-        if judge_cfg is None or str(judge_cfg.get("backend", "none")) == "none":
-            raise ConfigError("method=knowrl needs a judge: judge=embedded (offline stand-in) or judge=openai "
-                              "judge.base_url=URL judge.model=NAME")
-        from factrl.harness.evidence import open_evidence
-        from factrl.harness.judge import open_judge
+        evidence_cfg = ctx.service_config("evidence", "knowrl")
+        judge_cfg = ctx.service_config("judge", "knowrl")
         from factrl.harness.nli import load_nli
 
-        store = open_evidence(evidence_cfg)
-        ctx.on_close(store.close)
+        store = ctx.open_evidence(evidence_cfg)
         nli = load_nli(dict(as_container(method_cfg.get("nli")) or {}))
-        judge = open_judge(judge_cfg, run_dir=ctx.run_dir)
-        ctx.on_close(judge.close)
+        judge = ctx.open_judge(judge_cfg)
         reward = KnowRLReward(judge=judge, store=store, nli=nli, settings=settings, k=int(evidence_cfg.get("k", 5)))
         ctx.logger.info("knowrl reward: variant=%s judge=%s nli=%s evidence=%s k=%d", settings.variant,
                         getattr(judge, "describe", dict)().get("model"), nli.describe().get("label"),

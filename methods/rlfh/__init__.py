@@ -44,23 +44,13 @@ class RLFH(Method):
         cfg = ctx.config
         method_cfg = ctx.method_config if ctx.method_config is not None else self.config
         settings = settings_from_config(method_cfg)
-        evidence_cfg = cfg.get("evidence") if cfg is not None else None
-        if evidence_cfg is None:
-            raise ConfigError("method=rlfh needs an evidence store: add evidence=demo or evidence=file "
-                              "evidence.store=STORE.sqlite3")
-        judge_cfg = cfg.get("judge") if cfg is not None else None
-        if judge_cfg is None or str(judge_cfg.get("backend", "none")) == "none":
-            raise ConfigError("method=rlfh needs a judge: judge=embedded (offline stand-in) or judge=openai "
-                              "judge.base_url=URL judge.model=NAME")
+        evidence_cfg = ctx.service_config("evidence", "rlfh")
+        judge_cfg = ctx.service_config("judge", "rlfh")
         if ctx.tokenizer is None:
             raise ConfigError("method=rlfh places rewards on tokens and needs the policy tokenizer")
-        from factrl.harness.evidence import open_evidence
-        from factrl.harness.judge import open_judge
 
-        store = open_evidence(evidence_cfg)
-        ctx.on_close(store.close)
-        judge = open_judge(judge_cfg, run_dir=ctx.run_dir)
-        ctx.on_close(judge.close)
+        store = ctx.open_evidence(evidence_cfg)
+        judge = ctx.open_judge(judge_cfg)
         from factrl.harness.prompts import response_prefix
 
         reward = RLFHReward(tokenizer=ctx.tokenizer, judge=judge, store=store, settings=settings,
