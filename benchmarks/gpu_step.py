@@ -6,7 +6,7 @@
 Needs no network: the model is `model.source=random` (the real class and shape from
 configs/model/<model>.yaml's `architecture:`, random weights, the tiny-llama Llama-2 tokenizer;
 ids < its 32,000 fit every paper vocabulary) and the corpus is a small infini-gram index built
-here from the CorVer test fixtures (tests/corver/conftest.py) with the same tokenizer.
+here from the CorVer test fixtures (tests/corver/fact_index.py) with the same tokenizer.
 
 `--shape paper`: bf16 weights on CUDA, LoRA r 128 (configs/lora/default.yaml), the paper's batch
 (PROTOCOL 4: 3 questions x 16 completions for Llama-3.2-3B, 1,000-token limit), the model's
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import platform
 import resource
@@ -66,19 +65,9 @@ class Report:
 def build_fixture_index(root: Path, tokenizer) -> Path:
     """The CorVer tests' small index (fact documents between long fillers), Llama-2 tokenizer."""
     sys.path.insert(0, str(REPO))
-    from tests.corver.conftest import FACT_DOCS, FILLER
+    from tests.corver.fact_index import build_fact_index
 
-    from factrl.harness.corpus import build_index
-    from factrl.harness.corpus.tokens import identify
-
-    source = root / "fixture.jsonl"
-    with open(source, "w", encoding="utf-8") as handle:
-        for doc in FACT_DOCS:
-            handle.write(json.dumps({"text": FILLER}) + "\n" + json.dumps({"text": doc}) + "\n")
-        handle.write(json.dumps({"text": FILLER}) + "\n")
-    out = root / "index"
-    build_index(out, [str(source)], tokenizer, identify(tokenizer, "tiny-llama"))
-    return out
+    return build_fact_index(root, tokenizer)
 
 
 def overrides(args: argparse.Namespace, index_dir: Path, use_vllm: bool) -> list[str]:

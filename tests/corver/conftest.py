@@ -14,20 +14,9 @@ document and every count below is exact and hand-checkable:
 """
 from __future__ import annotations
 
-import json
-
 import pytest
 
-FILLER = "the quiet river flows past green fields and old stone walls . " * 90  # > 1000 tokens
-FACT_DOCS = [
-    "Paris is the capital of France. " * 25,
-    "Einstein was born in Ulm. " * 8,
-    "Curie studied in Warsaw. " * 2,
-    "Mozart wrote music.",
-    "Tokyo is a large city.",
-    "A city was founded on a river.",
-]
-EXPECTED = {("Paris", "France"): 25, ("Einstein", "Ulm"): 8, ("Curie", "Warsaw"): 2, ("Mozart", "Tokyo"): 0}
+from tests.corver.fact_index import build_fact_index
 
 
 def _model_cfg(name: str):
@@ -54,19 +43,7 @@ def smol_tokenizer():
 
 @pytest.fixture(scope="session")
 def index_dir(tmp_path_factory, llama_tokenizer):
-    from factrl.harness.corpus import build_index
-    from factrl.harness.corpus.tokens import identify
-
-    root = tmp_path_factory.mktemp("corver_corpus")
-    source = root / "wiki.jsonl"
-    with open(source, "w", encoding="utf-8") as handle:
-        for doc in FACT_DOCS:
-            handle.write(json.dumps({"text": FILLER}) + "\n")
-            handle.write(json.dumps({"text": doc}) + "\n")
-        handle.write(json.dumps({"text": FILLER}) + "\n")
-    out = root / "index"
-    build_index(out, [str(source)], llama_tokenizer, identify(llama_tokenizer, "tiny-llama"))
-    return out
+    return build_fact_index(tmp_path_factory.mktemp("corver_corpus"), llama_tokenizer)
 
 
 @pytest.fixture(scope="session")

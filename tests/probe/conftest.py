@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.corver.conftest import FACT_DOCS, FILLER
+from tests.corver.fact_index import build_fact_index
 from tests.evidence_fixtures import build_test_store
 from tests.knowrl.conftest import ARTICLES
 
@@ -30,19 +30,7 @@ def llama_tokenizer():
 
 @pytest.fixture(scope="session")
 def index_dir(tmp_path_factory, llama_tokenizer):
-    from factrl.harness.corpus import build_index
-    from factrl.harness.corpus.tokens import identify
-
-    root = tmp_path_factory.mktemp("probe_corpus")
-    source = root / "wiki.jsonl"
-    with open(source, "w", encoding="utf-8") as handle:
-        for doc in FACT_DOCS:
-            handle.write(json.dumps({"text": FILLER}) + "\n")
-            handle.write(json.dumps({"text": doc}) + "\n")
-        handle.write(json.dumps({"text": FILLER}) + "\n")
-    out = root / "index"
-    build_index(out, [str(source)], llama_tokenizer, identify(llama_tokenizer, "tiny-llama"))
-    return out
+    return build_fact_index(tmp_path_factory.mktemp("probe_corpus"), llama_tokenizer)
 
 
 @pytest.fixture(scope="session")
