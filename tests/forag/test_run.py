@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.evidence_fixtures import judge_run_overrides
 from tests.helpers import harness
 from tests.knowrl.judge_server import JudgeServer
 
@@ -16,16 +17,11 @@ pytestmark = pytest.mark.slow  # one real PPO training run (about a minute on 2 
 
 
 def run_forag(root, store_path, *extra):
-    pool = root / "pool.json"
-    pool.write_text(json.dumps([ROWS["curie"], ROWS["einstein"]]))
     # tiny-llama's 16-token noise has no tags: it is read whole, each sentence is split into
     # the default reply's one sub-claim, and every verdict is SUPPORTED.
     with JudgeServer({"Claim: ": "SUPPORTED"}, default="- Marie Curie was born in Warsaw.") as server:
-        result = harness("run", "method=forag", "model=tiny-llama", "judge=openai", f"judge.base_url={server.url}",
-                         "judge.model=judge-test", "judge.api_key_env=null", "judge.cache=null",
-                         "evidence=file", f"evidence.store={store_path}", "pool=file", f"pool.path={pool}",
-                         "pool.dedup_against=[]", f"output_dir={root / 'runs'}",
-                         f"leaderboard.store={root / 'lb.sqlite'}", *extra)
+        result = harness("run", "method=forag", "model=tiny-llama",
+                         *judge_run_overrides(server.url, store_path, [ROWS["curie"], ROWS["einstein"]], root), *extra)
         requests = list(server.requests)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     return next((root / "runs").glob("*-forag-tiny-llama-*")), requests

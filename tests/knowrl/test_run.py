@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.evidence_fixtures import judge_run_overrides
 from tests.helpers import harness
 
 from .conftest import ROWS
@@ -18,16 +19,11 @@ pytestmark = pytest.mark.slow  # one real training run (about a minute on 2 shar
 @pytest.fixture(scope="module")
 def knowrl_run(tmp_path_factory, store_path):
     root = tmp_path_factory.mktemp("knowrl_run")
-    pool = root / "pool.json"
-    pool.write_text(json.dumps([ROWS["curie"], ROWS["einstein"]]))
     # tiny-llama's 16-token noise has no answer block: -1 without a grade call, then the
     # reasoning (the whole completion) goes to the fact split, answered by the default reply.
     with JudgeServer(default="- Marie Curie was born in Warsaw.") as server:
-        result = harness("run", "method=knowrl", "model=tiny-llama", "judge=openai", f"judge.base_url={server.url}",
-                         "judge.model=judge-test", "judge.api_key_env=null", "judge.cache=null",
-                         "evidence=file", f"evidence.store={store_path}", "pool=file", f"pool.path={pool}",
-                         "pool.dedup_against=[]", f"output_dir={root / 'runs'}",
-                         f"leaderboard.store={root / 'lb.sqlite'}")
+        result = harness("run", "method=knowrl", "model=tiny-llama",
+                         *judge_run_overrides(server.url, store_path, [ROWS["curie"], ROWS["einstein"]], root))
         requests = list(server.requests)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     return next((root / "runs").glob("*-knowrl-tiny-llama-*")), requests

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.evidence_fixtures import judge_run_overrides
 from tests.helpers import harness
 from tests.knowrl.judge_server import JudgeServer
 
@@ -23,14 +24,9 @@ EXTRACTED = ">> Sentence 0\n* Marie Curie was born in Warsaw."
 @pytest.fixture(scope="module")
 def rlfh_run(tmp_path_factory, store_path):
     root = tmp_path_factory.mktemp("rlfh_run")
-    pool = root / "pool.json"
-    pool.write_text(json.dumps([ROWS["curie"], ROWS["einstein"]]))
     with JudgeServer(SCRIPT, default=EXTRACTED) as server:
-        result = harness("run", "method=rlfh", "model=tiny-llama", "judge=openai", f"judge.base_url={server.url}",
-                         "judge.model=judge-test", "judge.api_key_env=null", "judge.cache=null",
-                         "evidence=file", f"evidence.store={store_path}", "pool=file", f"pool.path={pool}",
-                         "pool.dedup_against=[]", f"output_dir={root / 'runs'}",
-                         f"leaderboard.store={root / 'lb.sqlite'}")
+        result = harness("run", "method=rlfh", "model=tiny-llama",
+                         *judge_run_overrides(server.url, store_path, [ROWS["curie"], ROWS["einstein"]], root))
         requests = list(server.requests)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     return next((root / "runs").glob("*-rlfh-tiny-llama-*")), requests
