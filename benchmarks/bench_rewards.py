@@ -194,7 +194,9 @@ class _WithCleanup:
         return self.reward(**kwargs)
 
     def close(self) -> None:
-        self.reward.close()
+        closer = getattr(self.reward, "close", None)  # the judge and store close through `cleanups`
+        if callable(closer):
+            closer()
         for fn in self.cleanups:
             fn()
 
@@ -220,7 +222,7 @@ def build_knowrl(bench: Bench):
                           settings=settings_from_config(cfg.method), k=int(cfg.evidence.k))
     where = f"local judge, {opts.judge_latency:g} s per request" if server else f"judge {url}"
     bench.notes["knowrl"] = f"{where}, concurrency {opts.judge_concurrency}, demo evidence store, lexical NLI stand-in"
-    return _WithCleanup(reward, *([server.shutdown, server.server_close] if server else []))
+    return _WithCleanup(reward, judge.close, store.close, *([server.shutdown, server.server_close] if server else []))
 
 
 @column("forag")
@@ -229,7 +231,7 @@ def build_forag(bench: Bench):
     evidence store; all sentence splits of a step in one concurrent call, all verdicts in a second."""
     from factrl.harness.evidence import open_evidence
     from factrl.harness.judge import open_judge
-    from factrl.methods.forag import FoRAGReward, settings_from_config
+    from factrl.methods.forag import FoRAGReward, FoRAGSettings
 
     opts = bench.options
     server = None if opts.judge_url else LatencyJudge(opts.judge_latency)
@@ -239,7 +241,7 @@ def build_forag(bench: Bench):
                         "concurrency": opts.judge_concurrency, "max_tokens": 512, "max_failed_share": 1.0})
     store = open_evidence(cfg.evidence)
     reward = FoRAGReward(tokenizer=bench.tokenizer, judge=judge, store=store,
-                         settings=settings_from_config(cfg.method), k=int(cfg.evidence.k))
+                         settings=FoRAGSettings.from_mapping(cfg.method), k=int(cfg.evidence.k))
     where = f"local judge, {opts.judge_latency:g} s per request" if server else f"judge {url}"
     bench.notes["forag"] = f"{where}, concurrency {opts.judge_concurrency}, demo evidence store"
     return _WithCleanup(reward, judge.close, store.close, *([server.shutdown, server.server_close] if server else []))
@@ -266,7 +268,7 @@ def build_rlfh(bench: Bench):
                         prefix=response_prefix(cfg.model))
     where = f"local judge, {opts.judge_latency:g} s per request" if server else f"judge {url}"
     bench.notes["rlfh"] = f"{where}, concurrency {opts.judge_concurrency}, demo evidence store"
-    return _WithCleanup(reward, *([server.shutdown, server.server_close] if server else []))
+    return _WithCleanup(reward, judge.close, store.close, *([server.shutdown, server.server_close] if server else []))
 
 
 def synthetic_batches(rows: list[dict], store: Any, questions: int, completions: int, count: int):

@@ -229,7 +229,7 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
 
     run_dir, tokenizer = ctx.run_dir, ctx.tokenizer
     with phase("init"):
-        reward = method.build_reward(ctx)
+        reward = ctx.build_reward(method)  # its close() runs with the other cleanups
         if reward is None:
             raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm "
                               f"'{method.algorithm}'")

@@ -246,12 +246,6 @@ class KnowRLReward:
         assert tuple(out) == DIAGNOSTIC_KEYS
         return {k: float(v) for k, v in out.items()}
 
-    def close(self) -> None:
-        for part in (self.judge, self.store):
-            closer = getattr(part, "close", None)
-            if callable(closer):
-                closer()
-
 
 def _golds(row: Mapping[str, Any]) -> list[str]:
     answers = row.get("answers") or []

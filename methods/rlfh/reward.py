@@ -274,12 +274,6 @@ class RLFHReward:
         assert tuple(out) == DIAGNOSTIC_KEYS
         return {k: float(v) for k, v in out.items()}
 
-    def close(self) -> None:
-        for part in (self.judge, self.store):
-            closer = getattr(part, "close", None)
-            if callable(closer):
-                closer()
-
 
 def _records(items: list[_Completion]) -> list[dict[str, Any]]:
     """train/reward_records.jsonl: one line per statement, one per completion without any."""

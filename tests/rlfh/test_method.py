@@ -56,13 +56,13 @@ def test_build_reward_needs_a_judge_and_components(store_path, tokenizer):
     from tests.knowrl.judge_server import JudgeServer
 
     cfg = compose(["method=rlfh", "judge=none"])
-    ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer)
+    ctx = RunContext(config=cfg, tokenizer=tokenizer)
     with pytest.raises(ConfigError, match="method=rlfh needs a judge"):
         RLFH(cfg.method).build_reward(ctx)
     with JudgeServer(default="5") as server:
         cfg = compose(["method=rlfh", "evidence=file", f"evidence.store={store_path}"])
         cfg.judge = judge_cfg(server.url)
-        ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer)
+        ctx = RunContext(config=cfg, tokenizer=tokenizer)
         reward = RLFH(cfg.method).build_reward(ctx)
         try:
             components = RLFH(cfg.method).components(reward)
