@@ -19,6 +19,11 @@ class ConfigError(HarnessError):
     """A configuration value or file is invalid."""
 
 
+class SettingError(ConfigError, ValueError):
+    """A settings value or key that fails its check (harness/settings.py). Also a ValueError,
+    as the settings dataclasses' own `__post_init__` checks are."""
+
+
 class ModelNotFoundError(HarnessError):
     """A model id or path cannot be resolved offline."""
 
@@ -47,4 +52,5 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return f" Did you mean '{hint}'?" if hint else ""
 
 
-__all__ = ["ConfigError", "DataError", "HarnessError", "ModelNotFoundError", "closest", "did_you_mean"]
+__all__ = ["ConfigError", "DataError", "HarnessError", "ModelNotFoundError", "SettingError", "closest",
+           "did_you_mean"]

@@ -77,7 +77,6 @@ class RunContext:
     """What a reward builder may use. Built once per run by the orchestrator."""
 
     config: Any  # the full resolved config (OmegaConf DictConfig); the method's own options: Method.settings
-    method_config: Any = None  # config.method (interface 2; removed once every method reads Method.settings)
     tokenizer: Any = None  # None for evaluation-only methods
     pool: list[dict] = field(default_factory=list)  # training rows: question, answers, title
     run_dir: Path | None = None

@@ -20,8 +20,8 @@ A settings class is a frozen dataclass subclassing `Settings`:
 
 `parse` coerces every value by its annotation (bool, int, float, str, Optional, Literal,
 tuple / list of those, dict, a nested `Settings` class), rejects an unknown key with the
-closest valid one, and turns the `__post_init__` ValueError into a ConfigError prefixed by
-the owner: `method.threshold=1.5 must lie in [0, 1]`. A field marked `field(metadata=FLAT)`
+closest valid one, and turns the `__post_init__` ValueError into a one-line `SettingError`
+(a ConfigError, and a ValueError) prefixed by the owner: `method.threshold=1.5 must lie in [0, 1]`. A field marked `field(metadata=FLAT)`
 holds another settings class whose keys sit on the same node (CorVer's response and corpus
 rewards share `method.*`); one marked `field(metadata=GIVEN)` is no key of the node but a value
 the caller passes as a keyword. docs/CONTRACTS.md, "Settings", is the guide.
@@ -36,7 +36,7 @@ import types
 import typing
 from typing import Any, ClassVar, Literal, Mapping, Union
 
-from .errors import ConfigError, closest
+from .errors import ConfigError, SettingError, closest
 
 FLAT = {"flat": True}  # field metadata: a nested settings class whose keys share this node
 # Field metadata: a value the caller hands over (`from_mapping(..., kl_coef=train.beta)`), not a
@@ -107,7 +107,7 @@ class Settings:
         """Parse `mapping` (dict or OmegaConf node; None = {}) plus `changes` over the defaults."""
         given = plain(mapping)
         if given is not None and not isinstance(given, Mapping):
-            raise ConfigError(f"{owner or cls.OWNER}: expected a mapping of settings, got {type(given).__name__}")
+            raise SettingError(f"{owner or cls.OWNER}: expected a mapping of settings, got {type(given).__name__}")
         handed = {k: changes.pop(k) for k in list(changes) if k in _given(cls)}
         return parse(cls, {**(given or {}), **changes}, owner=owner, given=handed)
 
@@ -203,7 +203,7 @@ def parse(cls: type, mapping: Mapping[str, Any] | None, *, owner: str | None = N
     valid = _spec(cls)
     for key in node:
         if key not in valid:
-            raise ConfigError(unknown_key(owner, key, valid))
+            raise SettingError(unknown_key(owner, key, valid))
     merged = {**(cls.default_values() if defaults is None else dict(defaults)), **node}
     values: dict[str, Any] = {}
     for f in _fields(cls):
@@ -214,16 +214,18 @@ def parse(cls: type, mapping: Mapping[str, Any] | None, *, owner: str | None = N
         value = (given or {}).get(f.name, _ABSENT) if f.given else merged.get(f.name, _ABSENT)
         if value is _ABSENT:
             if f.given and f.default is _ABSENT:
-                raise ConfigError(f"{_at(owner, f.name)}: missing; pass it to {cls.__name__}.from_mapping")
+                raise SettingError(f"{_at(owner, f.name)}: missing; pass it to {cls.__name__}.from_mapping")
             if f.default is _ABSENT:
                 source = f" (configs/{cls.DEFAULTS} documents it)" if isinstance(cls.DEFAULTS, str) else ""
-                raise ConfigError(f"{_at(owner, f.name)}: missing; set it{source}")
+                raise SettingError(f"{_at(owner, f.name)}: missing; set it{source}")
             value = f.default
         values[f.name] = coerce(value, f.type, _at(owner, f.name))
     try:
         return cls(**values)
+    except ConfigError:
+        raise
     except (ValueError, TypeError) as err:
-        raise ConfigError(_prefixed(owner, str(err), valid)) from None
+        raise SettingError(_prefixed(owner, str(err), valid)) from None
 
 
 def _at(owner: str, key: str) -> str:
@@ -249,7 +251,7 @@ def coerce(value: Any, kind: Any, where: str) -> Any:
         if value is None:
             if len(options) < len(typing.get_args(kind)):
                 return None
-            raise ConfigError(f"{where}=null is not allowed; set a value")
+            raise SettingError(f"{where}=null is not allowed; set a value")
         errors = []
         for option in options:
             try:
@@ -262,17 +264,17 @@ def coerce(value: Any, kind: Any, where: str) -> Any:
         for choice in choices:
             if value == choice and type(value) is type(choice):
                 return choice
-        raise ConfigError(f"{where}={value!r}: choose one of {', '.join(str(c) for c in choices)}")
+        raise SettingError(f"{where}={value!r}: choose one of {', '.join(str(c) for c in choices)}")
     if value is None:
-        raise ConfigError(f"{where}=null is not allowed; set a value")
+        raise SettingError(f"{where}=null is not allowed; set a value")
     if isinstance(kind, type) and issubclass(kind, Settings):
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{where}={value!r} must be a mapping of {kind.__name__} keys")
+            raise SettingError(f"{where}={value!r} must be a mapping of {kind.__name__} keys")
         return parse(kind, value, owner=where)
     if kind is bool:
         if isinstance(value, bool):
             return value
-        raise ConfigError(f"{where}={value!r} must be true or false")
+        raise SettingError(f"{where}={value!r} must be true or false")
     if kind is int:
         return _integer(value, where)
     if kind is float:
@@ -282,14 +284,14 @@ def coerce(value: Any, kind: Any, where: str) -> Any:
             return value
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)  # `judge.model=7` arrives as an int
-        raise ConfigError(f"{where}={value!r} must be a string")
+        raise SettingError(f"{where}={value!r} must be a string")
     if origin in (tuple, list) or kind in (tuple, list):
         if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{where}={value!r} must be a list")
+            raise SettingError(f"{where}={value!r} must be a list")
         args = typing.get_args(kind)
         if origin is tuple and args and args[-1] is not Ellipsis:
             if len(value) != len(args):
-                raise ConfigError(f"{where}={list(value)} must hold {len(args)} values")
+                raise SettingError(f"{where}={list(value)} must hold {len(args)} values")
             items = [coerce(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args))]
         else:
             item = args[0] if args else Any
@@ -297,7 +299,7 @@ def coerce(value: Any, kind: Any, where: str) -> Any:
         return tuple(items) if (origin or kind) is tuple else items
     if origin in (dict, Mapping) or kind in (dict, Mapping) or origin is typing.get_origin(Mapping[str, Any]):
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{where}={value!r} must be a mapping")
+            raise SettingError(f"{where}={value!r} must be a mapping")
         return dict(value)
     raise TypeError(f"{where}: the settings parser does not handle the annotation {kind!r}")
 
@@ -312,7 +314,7 @@ def _integer(value: Any, where: str) -> int:
             return int(value.strip())
         except ValueError:
             pass
-    raise ConfigError(f"{where}={value!r} is not an integer; set a whole number")
+    raise SettingError(f"{where}={value!r} is not an integer; set a whole number")
 
 
 def _number(value: Any, where: str) -> float:
@@ -323,7 +325,7 @@ def _number(value: Any, where: str) -> float:
             return float(value.strip())
         except ValueError:
             pass
-    raise ConfigError(f"{where}={value!r} is not a number; set a number")
+    raise SettingError(f"{where}={value!r} is not a number; set a number")
 
 
 def in_range(key: str, value: float, low: float | None = None, high: float | None = None) -> None:

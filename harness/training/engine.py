@@ -205,9 +205,9 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
         _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length),
                                  {"enable_thinking": bool(thinking)} if thinking is not None else None)
         # train.ppo.critic=full: the critic is a second, separately trained copy of the model.
-        full_critic = method.algorithm == "ppo" and str(cfg.train.get("ppo", {}).get("critic", "lora")) == "full"
+        full_critic = method.algorithm == "ppo" and str(cfg.train.ppo.critic) == "full"
         critic_model = models.load_model(identity, cfg.model) if full_critic else None
-    ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
+    ctx = RunContext(config=cfg, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
                      logger=logging.getLogger(f"factrl.methods.{method.name}"))
     try:
         result = _train_with_reward(cfg, method, ctx, model, dataset, out, adapter_dir, phase, timer, critic_model)

@@ -85,7 +85,7 @@ class RLFHReward:
         if tokenizer is None or judge is None or store is None:
             raise ValueError("RLFHReward needs the policy tokenizer, a judge and an evidence store")
         self.tokenizer, self.judge, self.store = tokenizer, judge, store
-        self.settings = settings or RLFHSettings()
+        self.settings = settings if settings is not None else RLFHSettings.from_mapping()
         self.prompts = (EXTRACT, VERIFY, ASSESS)
         # The response prefix the prompt already holds (e.g. "<think>"): alignment.py
         self.prefix = prefix or ""
