@@ -333,7 +333,7 @@ def in_range(key: str, value: float, low: float | None = None, high: float | Non
     if (low is not None and value < low) or (high is not None and value > high):
         bound = (f"between {low:g} and {high:g}" if low is not None and high is not None
                  else f">= {low:g}" if low is not None else f"<= {high:g}")
-        raise ValueError(f"{key}={value!r} is out of range; set a value {bound}")
+        raise ValueError(f"{key}={value:g} is out of range; set a value {bound}")
 
 
 __all__ = ["FLAT", "GIVEN", "Settings", "coerce", "defaults_from_yaml", "in_range", "parse", "plain", "unknown_key"]

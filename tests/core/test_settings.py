@@ -68,7 +68,7 @@ def test_defaults_fill_in_and_values_are_coerced_by_annotation():
     ({"extra": 3}, "toy.extra=3 must be a mapping"),
     ({"steps": None}, "toy.steps=null is not allowed"),
     ({"weight": "heavy"}, "toy.weight='heavy' is not a number"),
-    ({"rate": 2}, "toy.rate=2.0 is out of range; set a value between 0 and 1"),
+    ({"rate": 2}, "toy.rate=2 is out of range; set a value between 0 and 1"),
     ({"mode": "b", "flag": False}, "toy: b as the mode needs flag=true"),
 ])
 def test_every_bad_value_is_one_line_naming_the_key(given, message):
