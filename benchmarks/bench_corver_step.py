@@ -61,7 +61,8 @@ def main() -> None:
     from factrl.harness import models
     from factrl.harness.config import compose
     from factrl.harness.pool import load_pool
-    from factrl.harness.rewards import ResponseRewardConfig, response_rewards
+    from factrl.harness.rewards import response_rewards
+    from factrl.methods.corver import CorVerSettings
     from factrl.harness.timer import Timer
     from factrl.harness.training.engine import build_dataset, grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
@@ -84,7 +85,7 @@ def main() -> None:
     identity = models.resolve(cfg.model)
     tokenizer = models.load_tokenizer(identity, cfg.model)
     dataset = build_dataset(load_pool(cfg.pool), cfg.model, tokenizer=tokenizer)
-    response_cfg = ResponseRewardConfig.from_mapping(cfg.method)
+    response_cfg = CorVerSettings.from_mapping(cfg.method).response
 
     def response_only(*, prompts, completions, completion_ids, **kwargs):
         rows = [{"answers": a} for a in kwargs["answers"]]

@@ -194,7 +194,9 @@ class _WithCleanup:
         return self.reward(**kwargs)
 
     def close(self) -> None:
-        self.reward.close()
+        closer = getattr(self.reward, "close", None)  # the judge and store close through `cleanups`
+        if callable(closer):
+            closer()
         for fn in self.cleanups:
             fn()
 
@@ -207,7 +209,7 @@ def build_knowrl(bench: Bench):
     from factrl.harness.evidence import open_evidence
     from factrl.harness.judge import open_judge
     from factrl.harness.nli import load_nli
-    from factrl.methods.knowrl import KnowRLReward, settings_from_config
+    from factrl.methods.knowrl import KnowRLReward, KnowRLSettings
 
     opts = bench.options
     server = None if opts.judge_url else LatencyJudge(opts.judge_latency)
@@ -217,10 +219,10 @@ def build_knowrl(bench: Bench):
                         "concurrency": opts.judge_concurrency, "max_tokens": 512, "max_failed_share": 1.0})
     store = open_evidence(cfg.evidence)
     reward = KnowRLReward(judge=judge, store=store, nli=load_nli({"backend": "standin"}),
-                          settings=settings_from_config(cfg.method), k=int(cfg.evidence.k))
+                          settings=KnowRLSettings.from_mapping(cfg.method), k=int(cfg.evidence.k))
     where = f"local judge, {opts.judge_latency:g} s per request" if server else f"judge {url}"
     bench.notes["knowrl"] = f"{where}, concurrency {opts.judge_concurrency}, demo evidence store, lexical NLI stand-in"
-    return _WithCleanup(reward, *([server.shutdown, server.server_close] if server else []))
+    return _WithCleanup(reward, judge.close, store.close, *([server.shutdown, server.server_close] if server else []))
 
 
 @column("forag")
@@ -229,7 +231,7 @@ def build_forag(bench: Bench):
     evidence store; all sentence splits of a step in one concurrent call, all verdicts in a second."""
     from factrl.harness.evidence import open_evidence
     from factrl.harness.judge import open_judge
-    from factrl.methods.forag import FoRAGReward, settings_from_config
+    from factrl.methods.forag import FoRAGReward, FoRAGSettings
 
     opts = bench.options
     server = None if opts.judge_url else LatencyJudge(opts.judge_latency)
@@ -239,7 +241,7 @@ def build_forag(bench: Bench):
                         "concurrency": opts.judge_concurrency, "max_tokens": 512, "max_failed_share": 1.0})
     store = open_evidence(cfg.evidence)
     reward = FoRAGReward(tokenizer=bench.tokenizer, judge=judge, store=store,
-                         settings=settings_from_config(cfg.method), k=int(cfg.evidence.k))
+                         settings=FoRAGSettings.from_mapping(cfg.method), k=int(cfg.evidence.k))
     where = f"local judge, {opts.judge_latency:g} s per request" if server else f"judge {url}"
     bench.notes["forag"] = f"{where}, concurrency {opts.judge_concurrency}, demo evidence store"
     return _WithCleanup(reward, judge.close, store.close, *([server.shutdown, server.server_close] if server else []))
@@ -253,7 +255,7 @@ def build_rlfh(bench: Bench):
     from factrl.harness.evidence import open_evidence
     from factrl.harness.judge import open_judge
     from factrl.harness.prompts import response_prefix
-    from factrl.methods.rlfh import RLFHReward, settings_from_config
+    from factrl.methods.rlfh import RLFHReward, RLFHSettings
 
     opts = bench.options
     server = None if opts.judge_url else LatencyJudge(opts.judge_latency)
@@ -262,11 +264,12 @@ def build_rlfh(bench: Bench):
     judge = open_judge({"backend": "openai", "base_url": url, "model": model, "api_key_env": None, "cache": None,
                         "concurrency": opts.judge_concurrency, "max_tokens": 512, "max_failed_share": 1.0})
     store = open_evidence(cfg.evidence)
-    reward = RLFHReward(tokenizer=bench.tokenizer, judge=judge, store=store, settings=settings_from_config(cfg.method),
+    reward = RLFHReward(tokenizer=bench.tokenizer, judge=judge, store=store,
+                        settings=RLFHSettings.from_mapping(cfg.method),
                         prefix=response_prefix(cfg.model))
     where = f"local judge, {opts.judge_latency:g} s per request" if server else f"judge {url}"
     bench.notes["rlfh"] = f"{where}, concurrency {opts.judge_concurrency}, demo evidence store"
-    return _WithCleanup(reward, *([server.shutdown, server.server_close] if server else []))
+    return _WithCleanup(reward, judge.close, store.close, *([server.shutdown, server.server_close] if server else []))
 
 
 def synthetic_batches(rows: list[dict], store: Any, questions: int, completions: int, count: int):

@@ -158,8 +158,8 @@ def run_variant(cfg, name: str, out_dir: Path, tokenizer) -> dict:
         dataset = build_dataset(rows, cfg.model, tokenizer=tokenizer)
         model = models.load_model(identity, cfg.model)
         method = get_method("corver")(cfg.method)
-        ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=out_dir)
-        reward = method.build_reward(ctx)
+        ctx = RunContext(config=cfg, tokenizer=tokenizer, pool=rows, run_dir=out_dir)
+        reward = ctx.build_reward(method)
         clock = StepClock()
         trainer = TokenGRPOTrainer(model=model, args=grpo_args(cfg, out_dir / name), train_dataset=dataset,
                                    processing_class=tokenizer, peft_config=lora_config(cfg.lora),

@@ -84,10 +84,10 @@ class JudgedEvals:
         ids = [eval_set.records[i].id for i in indexes]
         records, metrics, counts = score_responses(ids, [completions[i] for i in indexes], judge=self.judge,
                                                    retriever=retriever, npm=self.npm,
-                                                   threshold=float(opts.get("threshold", 0.3)))
+                                                   threshold=float(opts["threshold"]))
         write_jsonl(folder / "factscore.jsonl", records)
         section = {"name": NAME, "version": VERSION, "seed": int(opts["seed"]), "sample_size": opts.get("sample"),
-                   "sampled": len(indexes), "threshold": float(opts.get("threshold", 0.3)), "counts": counts,
+                   "sampled": len(indexes), "threshold": float(opts["threshold"]), "counts": counts,
                    "extractor": {"prompt": {"name": ATOMIC_FACTS.name, "version": ATOMIC_FACTS.version}},
                    "retriever": {k: v for k, v in retriever.describe().items() if k != "store"},
                    "retrieval_seconds": round(retriever.stats["seconds"], 4),
@@ -127,11 +127,11 @@ class JudgedEvals:
 
         opts = self.settings.simpleqa_grader_options
         seed, size = int(opts["seed"]), opts.get("sample")
-        prompt = SIMPLEQA_FIRST_LETTER if opts.get("parse", "first_letter") == "first_letter" else SIMPLEQA_GRADE
+        prompt = SIMPLEQA_FIRST_LETTER if opts["parse"] == "first_letter" else SIMPLEQA_GRADE
         indexes = sample_indexes(eval_set.count, size, seed)
         metrics, section, rows = simpleqa_grades(self.judge, eval_set, completions, indexes, seed=seed, size=size,
                                                  prompt=prompt)
-        section["parse"] = opts.get("parse", "first_letter")
+        section["parse"] = opts["parse"]
         section["components"] = {"judge": section.pop("judge")}
         write_jsonl(folder / "simpleqa_grades.jsonl", rows)
         return metrics, section

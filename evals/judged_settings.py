@@ -1,31 +1,28 @@
 """Defaults and checks of the judged evaluations' options (`eval.factscore_options`,
 `eval.semantic_options`, `eval.simpleqa_grader_options`; configs/eval/base.yaml documents each).
 
-Filled in place on `EvalSettings` so a caller's config may omit any key; every bad value is a
+Filled in place on `EvalSettings` over the file's values, so a caller's config may omit any
+key (a given nested mapping is merged one level deep); every bad value is a
 one-line ConfigError naming the option, raised before anything is loaded or generated.
 """
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from factrl.harness.errors import ConfigError
+from factrl.harness.settings import defaults_from_yaml
 
-DEFAULTS: dict[str, dict[str, Any]] = {
-    # PROTOCOL 6: 1,000 HotpotQA questions, seed 42; top 3 passages; supported when > 0.3.
-    "factscore_options": {"sets": ["hotpotqa"], "sample": 1000, "seed": 42, "store": None, "passages": 3,
-                          "threshold": 0.3,
-                          "npm": {"model": "facebook/npm-single", "revision": None, "batch_size": 32, "device": "cpu",
-                                  "stopwords": "words"}},
-    # PROTOCOL 6: 100-question samples per set, 100 TruthfulQA questions.
-    "semantic_options": {"sample": 100, "seed": 42, "truthfulqa_sample": 100},
-    "simpleqa_grader_options": {"sets": ["simpleqa"], "sample": None, "seed": 42, "parse": "first_letter"},
-}
+GROUPS = ("factscore_options", "semantic_options", "simpleqa_grader_options")
 PARSES = ("first_letter", "strict")
 
 
+def defaults(group: str) -> dict[str, Any]:
+    """The defaults of one options group: configs/eval/base.yaml (PROTOCOL 6 values, documented there)."""
+    return defaults_from_yaml(f"eval/base.yaml:{group}")
+
+
 def _merged(group: str, given: dict | None) -> dict[str, Any]:
-    out = copy.deepcopy(DEFAULTS[group])
+    out = defaults(group)
     for key, value in (given or {}).items():
         if key not in out:
             raise ConfigError(f"eval.{group}.{key} is not an option; use one of {', '.join(out)}.")
@@ -56,7 +53,7 @@ def _sets(settings: Any, group: str, flag: str) -> None:
 
 
 def check_judged(settings: Any) -> None:
-    for group in DEFAULTS:
+    for group in GROUPS:
         setattr(settings, group, _merged(group, getattr(settings, group)))
     fs, sem, sq = settings.factscore_options, settings.semantic_options, settings.simpleqa_grader_options
     _sample("factscore_options", "sample", fs["sample"])

@@ -5,11 +5,11 @@ key and the fix, not after an hour of generation.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from factrl.harness.config import as_container
 from factrl.harness.errors import ConfigError
+from factrl.harness.settings import Settings, plain
 
 from .backends import BACKENDS
 from .judged_settings import check_judged
@@ -18,43 +18,47 @@ from .sets import get_spec
 
 
 @dataclass
-class EvalSettings:
-    """The `eval` config group, with defaults for keys a caller's config may lack (see configs/eval/)."""
+class EvalSettings(Settings):
+    """The `eval` config group; configs/eval/base.yaml holds every default (a caller's dict
+    gets them too) and documents each key."""
+
+    OWNER = "eval"
+    DEFAULTS = "eval/base.yaml"
+    IGNORE = ("name",)
 
     sets: list[str]
-    backend: str = "hf"
-    batch_size: int = 16
-    limit: int | None = None
-    max_new_tokens: int | None = None
-    scorer: str = "default"
-    truthfulqa_no_comment: bool = False
-    truthfulqa_content_guard: bool = True
-    anti_loop: bool = False
-    cache: bool = True
-    data_dir: str | None = None
-    data: dict = field(default_factory=dict)
-    aliases: dict = field(default_factory=dict)
-    revision: dict = field(default_factory=dict)
-    vllm: dict = field(default_factory=dict)
-    openai: dict = field(default_factory=dict)
+    backend: str
+    batch_size: int
+    limit: int | None
+    max_new_tokens: int | None
+    scorer: str
+    truthfulqa_no_comment: bool
+    truthfulqa_content_guard: bool
+    anti_loop: bool
+    cache: bool
+    data_dir: str | None
+    data: dict[str, Any]
+    aliases: dict[str, Any]
+    revision: dict[str, Any]
+    vllm: dict[str, Any]
+    openai: dict[str, Any]
     # The judged evaluations (evals/judged.py); their options are checked in judged_settings.py.
-    factscore: bool = False
-    semantic: bool = False
-    simpleqa_grader: bool = False
-    factscore_options: dict = field(default_factory=dict)
-    semantic_options: dict = field(default_factory=dict)
-    simpleqa_grader_options: dict = field(default_factory=dict)
+    factscore: bool
+    semantic: bool
+    simpleqa_grader: bool
+    factscore_options: dict[str, Any]
+    semantic_options: dict[str, Any]
+    simpleqa_grader_options: dict[str, Any]
 
     @classmethod
     def from_config(cls, node: Any) -> "EvalSettings":
-        raw = as_container(node) or {}
-        known = {k: v for k, v in raw.items() if k in cls.__dataclass_fields__ and v is not None}
-        sets = known.get("sets")
-        if isinstance(sets, str):
-            known["sets"] = [sets]
-        if not known.get("sets"):
+        """Parsed and checked (`validate`): the settings a run evaluates with."""
+        raw = dict(plain(node) or {})
+        if isinstance(raw.get("sets"), str):
+            raw["sets"] = [raw["sets"]]
+        if not raw.get("sets"):
             raise ConfigError("eval.sets is empty: name at least one set (e.g. eval=closed-book or eval.sets=[demo]).")
-        settings = cls(**known)
+        settings = cls.from_mapping(raw)
         settings.validate()
         return settings
 

@@ -378,7 +378,7 @@ def align(tokenizer: Any, ids: Sequence[int], *, splitter: str = "reference",
 
 
 def token_returns(sigma: Sequence[int | None], response_return: float,
-                  sentence_rewards: Sequence[float] | None = None, lambda_c: float = 1.0) -> list[float]:
+                  sentence_rewards: Sequence[float] | None, lambda_c: float) -> list[float]:
     """PROTOCOL 3: R(t) = R_response + 1[sigma(t) is a sentence] * lambda_c * r_c(sigma(t))."""
     if not sentence_rewards or lambda_c == 0:
         return [float(response_return)] * len(sigma)

@@ -46,6 +46,16 @@ copies; the trainer saves the copies with each checkpoint and restores them on r
 `on_checkpoint(policy, step=)` after each checkpoint save, before the copies are written.
 `whole_groups = True` asks the multi-process engine to check that every reward call holds
 whole groups (on one process they always do).
+
+Settings (INTERFACE_VERSION 3): a method that sets `settings_class` (a frozen dataclass
+subclassing `factrl.harness.settings.Settings`) gets `self.settings`, parsed once from
+`method.*` when the method is constructed (before the run directory exists, so a bad value
+costs nothing); an error reads `method=<name>: method.<key>: ...`. `self.settings` is the one
+way a method reads its options: `RunContext` no longer carries `method_config`. A method
+without `settings_class` (a plugin written for interface 2) reads `self.config`, the composed
+`method` node, as before; `config_defaults` still supply its keys. The engine registers the
+reward's `close()` (when it has one) with `on_close` right after `build_reward`; a method no
+longer registers it itself. docs/CONTRACTS.md, "Settings", has the details.
 """
 from __future__ import annotations
 
@@ -56,17 +66,17 @@ from typing import Any, Callable, ClassVar, Protocol
 
 ALGORITHMS = ("grpo", "ppo", "none")
 # Version of this interface; bumped on any change a plugin must adapt to (1 = issues 1-12,
-# 2 = issue 13: needs_policy, whole_groups, setup_policy, on_checkpoint, the `policy=` keyword).
-# `harness methods` prints it; a plugin may check it at import.
-INTERFACE_VERSION = 2
+# 2 = issue 13: needs_policy, whole_groups, setup_policy, on_checkpoint, the `policy=` keyword;
+# 3 = settings_class / Method.settings, RunContext.method_config removed, the engine closes the
+# reward). `harness methods` prints it; a plugin may check it at import.
+INTERFACE_VERSION = 3
 
 
 @dataclass
 class RunContext:
     """What a reward builder may use. Built once per run by the orchestrator."""
 
-    config: Any  # the full resolved config (OmegaConf DictConfig)
-    method_config: Any  # config.method
+    config: Any  # the full resolved config (OmegaConf DictConfig); the method's own options: Method.settings
     tokenizer: Any = None  # None for evaluation-only methods
     pool: list[dict] = field(default_factory=list)  # training rows: question, answers, title
     run_dir: Path | None = None
@@ -112,6 +122,15 @@ class RunContext:
         judge = open_judge(judge_cfg, run_dir=self.run_dir)
         self.on_close(judge.close)
         return judge
+
+    def build_reward(self, method: "Method") -> Any:
+        """`method.build_reward(self)`, with the reward's `close()` (when it has one) registered
+        here: the one cleanup rule for every reward (interface 3); the engine and the probe use it."""
+        reward = method.build_reward(self)
+        close = getattr(reward, "close", None)
+        if callable(close):
+            self.on_close(close)
+        return reward
 
     def close(self, *, raise_errors: bool = True) -> None:
         """Run the registered cleanups once, last registered first (a judge opened after a store
@@ -173,6 +192,9 @@ class Method:
     version: ClassVar[str] = "1"
     # Defaults for `method.*` when the method ships no configs/method/<name>.yaml (plugins).
     config_defaults: ClassVar[dict[str, Any]] = {}
+    # The method's settings dataclass (a factrl.harness.settings.Settings); parsed from `method.*`
+    # into `self.settings` when the method is built (interface 3). None: read `self.config`.
+    settings_class: ClassVar[type | None] = None
     # True: the trainer passes `policy=<PolicyHandle>` to every reward call (interface 2).
     needs_policy: ClassVar[bool] = False
     # True: the reward must see whole groups (B = n x G consecutive completions of one row);
@@ -180,7 +202,20 @@ class Method:
     whole_groups: ClassVar[bool] = False
 
     def __init__(self, config: Any = None):
+        """`config`: the composed `method` node (None or a partial dict: the defaults fill in)."""
         self.config = config
+        self.settings = self.parse_settings(config) if self.settings_class is not None else None
+
+    @classmethod
+    def parse_settings(cls, config: Any) -> Any:
+        """`settings_class` parsed from `config`; a ConfigError `method=<name>: method.<key>: ...`."""
+        from .errors import ConfigError
+
+        assert cls.settings_class is not None
+        try:
+            return cls.settings_class.from_mapping(config, owner="method")
+        except ConfigError as err:
+            raise ConfigError(f"method={cls.name}: {err}") from None
 
     def build_reward(self, ctx: RunContext) -> RewardFn | None:
         """Return the reward callable, or None for evaluation-only methods."""

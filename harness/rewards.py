@@ -18,30 +18,37 @@ one value per completion, and a stable name for metric keys.
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from factrl.evals.answers import extract_answer, is_refusal, match_closed_book
 
+from .settings import Settings
+
 FORMAT_RULES = ("paper", "single_block")
 
 
 @dataclass(frozen=True)
-class ResponseRewardConfig:
-    """Weights and values of the response-level reward (defaults: the paper's)."""
+class ResponseRewardSettings(Settings):
+    """Weights and values of the response-level reward. The defaults are the paper's, in
+    configs/method/corver.yaml ("response-level reward"), each with its quote."""
 
-    lambda_j: float = 1.0  # "lambda_j = 1, except lambda_j = 2 for Llama-3.1-8B"
-    lambda_f: float = 1.0  # "We set lambda_f = lambda_c = 1"
-    correct: float = 2.0  # "Correctness gives +2 for a matched final answer"
-    wrong: float = -1.0  # "... and -1 for an incorrect, refused, or empty answer"
-    format_ok: float = 1.0  # "+1, the final-answer block is nonempty and closed"
-    format_bad: float = -1.0  # "-1, otherwise"
-    length_eta: float = 0.0  # eta of "- eta * max{0, L(y) - L0} / L0"; 0 = off
-    length_l0: float = 512.0  # L0, in completion tokens
+    OWNER = "method"
+    DEFAULTS = "method/corver.yaml"
+
+    lambda_j: float
+    lambda_f: float
+    correct: float  # correctness of a matched final answer
+    wrong: float  # ... of an incorrect, refused or empty one
+    format_ok: float
+    format_bad: float
+    length_eta: float  # eta of "- eta * max{0, L(y) - L0} / L0"; 0 = off
+    length_l0: float  # L0, in completion tokens
     # paper: closed and non-empty; single_block: also exactly one <answer> tag (the
     # evaluator's format_ok, which closes the "repeat the answer block" loophole).
-    format_rule: str = "paper"
+    format_rule: str
 
     def __post_init__(self) -> None:
         if self.format_rule not in FORMAT_RULES:
@@ -51,12 +58,11 @@ class ResponseRewardConfig:
         if self.length_eta > 0 and self.length_l0 <= 0:
             raise ValueError(f"length_l0={self.length_l0} must be > 0 when length_eta > 0")
 
-    @classmethod
-    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "ResponseRewardConfig":
-        """Build from a config node; unknown keys are ignored (they belong to the method)."""
-        cfg = dict(cfg or {})
-        names = cls.__dataclass_fields__.keys()
-        return cls(**{k: (str(v) if k == "format_rule" else float(v)) for k, v in cfg.items() if k in names})
+
+@functools.lru_cache(maxsize=1)
+def paper_settings() -> ResponseRewardSettings:
+    """The YAML's values: what the reward functions below use for an argument left out."""
+    return ResponseRewardSettings.from_mapping()
 
 
 @dataclass
@@ -107,21 +113,31 @@ def judge(completion: str, answers: Sequence[str]) -> tuple[bool, bool, bool, An
 
 
 def correctness_reward(*, completions: Sequence[str], rows: Sequence[Mapping[str, Any]],
-                       correct: float = 2.0, wrong: float = -1.0, **kwargs: Any) -> list[float]:
-    """+correct when completion b matches rows[b]'s gold, else wrong (refused and empty too)."""
+                       correct: float | None = None, wrong: float | None = None, **kwargs: Any) -> list[float]:
+    """+correct when completion b matches rows[b]'s gold, else wrong (refused and empty too);
+    values left out are the YAML's (`paper_settings`)."""
     _check_lengths(completions, rows)
+    correct = paper_settings().correct if correct is None else correct
+    wrong = paper_settings().wrong if wrong is None else wrong
     return [correct if judge(c, gold_answers(r))[0] else wrong for c, r in zip(completions, rows)]
 
 
-def format_reward(*, completions: Sequence[str], ok: float = 1.0, bad: float = -1.0,
-                  rule: str = "paper", **kwargs: Any) -> list[float]:
-    """+ok for a non-empty closed answer block (rule `single_block`: and only one), else bad."""
+def format_reward(*, completions: Sequence[str], ok: float | None = None, bad: float | None = None,
+                  rule: str | None = None, **kwargs: Any) -> list[float]:
+    """+ok for a non-empty closed answer block (rule `single_block`: and only one), else bad;
+    values left out are the YAML's (`paper_settings`)."""
+    paper = paper_settings()
+    ok, bad = (paper.format_ok if ok is None else ok), (paper.format_bad if bad is None else bad)
+    rule = paper.format_rule if rule is None else rule
     return [ok if _format_ok(extract_answer(c or ""), rule) else bad for c in completions]
 
 
-def length_penalty(*, completion_ids: Sequence[Sequence[int]], eta: float = 0.0, l0: float = 512.0,
+def length_penalty(*, completion_ids: Sequence[Sequence[int]], eta: float | None = None, l0: float | None = None,
                    **kwargs: Any) -> list[float]:
-    """eta * max(0, L - L0) / L0 per completion, L = number of completion tokens; 0 when eta = 0."""
+    """eta * max(0, L - L0) / L0 per completion, L = number of completion tokens; 0 when eta = 0;
+    values left out are the YAML's (`paper_settings`: off)."""
+    eta = paper_settings().length_eta if eta is None else eta
+    l0 = paper_settings().length_l0 if l0 is None else l0
     if eta <= 0:
         return [0.0] * len(completion_ids)
     return [eta * max(0.0, len(ids) - l0) / l0 for ids in completion_ids]
@@ -129,10 +145,11 @@ def length_penalty(*, completion_ids: Sequence[Sequence[int]], eta: float = 0.0,
 
 def response_rewards(*, completions: Sequence[str], rows: Sequence[Mapping[str, Any]],
                      completion_ids: Sequence[Sequence[int]] | None = None,
-                     config: ResponseRewardConfig | None = None, **kwargs: Any) -> ResponseRewards:
-    """R_response and its parts for B completions, each judged against its own row."""
+                     config: ResponseRewardSettings | None = None, **kwargs: Any) -> ResponseRewards:
+    """R_response and its parts for B completions, each judged against its own row (config
+    None: the YAML's settings)."""
     started = time.perf_counter()
-    cfg = config or ResponseRewardConfig()
+    cfg = config if config is not None else paper_settings()
     _check_lengths(completions, rows)
     if completion_ids is not None and len(completion_ids) != len(completions):
         raise ValueError(f"{len(completion_ids)} completion_ids for {len(completions)} completions")
@@ -170,5 +187,5 @@ def _check_lengths(completions: Sequence[Any], rows: Sequence[Any]) -> None:
                          f"against rows[b], so pass one row per completion (already repeated per group)")
 
 
-__all__ = ["FORMAT_RULES", "ResponseRewardConfig", "ResponseRewards", "correctness_reward", "format_reward",
-           "gold_answers", "judge", "length_penalty", "response_rewards"]
+__all__ = ["FORMAT_RULES", "ResponseRewardSettings", "ResponseRewards", "correctness_reward", "format_reward",
+           "gold_answers", "judge", "length_penalty", "paper_settings", "response_rewards"]

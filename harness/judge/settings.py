@@ -1,6 +1,7 @@
 """The `judge` config group (configs/judge/{none,embedded,openai}.yaml) read into checked settings.
 
-Each bad value is a one-line ConfigError naming the field (`judge.<field>`) and what to set.
+Each bad value is a one-line ConfigError naming the field (`judge.<field>`) and what to set;
+an absent field takes the value of the backend's own file (configs/judge/<backend>.yaml).
 The API key itself is never part of the settings: only the *name* of its environment
 variable (`api_key_env`); the key is read when the judge opens and handed to the SDK only.
 """
@@ -9,56 +10,95 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from factrl.harness.config import as_container
 from factrl.harness.errors import ConfigError
+from factrl.harness.settings import Settings, defaults_from_yaml, in_range, parse, plain
 
 BACKENDS = ("none", "embedded", "openai")
+EMBEDDED_ONLY = ("startup_timeout", "threads", "device", "dtype")  # options of the local server
 
 
 @dataclass(frozen=True)
-class JudgeSettings:
+class JudgeSettings(Settings):
+    """`judge.*` of judge=embedded or judge=openai. The defaults are that option's file,
+    configs/judge/<backend>.yaml, so a judge built from a dict (`open_judge({"backend":
+    "openai", ...})`) behaves as `judge=openai` does."""
+
+    OWNER = "judge"
+
     backend: str
     model: str | None  # served model id (openai) / embedded model name or directory (embedded)
-    base_url: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
-    timeout: float = 120.0
-    max_retries: int = 2
-    backoff: float = 0.5
-    concurrency: int = 8
-    max_reasks: int = 1
-    temperature: float = 0.0
-    max_tokens: int = 1024
-    cache: str | None = "auto"
-    max_failed_share: float = 0.2
-    stand_in: bool = False
-    note: str | None = None
-    startup_timeout: float = 180.0
-    threads: int = 1
-    device: str = "cpu"
-    dtype: str = "float32"
+    base_url: str | None
+    api_key_env: str | None  # the *name* of the variable holding the key; None: a local server
+    timeout: float
+    max_retries: int
+    backoff: float
+    concurrency: int
+    max_reasks: int
+    temperature: float
+    max_tokens: int
+    cache: str | None  # auto | a path | None (off)
+    max_failed_share: float
+    stand_in: bool
+    note: str | None
+    # embedded only (None for judge=openai, which has no local server)
+    startup_timeout: float | None = None
+    threads: int | None = None
+    device: str | None = None
+    dtype: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.backend not in ("embedded", "openai"):
+            raise ValueError(f"backend={self.backend!r} is not valid; use judge=embedded (offline stand-in) or "
+                             f"judge=openai judge.base_url=URL judge.model=NAME.")
+        in_range("timeout", self.timeout, 0.01)
+        in_range("max_retries", self.max_retries, 0, 10)
+        in_range("backoff", self.backoff, 0.0)
+        in_range("concurrency", self.concurrency, 1, 1024)
+        in_range("max_reasks", self.max_reasks, 0, 5)
+        in_range("temperature", self.temperature, 0.0, 2.0)
+        in_range("max_tokens", self.max_tokens, 1)
+        in_range("max_failed_share", self.max_failed_share, 0.0, 1.0)
+        if self.stand_in and not self.note:
+            raise ValueError("stand_in=true needs judge.note: say which judge it stands in for.")
+        if self.backend == "embedded":
+            for key in EMBEDDED_ONLY:
+                if getattr(self, key) is None:
+                    raise ValueError(f"{key}: missing; judge=embedded needs it (configs/judge/embedded.yaml)")
+            in_range("startup_timeout", self.startup_timeout, 1.0)
+            in_range("threads", self.threads, 1)
+        else:
+            for key in EMBEDDED_ONLY:
+                if getattr(self, key) is not None:
+                    raise ValueError(f"{key} applies only to judge=embedded (its local server); remove it")
+        if self.cache in ("", "null", "none"):
+            object.__setattr__(self, "cache", None)
+
+    @classmethod
+    def from_mapping(cls, mapping: Any = None, *, owner: str | None = None, **changes: Any) -> "JudgeSettings":
+        """As `read_settings` (the defaults depend on the backend)."""
+        return read_settings({**dict(plain(mapping) or {}), **changes})
 
 
-_DEFAULTS = JudgeSettings(backend="none", model=None)
+@dataclass(frozen=True)
+class NoJudgeSettings(Settings):
+    """judge=none (configs/judge/none.yaml): no judge; methods that need one refuse it."""
+
+    OWNER = "judge"
+    DEFAULTS = "judge/none.yaml"
+
+    backend: str
+    model: str | None
 
 
-def _number(data: dict, key: str, kind: type, *, low: float, high: float | None = None) -> Any:
-    value = data.get(key, getattr(_DEFAULTS, key))  # an absent field takes the default
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"judge.{key}={value!r} is not a number; set a {kind.__name__}.") from None
-    if number < low or (high is not None and number > high):
-        bound = f"between {low:g} and {high:g}" if high is not None else f">= {low:g}"
-        raise ConfigError(f"judge.{key}={value!r} is out of range; set a value {bound}.")
-    return number
-
-
-def read_settings(judge_cfg: Any) -> JudgeSettings:
-    data = dict(as_container(judge_cfg) or {})
+def read_settings(judge_cfg: Any) -> JudgeSettings | NoJudgeSettings:
+    """The checked settings of a `judge` node or dict, over the defaults of its backend's file."""
+    data = dict(plain(judge_cfg) or {})
     backend = str(data.get("backend") or "none")
     if backend not in BACKENDS:
         raise ConfigError(f"judge.backend={backend!r} is not valid; use judge=embedded (offline stand-in) or "
                           f"judge=openai judge.base_url=URL judge.model=NAME.")
+    if backend == "none":
+        return NoJudgeSettings.from_mapping(data)
     if backend == "openai":
         if not data.get("base_url") or str(data.get("base_url")) == "???":
             raise ConfigError("judge=openai needs judge.base_url (e.g. http://127.0.0.1:8000/v1 for `vllm serve`).")
@@ -66,28 +106,6 @@ def read_settings(judge_cfg: Any) -> JudgeSettings:
             raise ConfigError("judge=openai needs judge.model: the model id the server serves (see GET /v1/models).")
     if backend == "embedded" and not data.get("model"):
         raise ConfigError("judge=embedded needs judge.model: smollm2-135m, tiny-llama or a local model directory.")
-    stand_in = data.get("stand_in", backend == "embedded")
-    if not isinstance(stand_in, bool):
-        raise ConfigError(f"judge.stand_in={stand_in!r}: set true or false.")
-    if stand_in and not data.get("note"):
-        raise ConfigError("judge.stand_in=true needs judge.note: say which judge it stands in for.")
-    cache = data.get("cache", "auto")
-    key_env = data.get("api_key_env", _DEFAULTS.api_key_env)  # null: a local server that needs no key
-    return JudgeSettings(
-        backend=backend, model=str(data["model"]) if data.get("model") else None,
-        base_url=str(data["base_url"]) if data.get("base_url") else None,
-        api_key_env=str(key_env) if key_env else None,
-        timeout=_number(data, "timeout", float, low=0.01),
-        max_retries=_number(data, "max_retries", int, low=0, high=10),
-        backoff=_number(data, "backoff", float, low=0.0),
-        concurrency=_number(data, "concurrency", int, low=1, high=1024),
-        max_reasks=_number(data, "max_reasks", int, low=0, high=5),
-        temperature=_number(data, "temperature", float, low=0.0, high=2.0),
-        max_tokens=_number(data, "max_tokens", int, low=1),
-        cache=None if cache in (None, "", False, "null", "none") else str(cache),
-        max_failed_share=_number(data, "max_failed_share", float, low=0.0, high=1.0),
-        stand_in=stand_in, note=str(data["note"]) if data.get("note") else None,
-        startup_timeout=_number(data, "startup_timeout", float, low=1.0),
-        threads=_number(data, "threads", int, low=1),
-        device=str(data.get("device") or "cpu"), dtype=str(data.get("dtype") or "float32"),
-    )
+    if data.get("cache") is False:
+        data["cache"] = None  # `judge.cache=false` reads as off
+    return parse(JudgeSettings, data, defaults=defaults_from_yaml(f"judge/{backend}.yaml"))

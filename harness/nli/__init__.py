@@ -6,9 +6,9 @@
 lexical stand-in, the offline default). Importing this package does not import torch.
 """
 from .base import NLI_VERSION, NLIScorer, check_pairs, length_batches
-from .config import (BACKENDS, DEBERTA_ID, DEBERTA_REVISION, DEFAULT_BACKEND, HHEM_ID, HHEM_REVISION, NLIConfig,
+from .config import (BACKENDS, DEBERTA_ID, DEBERTA_REVISION, DEFAULT_BACKEND, HHEM_ID, HHEM_REVISION, NLISettings,
                      parse_config)
 from .loader import load_nli
 
 __all__ = ["BACKENDS", "DEBERTA_ID", "DEBERTA_REVISION", "DEFAULT_BACKEND", "HHEM_ID", "HHEM_REVISION",
-           "NLIConfig", "NLIScorer", "NLI_VERSION", "check_pairs", "length_batches", "load_nli", "parse_config"]
+           "NLISettings", "NLIScorer", "NLI_VERSION", "check_pairs", "length_batches", "load_nli", "parse_config"]

@@ -1,18 +1,20 @@
 """Options of an NLI scorer (`load_nli(cfg)`), checked once, with the pinned hub revisions.
 
-A config is a mapping (dict, OmegaConf node or `NLIConfig`) with the fields below; `None`
+A config is a mapping (dict, OmegaConf node or `NLISettings`) with the fields below; `None`
 means "the backend's default". An option that the chosen backend does not use is an error
 unless it is left at its default, so a typo or a misplaced option never passes silently.
+The NLI scorer is no config group of its own (a method's YAML names its scorer under
+`method.nli`), so the field defaults below are the one place of the library's defaults.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
 from dataclasses import dataclass, fields
-from difflib import get_close_matches
 from typing import Any
 
 from ..errors import ConfigError
+from ..settings import Settings, plain
 
 BACKENDS = ("standin", "hhem", "deberta")
 # Offline CPU machines cannot reach HHEM's or DeBERTa's weights, so the embedded default is
@@ -36,8 +38,10 @@ _HEX40 = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
-class NLIConfig:
+class NLISettings(Settings):
     """One NLI scorer's settings; every field is recorded by `describe()`."""
+
+    OWNER = "nli"
 
     backend: str = DEFAULT_BACKEND
     # Hub id or local directory; None = DEFAULT_MODEL[backend]. Hub ids load from the local
@@ -63,6 +67,26 @@ class NLIConfig:
     # deberta: the id2label name of the entailment class (matched case-insensitively).
     entailment_label: str = "entailment"
 
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend={self.backend!r} is not valid; use one of {', '.join(BACKENDS)}.")
+        for key, owner in _ONLY.items():
+            default = next(f.default for f in fields(self) if f.name == key)
+            if owner != self.backend and getattr(self, key) != default:
+                raise ValueError(f"{key} applies only to nli.backend={owner}; remove it for backend {self.backend}.")
+        for key in ("batch_size", "max_premise_tokens", "max_length"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key}={getattr(self, key)!r} must be a positive integer.")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype={self.dtype!r} is not valid; use one of {', '.join(DTYPES)}.")
+        if self.code not in CODES:
+            raise ValueError(f"code={self.code!r} is not valid; use harness or remote.")
+        if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", self.device):
+            raise ValueError(f"device={self.device!r} is not valid; use auto, cpu, cuda or cuda:N.")
+        if self.backend == "standin" and (self.model is not None or self.revision is not None):
+            raise ValueError("model / nli.revision do not apply to backend standin (it has no weights); "
+                             "remove them or choose nli.backend=hhem|deberta.")
+
     @property
     def model_id(self) -> str | None:
         return self.model if self.model is not None else DEFAULT_MODEL[self.backend]
@@ -77,61 +101,20 @@ class NLIConfig:
 
 _ONLY = {"foundation": "hhem", "code": "hhem", "max_premise_tokens": "hhem", "max_length": "deberta",
          "entailment_label": "deberta"}
-_DEFAULTS = NLIConfig()
+_NULLABLE = ("model", "revision", "foundation")  # None is a value; elsewhere it means "the default"
 
 
-def _as_dict(cfg: Any) -> dict[str, Any]:
-    if cfg is None:
-        return {}
-    if isinstance(cfg, NLIConfig):
-        return cfg.to_dict()
-    try:  # OmegaConf nodes: resolve interpolations into plain values
-        from omegaconf import DictConfig, OmegaConf
-
-        if isinstance(cfg, DictConfig):
-            return dict(OmegaConf.to_container(cfg, resolve=True))
-    except ImportError:  # pragma: no cover - omegaconf is a dependency
-        pass
-    if isinstance(cfg, dict):
-        return dict(cfg)
-    raise ConfigError(f"nli: expected a mapping of options, got {type(cfg).__name__}.")
+def parse_config(cfg: Any) -> NLISettings:
+    """Check a mapping of NLI options and return `NLISettings` (a one-line ConfigError on any problem)."""
+    raw = plain(cfg)
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"nli: expected a mapping of options, got {type(cfg).__name__}.")
+    return NLISettings.from_mapping({k: v for k, v in raw.items() if v is not None or k in _NULLABLE})
 
 
-def parse_config(cfg: Any) -> NLIConfig:
-    """Check a mapping of NLI options and return an `NLIConfig` (ConfigError on any problem)."""
-    raw = _as_dict(cfg)
-    names = [f.name for f in fields(NLIConfig)]
-    for key in raw:
-        if key not in names:
-            hint = get_close_matches(key, names, n=1)
-            extra = f" Did you mean nli.{hint[0]}?" if hint else ""
-            raise ConfigError(f"nli.{key} is not an NLI option.{extra} Valid: {', '.join(names)}.")
-    values = {k: v for k, v in raw.items() if v is not None or k in ("model", "revision", "foundation")}
-    backend = str(values.get("backend", DEFAULT_BACKEND))
-    if backend not in BACKENDS:
-        raise ConfigError(f"nli.backend={backend!r} is not valid; use one of {', '.join(BACKENDS)}.")
-    for key, owner in _ONLY.items():
-        if key in values and owner != backend and values[key] != getattr(_DEFAULTS, key):
-            raise ConfigError(f"nli.{key} applies only to nli.backend={owner}; remove it for backend {backend}.")
-    for key in ("batch_size", "max_premise_tokens", "max_length"):
-        value = values.get(key, getattr(_DEFAULTS, key))
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"nli.{key}={value!r} must be a positive integer.")
-    if values.get("dtype", "float32") not in DTYPES:
-        raise ConfigError(f"nli.dtype={values['dtype']!r} is not valid; use one of {', '.join(DTYPES)}.")
-    if values.get("code", "harness") not in CODES:
-        raise ConfigError(f"nli.code={values['code']!r} is not valid; use harness or remote.")
-    device = str(values.get("device", "auto"))
-    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", device):
-        raise ConfigError(f"nli.device={device!r} is not valid; use auto, cpu, cuda or cuda:N.")
-    out = NLIConfig(**{**values, "backend": backend, "device": device})
-    if backend == "standin" and (out.model is not None or out.revision is not None):
-        raise ConfigError("nli.model / nli.revision do not apply to backend standin (it has no weights); "
-                          "remove them or choose nli.backend=hhem|deberta.")
-    return out
-
-
-def check_revision(cfg: NLIConfig, is_local: bool) -> str | None:
+def check_revision(cfg: NLISettings, is_local: bool) -> str | None:
     """The revision to load: local directories have none; a hub id needs a pinned commit."""
     if is_local:
         if cfg.revision is not None:

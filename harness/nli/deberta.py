@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .base import NLI_VERSION
-from .config import DEBERTA_ID, NLIConfig, check_revision
+from .config import DEBERTA_ID, NLISettings, check_revision
 from .model_scorer import ModelScorer
 from .resolve import is_local, locate, pick_device, torch_dtype, weights_sha256
 
@@ -32,7 +32,7 @@ def entailment_index(id2label: dict[Any, Any], wanted: str, model: str) -> int:
 class DebertaScorer(ModelScorer):
     backend = "deberta"
 
-    def __init__(self, cfg: NLIConfig):
+    def __init__(self, cfg: NLISettings):
         super().__init__()
         self.cfg = cfg
         model_id = str(cfg.model_id)

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import ConfigError, ModelNotFoundError
 from .base import NLI_VERSION
-from .config import HHEM_FOUNDATION_ID, HHEM_ID, PINNED, NLIConfig, check_revision
+from .config import HHEM_FOUNDATION_ID, HHEM_ID, PINNED, NLISettings, check_revision
 from .model_scorer import ModelScorer
 from .resolve import Located, is_local, locate, pick_device, torch_dtype, weights_sha256
 
@@ -29,7 +29,7 @@ from .resolve import Located, is_local, locate, pick_device, torch_dtype, weight
 class HHEMScorer(ModelScorer):
     backend = "hhem"
 
-    def __init__(self, cfg: NLIConfig):
+    def __init__(self, cfg: NLISettings):
         super().__init__()
         self.cfg = cfg
         model_id = str(cfg.model_id)

@@ -8,7 +8,7 @@ from .config import parse_config
 
 
 def load_nli(cfg: Any = None) -> NLIScorer:
-    """Build the scorer a config names (`NLIConfig` fields; None = the embedded stand-in).
+    """Build the scorer a config names (`NLISettings` fields; None = the embedded stand-in).
 
     Model backends load their weights here, once; `score()` then only runs forward passes.
     """

@@ -163,11 +163,11 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
     for e in panel_mod.entries():
         for b, q in enumerate(qs):
             texts[e.name, b] = panel_mod.completion_text(*e.build(q), prefix=prefix)
-    ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=run_dir)
+    ctx = RunContext(config=cfg, tokenizer=tokenizer, pool=rows, run_dir=run_dir)
     returns: dict[str, list[float]] = {e.name: [] for e in panel_mod.entries()}
     missing = dict.fromkeys(returns, 0)
     try:
-        reward = method.build_reward(ctx)
+        reward = ctx.build_reward(method)
         components = dict(method.components(reward) or {})
         for start in range(0, len(items), batch_size):
             chunk = items[start:start + batch_size]

@@ -205,9 +205,9 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
         _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length),
                                  {"enable_thinking": bool(thinking)} if thinking is not None else None)
         # train.ppo.critic=full: the critic is a second, separately trained copy of the model.
-        full_critic = method.algorithm == "ppo" and str(cfg.train.get("ppo", {}).get("critic", "lora")) == "full"
+        full_critic = method.algorithm == "ppo" and str(cfg.train.ppo.critic) == "full"
         critic_model = models.load_model(identity, cfg.model) if full_critic else None
-    ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
+    ctx = RunContext(config=cfg, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
                      logger=logging.getLogger(f"factrl.methods.{method.name}"))
     try:
         result = _train_with_reward(cfg, method, ctx, model, dataset, out, adapter_dir, phase, timer, critic_model)
@@ -229,7 +229,7 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
 
     run_dir, tokenizer = ctx.run_dir, ctx.tokenizer
     with phase("init"):
-        reward = method.build_reward(ctx)
+        reward = ctx.build_reward(method)  # its close() runs with the other cleanups
         if reward is None:
             raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm "
                               f"'{method.algorithm}'")

@@ -25,7 +25,7 @@ reward is None ("no signal") gets zero advantage and no value loss.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ import torch
 from trl import GRPOTrainer
 
 from ..errors import ConfigError
+from ..settings import GIVEN, Settings, coerce
 from .critic import FullCritic, LoraCritic
 from .distributed import average_gradients, broadcast_parameters, global_whiten, world_size
 from .gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
@@ -40,41 +41,41 @@ from .grpo import TokenGRPOTrainer
 
 
 @dataclass(frozen=True)
-class PPOSettings:
-    """`train.ppo.*` (configs/train/default.yaml documents each field) plus the KL beta."""
+class PPOSettings(Settings):
+    """`train.ppo.*` (configs/train/default.yaml holds each default and its source) plus the KL
+    coefficient, `train.beta`, handed over by `from_config`."""
 
-    gamma: float = 1.0
-    lam: float = 0.95
-    epochs: int = 4
-    minibatches: int = 1
-    cliprange: float = 0.2
-    cliprange_value: float = 0.2
-    vf_coef: float = 0.1
-    critic: str = "lora"
-    critic_learning_rate: float = 9e-6
-    whiten: bool = True
-    reward_clip: float = 10.0
-    kl_coef: float = 0.01  # train.beta: in-reward k3 KL coefficient
+    OWNER = "train.ppo"
+    DEFAULTS = "train/default.yaml:ppo"
+
+    gamma: float
+    lam: float
+    epochs: int
+    minibatches: int
+    cliprange: float
+    cliprange_value: float
+    vf_coef: float
+    critic: str
+    critic_learning_rate: float
+    whiten: bool
+    reward_clip: float
+    kl_coef: float = field(metadata=GIVEN)  # train.beta: the in-reward k3 KL coefficient
+
+    def __post_init__(self) -> None:
+        if self.critic not in ("lora", "full"):
+            raise ValueError(f"critic={self.critic!r}: use 'lora' (value head on a second adapter) or 'full' "
+                             f"(a separate copy of the model)")
+        if self.epochs < 1 or self.minibatches < 1:
+            raise ValueError(f"epochs={self.epochs} and train.ppo.minibatches={self.minibatches} must both be >= 1")
+        if not 0.0 < self.gamma <= 1.0:
+            raise ValueError(f"gamma={self.gamma} must be in (0, 1]")
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"lam={self.lam} must be in [0, 1]")
 
     @classmethod
     def from_config(cls, train_cfg: Any) -> "PPOSettings":
-        node = train_cfg.get("ppo") or {}
-        known = {k: node[k] for k in cls.__dataclass_fields__ if k != "kl_coef" and k in node}
-        unknown = sorted(set(node) - set(known))
-        if unknown:
-            raise ConfigError(f"train.ppo.{unknown[0]} is not a PPO setting; known: "
-                              f"{', '.join(k for k in cls.__dataclass_fields__ if k != 'kl_coef')}")
-        settings = cls(**known, kl_coef=float(train_cfg.beta))
-        if settings.critic not in ("lora", "full"):
-            raise ConfigError(f"train.ppo.critic={settings.critic!r}: use 'lora' (value head on a second adapter) "
-                              f"or 'full' (a separate copy of the model)")
-        if int(settings.epochs) < 1 or int(settings.minibatches) < 1:
-            raise ConfigError(f"train.ppo.epochs={settings.epochs} and train.ppo.minibatches={settings.minibatches} "
-                              f"must both be >= 1")
-        if not (0.0 < settings.gamma <= 1.0 and 0.0 <= settings.lam <= 1.0):
-            raise ConfigError(f"train.ppo.gamma={settings.gamma} must be in (0, 1] and train.ppo.lam="
-                              f"{settings.lam} in [0, 1]")
-        return settings
+        """From the `train` node: its `ppo` node (absent keys: the YAML's) and `beta`."""
+        return cls.from_mapping(train_cfg.get("ppo"), kl_coef=coerce(train_cfg.get("beta"), float, "train.beta"))
 
 
 def rollout_targets(rewards: torch.Tensor, valid: torch.Tensor, mask: torch.Tensor, values: torch.Tensor,

@@ -11,29 +11,24 @@ from typing import Any
 from factrl.harness.config import as_container
 from factrl.harness.errors import ConfigError
 from factrl.harness.method import Method, RunContext
-from factrl.harness.rewards import ResponseRewardConfig
 
 from .extractor import QUCO_ID
-from .reward import CorpusRewardConfig
 from .token_reward import CorVerReward, CorVerSettings
 
 
-def reward_from_config(method_cfg: Any, *, tokenizer: Any, corpus_cfg: Any = None,
+def reward_from_config(settings: CorVerSettings | Any, *, tokenizer: Any, corpus_cfg: Any = None,
                        extractor: Any = None, counter: Any = None) -> CorVerReward:
-    """The reward callable for a `method` config; opens the extractor and the counter unless
-    given (tests pass their own). Nothing is opened when lambda_c = 0 (ablation A1)."""
-    cfg = dict(as_container(method_cfg) or {})
-    try:
-        settings = CorVerSettings.from_mapping(cfg)
-        response = ResponseRewardConfig.from_mapping(cfg)
-        corpus = CorpusRewardConfig.from_mapping(cfg)
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"method=corver: {err}") from None
+    """The reward callable for CorVer settings (or a `method` mapping, parsed over the YAML
+    defaults); opens the extractor and the counter unless given (tests pass their own).
+    Nothing is opened when lambda_c = 0 (ablation A1)."""
+    if not isinstance(settings, CorVerSettings):
+        settings = CorVerSettings.from_mapping(settings)
+    corpus = dict(as_container(corpus_cfg) or {})
     if settings.lambda_c != 0.0:
         if counter is None:
             from factrl.harness.corpus import open_counter
 
-            if corpus_cfg is None or str(dict(as_container(corpus_cfg) or {}).get("backend", "none")) == "none":
+            if corpus_cfg is None or str(corpus.get("backend", "none")) == "none":
                 raise ConfigError("method=corver needs a corpus (corpus=demo or corpus=<your index>); "
                                   "with corpus=none only method.lambda_c=0 (ablation A1) runs.")
             counter = open_counter(corpus_cfg)
@@ -41,11 +36,11 @@ def reward_from_config(method_cfg: Any, *, tokenizer: Any, corpus_cfg: Any = Non
             from .extractor import build_extractor
 
             try:
-                extractor = build_extractor(cfg.get("extractor"))
+                extractor = build_extractor(settings.extractor)
             except ValueError as err:
                 raise ConfigError(f"method.extractor: {err}") from None
-    return CorVerReward(tokenizer=tokenizer, extractor=extractor, counter=counter, response=response,
-                        corpus=corpus, settings=settings)
+    return CorVerReward(tokenizer=tokenizer, settings=settings, extractor=extractor, counter=counter,
+                        corpus_config=corpus)
 
 
 class CorVer(Method):
@@ -53,24 +48,23 @@ class CorVer(Method):
     algorithm = "grpo"
     description = "corpus co-occurrence sentence rewards mapped to tokens, plus correctness and format (GRPO)"
     version = "1"
+    settings_class = CorVerSettings
 
     def build_reward(self, ctx: RunContext) -> CorVerReward:
         if ctx.tokenizer is None:
             raise ConfigError("method=corver needs the policy tokenizer in the run context (token alignment)")
-        method_cfg = ctx.method_config if ctx.method_config is not None else self.config
         corpus_cfg = ctx.config.get("corpus") if ctx.config is not None else None
-        reward = reward_from_config(method_cfg, tokenizer=ctx.tokenizer, corpus_cfg=corpus_cfg)
+        reward = reward_from_config(self.settings, tokenizer=ctx.tokenizer, corpus_cfg=corpus_cfg)
         ext = reward.extractor
         ctx.logger.info("corver reward: lambda_c=%s aggregation=%s extractor=%s corpus=%s",
                         reward.settings.lambda_c, reward.corpus.aggregation,
                         getattr(ext, "name", None), getattr(reward.counter, "description", None))
-        self._corpus_cfg = dict(as_container(corpus_cfg) or {})  # components() reads its source
         return reward
 
     def components(self, reward: CorVerReward) -> dict[str, dict[str, Any]]:
         """extractor, corpus and settings: what besides version 1 can change a CorVer result."""
         return {"extractor": extractor_component(reward.extractor),
-                "corpus": corpus_component(reward.counter, getattr(self, "_corpus_cfg", None) or {}),
+                "corpus": corpus_component(reward.counter, reward.corpus_config),
                 "settings": settings_component(reward)}
 
 
@@ -155,5 +149,5 @@ def settings_component(reward: CorVerReward) -> dict[str, Any]:
 
 METHOD = CorVer
 
-__all__ = ["METHOD", "QUCO_ID", "CorVer", "CorVerReward", "corpus_component", "extractor_component", "reward_from_config",
+__all__ = ["METHOD", "QUCO_ID", "CorVer", "CorVerReward", "CorVerSettings", "corpus_component", "extractor_component", "reward_from_config",
            "settings_component"]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from factrl.harness.corpus import build_query, is_pronoun
+from factrl.harness.settings import Settings
 
 AGGREGATIONS = ("first", "min", "relcheck")
 # Sentence outcomes, in the order diagnostics report them.
@@ -31,15 +32,20 @@ STATUSES = ("no_triple", "invalid", "failed", "zero", "low", "mid", "high")
 
 
 @dataclass(frozen=True)
-class CorpusRewardConfig:
-    """Count -> reward mapping and aggregation (defaults: the paper's v2 values)."""
+class CorpusRewardSettings(Settings):
+    """Count -> reward mapping and aggregation; the defaults are the paper's v2 values, in
+    configs/method/corver.yaml ("corpus reward"), each with its quote."""
 
-    aggregation: str = "first"  # Appendix C.2: "Full uses the First rule"
-    taus: tuple[int, int] = (5, 20)  # "(tau1, tau2) = (5, 20)"
-    alphas: tuple[float, float, float, float] = (-0.2, -0.1, 0.0, 0.1)  # "(-0.2, -0.1, 0, +0.1)"
-    relcheck_penalty: float = -0.05  # "A successful zero count lowers the reward from +0.1 to -0.05"
+    OWNER = "method"
+    DEFAULTS = "method/corver.yaml"
+
+    aggregation: str  # first | min | relcheck (any case)
+    taus: tuple[int, ...]  # (tau1, tau2)
+    alphas: tuple[float, ...]  # rewards of the buckets 0, 1..tau1-1, tau1..tau2-1, >= tau2
+    relcheck_penalty: float  # relcheck: the reward of a successful zero relation count
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "aggregation", str(self.aggregation).lower())
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation={self.aggregation!r}: choose one of {AGGREGATIONS}")
         taus = tuple(int(t) for t in self.taus)
@@ -50,19 +56,6 @@ class CorpusRewardConfig:
                              f"0, 1..tau1-1, tau1..tau2-1, >=tau2 (paper: [-0.2, -0.1, 0.0, 0.1])")
         object.__setattr__(self, "taus", taus)
         object.__setattr__(self, "alphas", tuple(float(a) for a in self.alphas))
-
-    @classmethod
-    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "CorpusRewardConfig":
-        cfg = dict(cfg or {})
-        out: dict[str, Any] = {}
-        if "aggregation" in cfg:
-            out["aggregation"] = str(cfg["aggregation"]).lower()
-        for key in ("taus", "alphas"):
-            if cfg.get(key) is not None:
-                out[key] = tuple(cfg[key])
-        if cfg.get("relcheck_penalty") is not None:
-            out["relcheck_penalty"] = float(cfg["relcheck_penalty"])
-        return cls(**out)
 
 
 def bucket(count: int, taus: Sequence[int]) -> str:
@@ -76,8 +69,9 @@ def bucket(count: int, taus: Sequence[int]) -> str:
     return "high"
 
 
-def count_reward(count: int | None, cfg: CorpusRewardConfig = CorpusRewardConfig()) -> float:
-    """Eq. (2): the reward of one successful count; None (no count) gives 0."""
+def count_reward(count: int | None, cfg: CorpusRewardSettings | None = None) -> float:
+    """Eq. (2): the reward of one successful count; None (no count) gives 0 (cfg None: the YAML's)."""
+    cfg = cfg if cfg is not None else CorpusRewardSettings.from_mapping()
     if count is None:
         return 0.0
     return cfg.alphas[("zero", "low", "mid", "high").index(bucket(count, cfg.taus))]
@@ -124,7 +118,7 @@ class ScoreBatch:
     lookups: int  # queries sent to the counter (before its deduplication)
 
 
-def _apply_count(score: SentenceScore, count: int | None, error: str | None, cfg: CorpusRewardConfig) -> None:
+def _apply_count(score: SentenceScore, count: int | None, error: str | None, cfg: CorpusRewardSettings) -> None:
     if count is None:
         score.status, score.reward, score.error = "failed", 0.0, error
     else:
@@ -132,8 +126,10 @@ def _apply_count(score: SentenceScore, count: int | None, error: str | None, cfg
 
 
 def score_sentences(triples_per_sentence: Sequence[Sequence[Any]], counter: Any,
-                    cfg: CorpusRewardConfig = CorpusRewardConfig()) -> ScoreBatch:
-    """Sentence rewards for every sentence of a step, with at most two batched lookups."""
+                    cfg: CorpusRewardSettings | None = None) -> ScoreBatch:
+    """Sentence rewards for every sentence of a step, with at most two batched lookups (cfg
+    None: the YAML's settings)."""
+    cfg = cfg if cfg is not None else CorpusRewardSettings.from_mapping()
     scores: list[SentenceScore] = []
     queries: list[list[str]] = []
     owners: list[tuple[int, int]] = []  # (sentence, candidate) of each query
@@ -174,7 +170,7 @@ def score_sentences(triples_per_sentence: Sequence[Sequence[Any]], counter: Any,
     return ScoreBatch(scores, lookup_seconds, lookups)
 
 
-def _relation_check(scores: list[SentenceScore], counter: Any, cfg: CorpusRewardConfig) -> float:
+def _relation_check(scores: list[SentenceScore], counter: Any, cfg: CorpusRewardSettings) -> float:
     """RELCHECK's second pass over the sentences whose pair count reached tau2."""
     todo = []
     for score in scores:
@@ -197,5 +193,5 @@ def _relation_check(scores: list[SentenceScore], counter: Any, cfg: CorpusReward
     return elapsed
 
 
-__all__ = ["AGGREGATIONS", "STATUSES", "CorpusRewardConfig", "ScoreBatch", "SentenceScore", "bucket",
+__all__ = ["AGGREGATIONS", "STATUSES", "CorpusRewardSettings", "ScoreBatch", "SentenceScore", "bucket",
            "count_reward", "score_sentences", "valid_triples"]

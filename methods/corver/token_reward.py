@@ -15,24 +15,35 @@ Group means, standard deviations and advantages are the trainer's job, not this 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from factrl.harness import completions as comp
 from factrl.harness.method import RewardOutput
-from factrl.harness.rewards import ResponseRewardConfig, response_rewards
+from factrl.harness.rewards import ResponseRewardSettings, response_rewards
+from factrl.harness.settings import FLAT, Settings
 
-from .reward import STATUSES, CorpusRewardConfig, SentenceScore, score_sentences
+from .reward import STATUSES, CorpusRewardSettings, SentenceScore, score_sentences
 
 ASSIGNMENTS = ("token", "sentence_mean")
 
 
 @dataclass(frozen=True)
-class CorVerSettings:
-    lambda_c: float = 1.0  # "We set lambda_f = lambda_c = 1"
-    assignment: str = "token"  # token: per-token alignment; sentence_mean: ablation A3
-    alignment_threshold: float = 0.5  # PROTOCOL 1: "fewer than 50% of the tokens ... align"
-    splitter: str = "reference"
+class CorVerSettings(Settings):
+    """`method.*` of method=corver: the token assignment plus the response and corpus reward
+    settings that share the node; configs/method/corver.yaml holds every default and its quote."""
+
+    OWNER = "method"
+    DEFAULTS = "method/corver.yaml"
+    IGNORE = ("name",)
+
+    lambda_c: float  # weight of the corpus reward; 0 = ablation A1 (nothing is opened)
+    assignment: str  # token: per-token alignment; sentence_mean: ablation A3
+    alignment_threshold: float  # PROTOCOL 1: "fewer than 50% of the tokens ... align"
+    splitter: str
+    extractor: dict[str, Any]  # the triple extractor's options (extractor.build_extractor checks them)
+    response: ResponseRewardSettings = field(metadata=FLAT)
+    corpus: CorpusRewardSettings = field(metadata=FLAT)
 
     def __post_init__(self) -> None:
         if self.assignment not in ASSIGNMENTS:
@@ -42,25 +53,16 @@ class CorVerSettings:
         if self.splitter not in comp.SPLITTERS:
             raise ValueError(f"splitter={self.splitter!r}: choose one of {comp.SPLITTERS}")
 
-    @classmethod
-    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "CorVerSettings":
-        cfg = dict(cfg or {})
-        return cls(lambda_c=float(cfg.get("lambda_c", 1.0)), assignment=str(cfg.get("assignment", "token")),
-                   alignment_threshold=float(cfg.get("alignment_threshold", 0.5)),
-                   splitter=str(cfg.get("splitter", "reference")))
-
 
 class CorVerReward:
     """reward(*, prompts, completions, completion_ids, rows, **kwargs) -> RewardOutput."""
 
-    def __init__(self, *, tokenizer: Any, extractor: Any = None, counter: Any = None,
-                 response: ResponseRewardConfig | None = None, corpus: CorpusRewardConfig | None = None,
-                 settings: CorVerSettings | None = None):
+    def __init__(self, *, tokenizer: Any, settings: CorVerSettings, extractor: Any = None, counter: Any = None,
+                 corpus_config: Mapping[str, Any] | None = None):
         self.tokenizer = tokenizer
         self.extractor, self.counter = extractor, counter
-        self.response = response or ResponseRewardConfig()
-        self.corpus = corpus or CorpusRewardConfig()
-        self.settings = settings or CorVerSettings()
+        self.settings, self.response, self.corpus = settings, settings.response, settings.corpus
+        self.corpus_config = dict(corpus_config or {})  # the `corpus` group the counter came from
         self.uses_corpus = self.settings.lambda_c != 0.0
         if self.uses_corpus and (extractor is None or counter is None):
             raise ValueError("lambda_c != 0 needs an extractor and a corpus counter")
@@ -159,6 +161,7 @@ class CorVerReward:
         return record
 
     def close(self) -> None:
+        """Close the extractor and the counter (the engine calls it when training ends)."""
         for part in (self.extractor, self.counter):
             if part is not None and hasattr(part, "close"):
                 part.close()

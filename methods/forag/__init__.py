@@ -10,20 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.config import as_container
 from factrl.harness.errors import ConfigError, DataError
 from factrl.harness.method import Method, RunContext
 
 from .prompts import DECOMPOSE, VERIFY
 from .reward import CONTEXT_SENTENCES, DIAGNOSTIC_KEYS, FoRAGReward
 from .settings import FoRAGSettings
-
-
-def settings_from_config(method_cfg: Any) -> FoRAGSettings:
-    try:
-        return FoRAGSettings.from_mapping(dict(as_container(method_cfg) or {}))
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"method=forag: method.{err}") from None
 
 
 def check_titles(rows: list[dict], settings: FoRAGSettings) -> int:
@@ -46,14 +38,14 @@ class FoRAG(Method):
     algorithm = "ppo"
     description = "judge-split sub-claims verified against evidence, rewards on sentence-end tokens (PPO + critic)"
     version = "1"
+    settings_class = FoRAGSettings
 
     def build_reward(self, ctx: RunContext) -> FoRAGReward:
         """Checks settings, titles, the evidence store and the judge (cheapest first) before
         training, and registers their cleanups."""
         if ctx.tokenizer is None:
             raise ConfigError("method=forag needs the policy tokenizer in the run context (token placement)")
-        method_cfg = ctx.method_config if ctx.method_config is not None else self.config
-        settings = settings_from_config(method_cfg)
+        settings = self.settings
         missing = check_titles(list(ctx.pool or []), settings)
         if missing:
             ctx.logger.warning("forag: %d of %d pool rows have no title; they train without a signal (counted "
@@ -64,7 +56,7 @@ class FoRAG(Method):
         store = ctx.open_evidence(evidence_cfg)
         judge = ctx.open_judge(judge_cfg)
         reward = FoRAGReward(tokenizer=ctx.tokenizer, judge=judge, store=store, settings=settings,
-                             k=int(evidence_cfg.get("k", 5)))
+                             k=int(evidence_cfg.k))
         ctx.logger.info("forag reward: aggregation=%s placement=%s judge=%s evidence=%s k=%d", settings.aggregation,
                         settings.placement, judge.describe().get("model"), store.describe().get("label"), reward.k)
         return reward
@@ -91,4 +83,4 @@ def _prompt_id(prompt: Any) -> str:
 METHOD = FoRAG
 
 __all__ = ["DECOMPOSE", "DIAGNOSTIC_KEYS", "METHOD", "VERIFY", "FoRAG", "FoRAGReward", "FoRAGSettings",
-           "check_titles", "settings_component", "settings_from_config"]
+           "check_titles", "settings_component"]

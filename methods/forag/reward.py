@@ -76,13 +76,13 @@ class FoRAGReward:
 
     name = "forag"
 
-    def __init__(self, *, tokenizer: Any, judge: Any, store: Any, settings: FoRAGSettings | None = None,
-                 k: int = 5, decompose_prompt: Any = None, verify_prompt: Any = None):
+    def __init__(self, *, tokenizer: Any, judge: Any, store: Any, k: int, settings: FoRAGSettings | None = None,
+                 decompose_prompt: Any = None, verify_prompt: Any = None):
         if tokenizer is None or judge is None or store is None:
             raise ValueError("FoRAGReward needs the policy tokenizer, a judge and an evidence store")
         self.tokenizer, self.judge, self.store = tokenizer, judge, store
-        self.settings = settings or FoRAGSettings()
-        self.k = int(self.settings.evidence_k or k)
+        self.settings = settings if settings is not None else FoRAGSettings.from_mapping()
+        self.k = int(self.settings.evidence_k or k)  # k: the evidence group's `k`
         self.decompose_prompt = decompose_prompt or DECOMPOSE
         self.verify_prompt = verify_prompt or VERIFY
         self._has_evidence: dict[str, bool] = {}
@@ -226,9 +226,6 @@ class FoRAGReward:
         }
         assert tuple(out) == DIAGNOSTIC_KEYS
         return {k: float(v) for k, v in out.items()}
-
-    def close(self) -> None:
-        """Nothing of its own to release; the method registers the judge's and store's cleanups."""
 
 
 __all__ = ["CONTEXT_SENTENCES", "DIAGNOSTIC_KEYS", "FoRAGReward", "align_completion"]

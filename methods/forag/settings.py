@@ -1,15 +1,14 @@
 """FoRAG's reward settings (`method.*` in configs/method/forag.yaml), checked once.
 
-FoRAG (Cai et al., KDD 2024) publishes no training code, so every default here is a harness
-choice; README.md gives the reason for each (BASELINES 4 "Default").
+FoRAG (Cai et al., KDD 2024) publishes no training code, so every default (configs/method/forag.yaml) is a
+harness choice; README.md gives the reason for each (BASELINES 4 "Default").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from difflib import get_close_matches
-from typing import Any, Mapping
+from dataclasses import dataclass
 
 from factrl.harness import completions as comp
+from factrl.harness.settings import Settings
 
 # mean: a sentence's reward is the mean of its sub-claims' values (BASELINES 4 default);
 # sum: each sub-claim's value counts on its own (sub-claim granularity).
@@ -18,24 +17,28 @@ AGGREGATIONS = ("mean", "sum")
 # spread: the sentence's reward split evenly over its tokens; final_token: one value per
 # completion (its sub-claims aggregated) on the completion's last token (sequence granularity).
 PLACEMENTS = ("sentence_end", "spread", "final_token")
-# Keys of `method.*` that are not reward settings.
-OTHER_KEYS = ("name",)
 
 
 @dataclass(frozen=True)
-class FoRAGSettings:
-    supported: float = 1.0       # value of a sub-claim the evidence supports
-    unsupported: float = -1.0    # value of one it does not support
-    aggregation: str = "mean"
-    placement: str = "sentence_end"
+class FoRAGSettings(Settings):
+    """`method.*` of method=forag; configs/method/forag.yaml holds every default and its reason."""
+
+    OWNER = "method"
+    DEFAULTS = "method/forag.yaml"
+    IGNORE = ("name",)
+
+    supported: float       # value of a sub-claim the evidence supports
+    unsupported: float     # value of one it does not support
+    aggregation: str
+    placement: str
     # PROTOCOL 1: under this share of in-section tokens aligned, a completion's sentence
     # rewards cannot be placed; it falls back to final_token (counted).
-    alignment_threshold: float = 0.5
-    splitter: str = "reference"
-    evidence_k: int | None = None  # passages per sub-claim; None: evidence.k (5)
+    alignment_threshold: float
+    splitter: str
+    evidence_k: int | None  # passages per sub-claim; None: evidence.k
     # A pool row without evidence (no title, or none of its titles in the store) gets no signal
     # (BASELINES 1.4); require_title=true makes a title-less pool row an error before training.
-    require_title: bool = False
+    require_title: bool
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -49,32 +52,6 @@ class FoRAGSettings:
         if self.evidence_k is not None and int(self.evidence_k) < 1:
             raise ValueError(f"evidence_k={self.evidence_k} must be >= 1 (or null for evidence.k)")
 
-    @classmethod
-    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "FoRAGSettings":
-        """Settings from `method.*`; an unknown key is an error naming the closest valid one."""
-        names = [f.name for f in fields(cls)]
-        out: dict[str, Any] = {}
-        for key, value in dict(cfg or {}).items():
-            if key in OTHER_KEYS:
-                continue
-            if key not in names:
-                hint = get_close_matches(key, names, n=1)
-                raise ValueError(f"{key} is not a FoRAG setting" + (f" (did you mean {hint[0]}?)" if hint else "")
-                                 + f"; valid: {', '.join(names)}")
-            if value is not None:
-                out[key] = value
-        for key in ("supported", "unsupported", "alignment_threshold"):
-            if key in out:
-                out[key] = float(out[key])
-        for key in ("aggregation", "placement", "splitter"):
-            if key in out:
-                out[key] = str(out[key])
-        if "evidence_k" in out:
-            out["evidence_k"] = int(out["evidence_k"])
-        if "require_title" in out and not isinstance(out["require_title"], bool):
-            raise ValueError(f"require_title={out['require_title']!r} must be true or false")
-        return cls(**out)
-
     def value(self, supported: bool) -> float:
         return self.supported if supported else self.unsupported
 
@@ -82,9 +59,6 @@ class FoRAGSettings:
         """The reward of a group of verified sub-claims (a sentence, or a whole completion)."""
         total = sum(values)
         return total / len(values) if self.aggregation == "mean" else total
-
-    def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 __all__ = ["AGGREGATIONS", "FoRAGSettings", "PLACEMENTS"]

@@ -14,6 +14,7 @@ from typing import Any
 from factrl.harness.config import as_container
 from factrl.harness.errors import ConfigError, DataError, HarnessError
 from factrl.harness.method import Method, RewardOutput, RunContext
+from factrl.harness.settings import defaults_from_yaml
 
 from .advantage import flip_advantages, pad_masks
 from .reward import FSPOReward, format_ok
@@ -48,25 +49,21 @@ def open_evidence_store(evidence_cfg: Any) -> Any:
         raise kind(f"evidence.store: {err}") from None
 
 
-def reward_from_config(method_cfg: Any, *, tokenizer: Any, evidence_cfg: Any = None, nli: Any = None,
-                       store: Any = None, prefix: str = "") -> FSPOReward:
-    """The reward callable for a `method` config; opens the NLI scorer and the evidence store
-    unless given (tests pass their own)."""
-    cfg = dict(as_container(method_cfg) or {})
-    try:
-        settings = FSPOSettings.from_mapping(cfg)
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"method=fspo: method.{err}") from None
+def reward_from_config(settings: FSPOSettings | Any, *, tokenizer: Any, evidence_cfg: Any = None, nli: Any = None,
+                       store: Any = None, prefix: str = "", train: Any = None) -> FSPOReward:
+    """The reward callable for FSPO settings (or a `method` mapping, parsed over the YAML
+    defaults); opens the NLI scorer and the evidence store unless given (tests pass their own)."""
+    if not isinstance(settings, FSPOSettings):
+        settings = FSPOSettings.from_mapping(settings)
     if nli is None:
         from factrl.harness.nli import load_nli
 
-        nli = load_nli(cfg.get("nli"))
-    k = 5
+        nli = load_nli(settings.nli)
     if store is None:
         store = open_evidence_store(evidence_cfg)
-    if evidence_cfg is not None:
-        k = int(dict(as_container(evidence_cfg) or {}).get("k") or 5)
-    return FSPOReward(tokenizer=tokenizer, nli=nli, store=store, settings=settings, k=k, prefix=prefix)
+    evidence = as_container(evidence_cfg) if evidence_cfg is not None else defaults_from_yaml("evidence/demo.yaml")
+    return FSPOReward(tokenizer=tokenizer, nli=nli, store=store, settings=settings, k=int(evidence["k"]),
+                      prefix=prefix, train=as_container(train))
 
 
 class FSPO(Method):
@@ -74,6 +71,7 @@ class FSPO(Method):
     algorithm = "grpo"
     description = "HHEM-judged reasoning sentences flip token advantage signs (released FSPO code; GRPO)"
     version = "1"
+    settings_class = FSPOSettings
 
     def build_reward(self, ctx: RunContext) -> FSPOReward:
         if ctx.tokenizer is None:
@@ -86,13 +84,10 @@ class FSPO(Method):
         if missing:
             ctx.logger.warning("fspo: %d of %d pool rows have no title; they train without a step signal "
                                "(mask 0, counted under rewards/fspo/no_title)", missing, len(ctx.pool))
-        method_cfg = ctx.method_config if ctx.method_config is not None else self.config
-        reward = reward_from_config(method_cfg, tokenizer=ctx.tokenizer,
+        reward = reward_from_config(self.settings, tokenizer=ctx.tokenizer,
                                     evidence_cfg=cfg.get("evidence") if cfg is not None else None,
-                                    prefix=(response_prefix(cfg.model) or "") if cfg is not None else "")
-        ctx.on_close(reward.close)
-        self._train_cfg = dict(as_container(cfg.get("train")) or {}) if cfg is not None else {}
-        self._variant = reward.settings.variant
+                                    prefix=(response_prefix(cfg.model) or "") if cfg is not None else "",
+                                    train=cfg.get("train") if cfg is not None else None)
         ctx.logger.info("fspo reward: variant=%s threshold=%s nli=%s evidence=%s k=%d", reward.settings.variant,
                         reward.settings.threshold, reward.nli.describe().get("label"),
                         getattr(reward.store, "path", None), reward.k)
@@ -101,8 +96,7 @@ class FSPO(Method):
     def shape_advantages(self, advantages, *, output: RewardOutput, mask, group_size: int):
         """sign_flip: A_t = |A_i| * sign(m_t) where m_t != 0, A_i elsewhere; (B, T) in and out.
         step_reward: unchanged (the step values are already in the token returns)."""
-        variant = getattr(self, "_variant", None) or FSPOSettings.from_mapping(as_container(self.config)).variant
-        if variant != "sign_flip" or not output.extras:
+        if self.settings.variant != "sign_flip" or not output.extras:
             return advantages
         masks = pad_masks([e.get("mask") for e in output.extras], advantages.size(1))
         return flip_advantages(advantages, masks)
@@ -110,7 +104,7 @@ class FSPO(Method):
     def components(self, reward: FSPOReward) -> dict[str, dict[str, Any]]:
         """nli, evidence and settings: what besides version 1 can change an FSPO result."""
         return {"nli": dict(reward.nli.describe()), "evidence": evidence_component(reward.store),
-                "settings": settings_component(reward, getattr(self, "_train_cfg", {}))}
+                "settings": settings_component(reward, reward.train)}
 
 
 def evidence_component(store: Any) -> dict[str, Any]:
@@ -126,7 +120,8 @@ def evidence_component(store: Any) -> dict[str, Any]:
 def settings_component(reward: FSPOReward, train_cfg: dict[str, Any]) -> dict[str, Any]:
     """The reward and training settings that change FSPO scores."""
     entry = {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-             "label": f"FSPO settings ({reward.settings.variant})", **reward.settings.to_dict(),
+             "label": f"FSPO settings ({reward.settings.variant})",
+             **{k: v for k, v in reward.settings.to_dict().items() if k != "nli"},  # the nli entry has it
              "evidence_k_used": reward.k, "answer_score": "harness matcher 0/1", "format_rule": "fspo_tags",
              "premise_join": "blank line"}
     for key in ("completions_per_question", "learning_rate", "beta", "temperature", "epsilon", "std_floor"):

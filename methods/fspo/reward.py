@@ -53,13 +53,15 @@ class Premise:
 class FSPOReward:
     """reward(*, prompts, completions, completion_ids, rows, **kwargs) -> RewardOutput."""
 
-    def __init__(self, *, tokenizer: Any, nli: Any, store: Any, settings: FSPOSettings | None = None,
-                 k: int = 5, prefix: str = ""):
+    def __init__(self, *, tokenizer: Any, nli: Any, store: Any, k: int, settings: FSPOSettings | None = None,
+                 prefix: str = "", train: Mapping[str, Any] | None = None):
         if tokenizer is None or nli is None or store is None:
             raise ValueError("FSPOReward needs the policy tokenizer, an NLI scorer and an evidence store")
         self.tokenizer, self.nli, self.store = tokenizer, nli, store
-        self.settings = settings or FSPOSettings()
-        self.k = int(self.settings.evidence_k or k)
+        self.settings = settings if settings is not None else FSPOSettings.from_mapping()
+        self.k = int(self.settings.evidence_k or k)  # k: the evidence group's `k`
+        # The train.* values the settings component records (group size, lr, beta, ...).
+        self.train = dict(train or {})
         # The response prefix the prompt already holds (e.g. "<think>"): the format rule reads
         # the response as the policy wrote it, prefix included.
         self.prefix = prefix or ""

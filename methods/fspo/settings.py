@@ -1,44 +1,45 @@
 """FSPO's reward settings (`method.*` in configs/method/fspo.yaml), checked once.
 
-Defaults are the released code's (nusnlp/FSPO @7f5e4f9, BASELINES 2.2) except where the
-harness's shared protocol replaces them (answer score from the harness matcher, PROTOCOL 1
-sentences, evidence from the pool's `title`, BASELINES 1.4).
+The defaults (configs/method/fspo.yaml) are the released code's (nusnlp/FSPO @7f5e4f9,
+BASELINES 2.2) except where the harness's shared protocol replaces them (answer score from
+the harness matcher, PROTOCOL 1 sentences, evidence from the pool's `title`, BASELINES 1.4).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from difflib import get_close_matches
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from factrl.harness import completions as comp
+from factrl.harness.settings import Settings
 
 VARIANTS = ("sign_flip", "step_reward")
 QUERIES = ("question", "none")
-# Keys of `method.*` that are not reward settings (read elsewhere or by Hydra).
-OTHER_KEYS = ("name", "nli")
 
 
 @dataclass(frozen=True)
-class FSPOSettings:
+class FSPOSettings(Settings):
+    """`method.*` of method=fspo; configs/method/fspo.yaml holds every default and its source."""
+
+    OWNER = "method"
+    DEFAULTS = "method/fspo.yaml"
+    IGNORE = ("name",)
+
     # sign_flip: the released code (token advantages |A_i| * sign(m_t)); step_reward: the
     # paper's Eq. 10 (a -1/0/+1 step reward added to the answer reward per token).
-    variant: str = "sign_flip"
-    # "factual iff score > 0.5 (strict)" (released code, PROTOCOL 4: threshold 0.5).
-    threshold: float = 0.5
-    # Released code: a format failure scores -2 (its answer score is logged, never added).
-    format_penalty: float = -2.0
-    # step_reward only: R(t) = answer + step_weight * s(t) (the paper gives no coefficient).
-    step_weight: float = 1.0
+    variant: str
+    threshold: float  # "factual iff score > threshold (strict)"
+    format_penalty: float  # the score of a format failure (its answer score is logged, never added)
+    step_weight: float  # step_reward only: R(t) = answer + step_weight * s(t)
     # step_reward only: [lo, hi]: s = +1 above hi, -1 below lo, 0 between (a 3-way reading of a
     # binary scorer); None: s = +1 if score > threshold else -1 (HHEM has no neutral class).
-    neutral_band: tuple[float, float] | None = None
-    # PROTOCOL 1: under this share of in-section tokens aligned, the completion gets mask 0.
-    alignment_threshold: float = 0.5
-    splitter: str = "reference"
-    # Passages per question (None: evidence.k, 5) and the BM25 query that ranks the article's
+    neutral_band: tuple[float, ...] | None
+    alignment_threshold: float  # under this share of in-section tokens aligned: mask 0
+    splitter: str
+    # Passages per question (None: evidence.k) and the BM25 query that ranks the article's
     # passages: the question text, or none (document order, lead passages first).
-    evidence_k: int | None = None
-    evidence_query: str = "question"
+    evidence_k: int | None
+    evidence_query: str
+    nli: dict[str, Any]  # the NLI scorer's options (factrl.harness.nli.load_nli checks them)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -63,43 +64,12 @@ class FSPOSettings:
                                  "variant=step_reward")
             object.__setattr__(self, "neutral_band", band)
 
-    @classmethod
-    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "FSPOSettings":
-        """Settings from `method.*`; an unknown key is an error with the closest valid name."""
-        raw = dict(cfg or {})
-        names = [f.name for f in fields(cls)]
-        out: dict[str, Any] = {}
-        for key, value in raw.items():
-            if key in OTHER_KEYS:
-                continue
-            if key not in names:
-                hint = get_close_matches(key, names, n=1)
-                raise ValueError(f"{key} is not an FSPO setting" + (f" (did you mean {hint[0]}?)" if hint else "")
-                                 + f"; valid: {', '.join(names)}")
-            out[key] = value
-        for key in ("threshold", "format_penalty", "step_weight", "alignment_threshold"):
-            if key in out:
-                out[key] = float(out[key])
-        for key in ("variant", "splitter", "evidence_query"):
-            if key in out:
-                out[key] = str(out[key])
-        if out.get("evidence_k") is not None:
-            out["evidence_k"] = int(out["evidence_k"])
-        if out.get("neutral_band") is not None:
-            out["neutral_band"] = tuple(out["neutral_band"])
-        return cls(**out)
-
     def step(self, score: float) -> int:
         """The -1 / 0 / +1 value of one sentence's NLI score (0 only inside a neutral band)."""
         if self.neutral_band is None:
             return 1 if score > self.threshold else -1
         lo, hi = self.neutral_band
         return 1 if score > hi else (-1 if score < lo else 0)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["neutral_band"] = list(self.neutral_band) if self.neutral_band is not None else None
-        return out
 
 
 __all__ = ["FSPOSettings", "QUERIES", "VARIANTS"]

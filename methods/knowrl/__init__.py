@@ -10,27 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.config import as_container
 from factrl.harness.errors import ConfigError, DataError
 from factrl.harness.method import Method, RunContext
 
 from .reward import DIAGNOSTIC_KEYS, KnowRLReward
-from .scoring import KnowRLSettings
+from .scoring import RETRIEVALS, KnowRLSettings
 
-RETRIEVALS = ("bm25",)
 GTR_ID = "sentence-transformers/gtr-t5-large"
-
-
-def settings_from_config(method_cfg: Any) -> KnowRLSettings:
-    cfg = dict(as_container(method_cfg) or {})
-    retrieval = str(cfg.get("retrieval", "bm25"))
-    if retrieval not in RETRIEVALS:
-        raise ConfigError(f"method.retrieval={retrieval!r}: only bm25 is available (GTR weights are not shipped); "
-                          f"set method.retrieval=bm25")
-    try:
-        return KnowRLSettings.from_mapping(cfg)
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"method=knowrl: method.{err}") from None
 
 
 def check_titles(rows: list[dict], settings: KnowRLSettings) -> int:
@@ -48,21 +34,21 @@ class KnowRL(Method):
     algorithm = "grpo"
     description = "judge-graded correctness (+2/+1/-1), format, and NLI-checked atomic facts for wrong answers (GRPO)"
     version = "1"
+    settings_class = KnowRLSettings
 
     def build_reward(self, ctx: RunContext) -> KnowRLReward:
         """Checks everything a user can get wrong before training (settings, titles, evidence
         store, NLI labels, judge), cheapest first; registers the services' cleanups."""
-        method_cfg = ctx.method_config if ctx.method_config is not None else self.config
-        settings = settings_from_config(method_cfg)
+        settings = self.settings
         check_titles(list(ctx.pool or []), settings)
         evidence_cfg = ctx.service_config("evidence", "knowrl")
         judge_cfg = ctx.service_config("judge", "knowrl")
         from factrl.harness.nli import load_nli
 
         store = ctx.open_evidence(evidence_cfg)
-        nli = load_nli(dict(as_container(method_cfg.get("nli")) or {}))
+        nli = load_nli(settings.nli)
         judge = ctx.open_judge(judge_cfg)
-        reward = KnowRLReward(judge=judge, store=store, nli=nli, settings=settings, k=int(evidence_cfg.get("k", 5)))
+        reward = KnowRLReward(judge=judge, store=store, nli=nli, settings=settings, k=int(evidence_cfg.k))
         ctx.logger.info("knowrl reward: variant=%s judge=%s nli=%s evidence=%s k=%d", settings.variant,
                         getattr(judge, "describe", dict)().get("model"), nli.describe().get("label"),
                         store.describe().get("label"), reward.k)
@@ -99,5 +85,5 @@ def _prompt_id(prompt: Any) -> str:
 
 METHOD = KnowRL
 
-__all__ = ["DIAGNOSTIC_KEYS", "METHOD", "KnowRL", "KnowRLReward", "KnowRLSettings",
-           "check_titles", "retrieval_component", "settings_component", "settings_from_config"]
+__all__ = ["DIAGNOSTIC_KEYS", "METHOD", "RETRIEVALS", "KnowRL", "KnowRLReward", "KnowRLSettings",
+           "check_titles", "retrieval_component", "settings_component"]

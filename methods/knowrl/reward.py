@@ -75,15 +75,16 @@ class KnowRLReward:
 
     name = "knowrl"
 
-    def __init__(self, *, judge: Any, store: Any, nli: Any, settings: KnowRLSettings = KnowRLSettings(),
-                 k: int = 5, grade_prompt: Any = None, facts_prompt: Any = None):
+    def __init__(self, *, judge: Any, store: Any, nli: Any, k: int, settings: KnowRLSettings | None = None,
+                 grade_prompt: Any = None, facts_prompt: Any = None):
         if grade_prompt is None or facts_prompt is None:
             from factrl.harness.judge.prompts import ATOMIC_FACTS, SIMPLEQA_GRADE
 
             grade_prompt = grade_prompt or SIMPLEQA_GRADE
             facts_prompt = facts_prompt or ATOMIC_FACTS
         self.judge, self.store, self.nli = judge, store, nli
-        self.settings, self.k = settings, int(k)
+        self.settings = settings if settings is not None else KnowRLSettings.from_mapping()
+        self.k = int(k)  # the evidence group's `k`
         self.grade_prompt, self.facts_prompt = grade_prompt, facts_prompt
         self._has_evidence: dict[str, bool] = {}
 
@@ -245,12 +246,6 @@ class KnowRLReward:
         }
         assert tuple(out) == DIAGNOSTIC_KEYS
         return {k: float(v) for k, v in out.items()}
-
-    def close(self) -> None:
-        for part in (self.judge, self.store):
-            closer = getattr(part, "close", None)
-            if callable(closer):
-                closer()
 
 
 def _golds(row: Mapping[str, Any]) -> list[str]:

@@ -19,14 +19,17 @@ fact = min(supported / 15, 1) is added to every -1.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from factrl.evals.answers import STOPWORDS, extract_answer, is_refusal, normalize_answer
+from factrl.harness.settings import Settings
 
 VARIANTS = ("head", "v1.0.0")
+RETRIEVALS = ("bm25",)
 GRADES = ("A", "B", "C")  # SimpleQA: correct, incorrect, not attempted
 _GRADE_NAMES = {"A": "A", "CORRECT": "A", "B": "B", "INCORRECT": "B", "C": "C", "NOT_ATTEMPTED": "C",
                 "NOT ATTEMPTED": "C"}
@@ -35,19 +38,26 @@ _FIRST_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 
 
 @dataclass(frozen=True)
-class KnowRLSettings:
-    """Reward values and the fact rule (defaults: KnowRL HEAD; BASELINES 5.1)."""
+class KnowRLSettings(Settings):
+    """`method.*` of method=knowrl: reward values and the fact rule; configs/method/knowrl.yaml
+    holds every default (KnowRL HEAD; BASELINES 5.1) and its source."""
 
-    variant: str = "head"          # head (CorVer's description) | v1.0.0 (paper-era tag)
-    correct: float = 2.0           # SimpleQA A
-    refusal: float = 1.0           # SimpleQA C (HEAD); v1.0.0 scores it `incorrect`
-    incorrect: float = -1.0        # SimpleQA B, or a missing / empty answer
-    format_ok: float = 1.0
-    format_bad: float = -1.0
-    threshold: float = 0.3         # NLI entailment probability for "supported"
-    gamma: float = 10.0            # FActScore length penalty: exp(1 - gamma / n) for n <= gamma
-    v1_cap: float = 15.0           # v1.0.0: fact = min(supported / v1_cap, 1)
-    require_title: bool = True     # a pool row without `title` is an error before training
+    OWNER = "method"
+    DEFAULTS = "method/knowrl.yaml"
+    IGNORE = ("name",)
+
+    variant: str          # head (CorVer's description) | v1.0.0 (paper-era tag)
+    correct: float        # SimpleQA A
+    refusal: float        # SimpleQA C (HEAD); v1.0.0 scores it `incorrect`
+    incorrect: float      # SimpleQA B, or a missing / empty answer
+    format_ok: float
+    format_bad: float
+    threshold: float      # NLI entailment probability for "supported"
+    gamma: float          # FActScore length penalty: exp(1 - gamma / n) for n <= gamma
+    v1_cap: float         # v1.0.0: fact = min(supported / v1_cap, 1)
+    require_title: bool   # a pool row without `title` is an error before training
+    retrieval: str        # how passages are ranked per fact (bm25 only: no GTR weights offline)
+    nli: dict[str, Any]   # the NLI model's options (factrl.harness.nli.load_nli checks them)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -58,25 +68,15 @@ class KnowRLSettings:
             raise ValueError(f"gamma={self.gamma} must be >= 0 (0 switches the length penalty off; KnowRL: 10)")
         if self.v1_cap <= 0:
             raise ValueError(f"v1_cap={self.v1_cap} must be > 0 (v1.0.0: 15)")
+        if self.retrieval not in RETRIEVALS:
+            raise ValueError(f"retrieval={self.retrieval!r}: only bm25 is available (GTR weights are not "
+                             f"shipped); set method.retrieval=bm25")
 
-    @classmethod
-    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "KnowRLSettings":
-        cfg = dict(cfg or {})
-        out: dict[str, Any] = {}
-        for name, spec in cls.__dataclass_fields__.items():
-            if cfg.get(name) is None:
-                continue
-            kind = spec.type
-            value = cfg[name]
-            if kind == "str":
-                out[name] = str(value)
-            elif kind == "bool":
-                if not isinstance(value, bool):
-                    raise ValueError(f"{name}={value!r} must be true or false")
-                out[name] = value
-            else:
-                out[name] = float(value)
-        return cls(**out)
+
+@functools.lru_cache(maxsize=1)
+def head_settings() -> KnowRLSettings:
+    """The YAML's settings: what the scoring functions use when none are passed."""
+    return KnowRLSettings.from_mapping()
 
 
 def format_ok(completion: str) -> bool:
@@ -116,8 +116,9 @@ def parse_grade(value: Any) -> str | None:
     return _GRADE_NAMES.get(str(value).strip().upper())
 
 
-def grade_reward(grade: str, settings: KnowRLSettings = KnowRLSettings()) -> float:
+def grade_reward(grade: str, settings: KnowRLSettings | None = None) -> float:
     """The correctness value of a SimpleQA grade (A +2, B -1, C +1; v1.0.0: C -1)."""
+    settings = settings or head_settings()
     letter = parse_grade(grade)
     if letter is None:
         raise ValueError(f"grade {grade!r} is not one of {GRADES}")
@@ -128,8 +129,10 @@ def grade_reward(grade: str, settings: KnowRLSettings = KnowRLSettings()) -> flo
     return settings.incorrect
 
 
-def length_penalty(n: int, gamma: float = 10.0) -> float:
-    """FActScore's penalty for short fact lists: 1 if n > gamma else exp(1 - gamma / n); 0 for n = 0."""
+def length_penalty(n: int, gamma: float | None = None) -> float:
+    """FActScore's penalty for short fact lists: 1 if n > gamma else exp(1 - gamma / n); 0 for n = 0
+    (gamma None: the YAML's)."""
+    gamma = head_settings().gamma if gamma is None else gamma
     if n <= 0:
         return 0.0
     if gamma <= 0 or n > gamma:
@@ -137,13 +140,16 @@ def length_penalty(n: int, gamma: float = 10.0) -> float:
     return math.exp(1.0 - gamma / n)
 
 
-def supported_flags(scores_per_fact: Sequence[Sequence[float]], threshold: float = 0.3) -> list[bool]:
-    """A fact is supported when any of its passages' entailment probabilities is >= threshold."""
+def supported_flags(scores_per_fact: Sequence[Sequence[float]], threshold: float | None = None) -> list[bool]:
+    """A fact is supported when any of its passages' entailment probabilities is >= threshold
+    (None: the YAML's)."""
+    threshold = head_settings().threshold if threshold is None else threshold
     return [any(s >= threshold for s in scores) for scores in scores_per_fact]
 
 
-def fact_score(supported: Sequence[bool], settings: KnowRLSettings = KnowRLSettings()) -> float:
+def fact_score(supported: Sequence[bool], settings: KnowRLSettings | None = None) -> float:
     """HEAD: supported fraction x length penalty (0 with no facts); v1.0.0: min(#supported / 15, 1)."""
+    settings = settings or head_settings()
     n = len(supported)
     if settings.variant == "v1.0.0":
         return min(sum(supported) / settings.v1_cap, 1.0)
@@ -152,8 +158,9 @@ def fact_score(supported: Sequence[bool], settings: KnowRLSettings = KnowRLSetti
     return sum(supported) / n * length_penalty(n, settings.gamma)
 
 
-def gets_fact_term(correctness: float, refused: bool, settings: KnowRLSettings = KnowRLSettings()) -> bool:
+def gets_fact_term(correctness: float, refused: bool, settings: KnowRLSettings | None = None) -> bool:
     """HEAD: every -1 that is not a refusal; v1.0.0: every -1."""
+    settings = settings or head_settings()
     return correctness == settings.incorrect and (settings.variant == "v1.0.0" or not refused)
 
 
@@ -172,6 +179,6 @@ def total(format_value: float, correctness: float, fact: float | None) -> float:
     return format_value + correctness + (fact if fact is not None else 0.0)
 
 
-__all__ = ["GRADES", "VARIANTS", "KnowRLSettings", "answer_of", "fact_score", "format_ok", "gets_fact_term",
-           "grade_reward", "is_refusal", "length_penalty", "parse_grade", "reasoning_of", "supported_flags",
-           "total", "v1_skips_judge"]
+__all__ = ["GRADES", "RETRIEVALS", "VARIANTS", "KnowRLSettings", "answer_of", "fact_score", "format_ok",
+           "gets_fact_term", "grade_reward", "head_settings", "is_refusal", "length_penalty", "parse_grade",
+           "reasoning_of", "supported_flags", "total", "v1_skips_judge"]

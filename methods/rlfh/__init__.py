@@ -9,10 +9,8 @@ the rewards are per-token rewards, not returns.
 """
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
-from factrl.harness.config import as_container
 from factrl.harness.errors import ConfigError
 from factrl.harness.method import Method, RunContext
 
@@ -21,29 +19,17 @@ from .reward import DIAGNOSTIC_KEYS, RLFHReward
 from .settings import CONSTANTS, RLFHSettings
 
 
-def settings_from_config(method_cfg: Any) -> RLFHSettings:
-    cfg = dict(as_container(method_cfg) or {})
-    known = {f.name for f in fields(RLFHSettings)} | {"name"}
-    unknown = sorted(set(cfg) - known)
-    if unknown:  # a typo would otherwise silently keep the default
-        raise ConfigError(f"method=rlfh: unknown option method.{unknown[0]}; the options are {sorted(known - {'name'})}")
-    try:
-        return RLFHSettings.from_mapping(cfg)
-    except (TypeError, ValueError) as err:
-        raise ConfigError(f"method=rlfh: method.{err}") from None
-
-
 class RLFH(Method):
     name = "rlfh"
     algorithm = "ppo"
     description = "judge-extracted atomic statements: truthfulness and informativeness rewards on their tokens (PPO)"
     version = "1"
+    settings_class = RLFHSettings
 
     def build_reward(self, ctx: RunContext) -> RLFHReward:
         """Settings, evidence store and judge (cheapest first), with their cleanups registered."""
         cfg = ctx.config
-        method_cfg = ctx.method_config if ctx.method_config is not None else self.config
-        settings = settings_from_config(method_cfg)
+        settings = self.settings
         evidence_cfg = ctx.service_config("evidence", "rlfh")
         judge_cfg = ctx.service_config("judge", "rlfh")
         if ctx.tokenizer is None:
@@ -81,4 +67,4 @@ def settings_component(reward: RLFHReward) -> dict[str, Any]:
 METHOD = RLFH
 
 __all__ = ["CONSTANTS", "DIAGNOSTIC_KEYS", "METHOD", "PROMPTS", "RLFH", "RLFHReward", "RLFHSettings",
-           "settings_component", "settings_from_config"]
+           "settings_component"]

@@ -85,7 +85,7 @@ class RLFHReward:
         if tokenizer is None or judge is None or store is None:
             raise ValueError("RLFHReward needs the policy tokenizer, a judge and an evidence store")
         self.tokenizer, self.judge, self.store = tokenizer, judge, store
-        self.settings = settings or RLFHSettings()
+        self.settings = settings if settings is not None else RLFHSettings.from_mapping()
         self.prompts = (EXTRACT, VERIFY, ASSESS)
         # The response prefix the prompt already holds (e.g. "<think>"): alignment.py
         self.prefix = prefix or ""
@@ -273,12 +273,6 @@ class RLFHReward:
         }
         assert tuple(out) == DIAGNOSTIC_KEYS
         return {k: float(v) for k, v in out.items()}
-
-    def close(self) -> None:
-        for part in (self.judge, self.store):
-            closer = getattr(part, "close", None)
-            if callable(closer):
-                closer()
 
 
 def _records(items: list[_Completion]) -> list[dict[str, Any]]:

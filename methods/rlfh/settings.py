@@ -15,10 +15,10 @@ documented run (the repository README's), and CorVer names no other:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from dataclasses import dataclass
 
 from factrl.harness.completions import SPLITTERS
+from factrl.harness.settings import Settings
 
 VERDICTS = ("correct", "vague", "wrong")  # what the verify prompt accepts (BASELINES 3.1)
 
@@ -52,16 +52,20 @@ HEDGE_PHRASES = ("i'm sorry", "i am sorry", "i apologize", "need more context", 
 
 
 @dataclass(frozen=True)
-class RLFHSettings:
-    """Options of the RLFH reward (configs/method/rlfh.yaml documents each one)."""
+class RLFHSettings(Settings):
+    """`method.*` of method=rlfh; configs/method/rlfh.yaml holds every default and documents it."""
 
-    constants: str = "readme"        # readme | train_sh | reward_config (module docstring)
-    granularity: str = "token"       # token: truth on the statement's LCS end | sentence: both at the sentence end
-    evidence_k: int = 3              # passages per statement (train.sh max_secs 3)
-    gold_material: bool = True       # add `The correct answer for "<question>" is "<answer>".` (RLFH's data builder)
-    drop_hedges: bool = True         # drop refusal / hedge sentences and questions before extraction
-    alignment_threshold: float = 0.5  # PROTOCOL 1: under it, no signal for the completion
-    splitter: str = "reference"      # PROTOCOL 1 sentence splitter
+    OWNER = "method"
+    DEFAULTS = "method/rlfh.yaml"
+    IGNORE = ("name",)
+
+    constants: str             # readme | train_sh | reward_config (module docstring)
+    granularity: str           # token: truth on the statement's LCS end | sentence: both at the sentence end
+    evidence_k: int            # passages per statement
+    gold_material: bool        # add `The correct answer for "<question>" is "<answer>".` (RLFH's data builder)
+    drop_hedges: bool          # drop refusal / hedge sentences and questions before extraction
+    alignment_threshold: float  # PROTOCOL 1: under it, no signal for the completion
+    splitter: str              # PROTOCOL 1 sentence splitter
 
     def __post_init__(self) -> None:
         if self.constants not in CONSTANTS:
@@ -78,27 +82,6 @@ class RLFHSettings:
     @property
     def table(self) -> Constants:
         return CONSTANTS[self.constants]
-
-    @classmethod
-    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "RLFHSettings":
-        """Settings from `method.*`; keys that are not settings (name, ...) are ignored."""
-        cfg = dict(cfg or {})
-        out: dict[str, Any] = {}
-        for spec in fields(cls):
-            value = cfg.get(spec.name)
-            if value is None:
-                continue
-            if spec.type == "bool":
-                if not isinstance(value, bool):
-                    raise ValueError(f"{spec.name}={value!r} must be true or false")
-                out[spec.name] = value
-            elif spec.type == "int":
-                out[spec.name] = int(value)
-            elif spec.type == "float":
-                out[spec.name] = float(value)
-            else:
-                out[spec.name] = str(value)
-        return cls(**out)
 
 
 def is_hedge(sentence: str) -> bool:

@@ -17,7 +17,7 @@ from factrl.harness.training.grpo import TokenGRPOTrainer
 # --- RunContext.on_close ----------------------------------------------------------------------
 
 def test_on_close_runs_cleanups_last_first_once():
-    ctx = RunContext(config=None, method_config=None)
+    ctx = RunContext(config=None)
     calls = []
     ctx.on_close(lambda: calls.append("store"))
     ctx.on_close(lambda: calls.append("judge"))
@@ -27,7 +27,7 @@ def test_on_close_runs_cleanups_last_first_once():
 
 
 def test_on_close_runs_every_cleanup_and_raises_the_first_failure(caplog):
-    ctx = RunContext(config=None, method_config=None)
+    ctx = RunContext(config=None)
     calls = []
 
     def broken():

@@ -39,7 +39,7 @@ class ShortAnswer(Method):
     config_defaults = {"bonus": 1.0}
 
     def build_reward(self, ctx):
-        bonus = float(ctx.method_config.bonus)
+        bonus = float(self.config.bonus)
 
         def reward(*, prompts, completions, completion_ids, rows, **kwargs):
             returns = [[bonus if "</answer>" in text else 0.0] * len(ids)

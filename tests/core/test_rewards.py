@@ -1,9 +1,11 @@
 """Response-level rewards (PROTOCOL 3): correctness against each row's own gold, format, length."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from factrl.harness.rewards import (ResponseRewardConfig, correctness_reward, format_reward, length_penalty,
+from factrl.harness.rewards import (ResponseRewardSettings, correctness_reward, format_reward, length_penalty,
                                     response_rewards)
 
 ROWS = [
@@ -45,14 +47,14 @@ def test_format_rules_and_truncation():
     assert format_reward(completions=completions) == [-1.0, 1.0, -1.0]
     assert format_reward(completions=completions, rule="single_block") == [-1.0, -1.0, -1.0]
     with pytest.raises(ValueError):
-        ResponseRewardConfig(format_rule="lenient")
+        replace(ResponseRewardSettings.from_mapping(), format_rule="lenient")
 
 
 def test_weights_and_length_penalty():
     ids = [[1] * 100, [1] * 300, [1] * 50]
     assert length_penalty(completion_ids=ids) == [0.0, 0.0, 0.0]  # off unless configured
     assert length_penalty(completion_ids=ids, eta=0.5, l0=200) == pytest.approx([0.0, 0.25, 0.0])
-    cfg = ResponseRewardConfig(lambda_j=2.0, lambda_f=0.5, length_eta=0.5, length_l0=200)
+    cfg = ResponseRewardSettings.from_mapping(lambda_j=2.0, lambda_f=0.5, length_eta=0.5, length_l0=200)
     completions = [wrap("Paris"), wrap("London"), "garbage"]
     out = response_rewards(completions=completions, rows=[ROWS[0]] * 3, completion_ids=ids, config=cfg)
     assert out.total == pytest.approx([2 * 2 + 0.5 * 1, 2 * -1 + 0.5 * (1 - 0.25), 2 * -1 + 0.5 * -1])
@@ -61,7 +63,7 @@ def test_weights_and_length_penalty():
 
 
 def test_a2_lambda_j_zero_keeps_only_format():
-    cfg = ResponseRewardConfig.from_mapping({"lambda_j": 0, "unrelated_key": 5})
+    cfg = ResponseRewardSettings.from_mapping({"lambda_j": 0})
     out = response_rewards(completions=[wrap("Paris"), wrap("London")], rows=[ROWS[0]] * 2, config=cfg)
     assert out.total == [1.0, 1.0]
 

@@ -13,7 +13,7 @@ def _built(corpus_cfg, llama_tokenizer, *overrides):
     cfg = compose(["model=tiny-llama", "method.extractor.backend=heuristic", *overrides])
     cfg.corpus = OmegaConf.create(corpus_cfg)
     method = CorVer(cfg.method)
-    reward = method.build_reward(RunContext(config=cfg, method_config=cfg.method, tokenizer=llama_tokenizer))
+    reward = method.build_reward(RunContext(config=cfg, tokenizer=llama_tokenizer))
     return method, reward
 
 

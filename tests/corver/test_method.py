@@ -132,7 +132,7 @@ def test_method_builds_from_the_run_context(llama_tokenizer, corpus_cfg, batch):
     cfg.corpus = OmegaConf.create(corpus_cfg)
     method = METHOD(cfg.method)
     assert (method.name, method.algorithm) == ("corver", "grpo")
-    reward = method.build_reward(RunContext(config=cfg, method_config=cfg.method, tokenizer=llama_tokenizer))
+    reward = method.build_reward(RunContext(config=cfg, tokenizer=llama_tokenizer))
     out = reward(**batch)
     assert out.token_returns[0][4] == pytest.approx(3.1)
     reward.close()

@@ -1,10 +1,12 @@
 """Sentence reward: validity rules, count -> reward, and FIRST / MIN / RELCHECK on a real index."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from factrl.harness.corpus import CountResult
-from factrl.methods.corver.reward import (CorpusRewardConfig, bucket, count_reward, score_sentences,
+from factrl.methods.corver.reward import (CorpusRewardSettings, bucket, count_reward, score_sentences,
                                           valid_triples)
 
 HIGH = ["Paris", "is the capital of", "France"]  # 25 co-occurrences; relation "capital": 25
@@ -39,14 +41,14 @@ def test_count_to_reward_paper_defaults(count, status, reward):
 
 
 def test_configurable_alphas_and_taus():
-    v1 = CorpusRewardConfig(alphas=(-0.3, -0.1, 0.0, 0.1))  # v1 / released code
+    v1 = CorpusRewardSettings.from_mapping(alphas=(-0.3, -0.1, 0.0, 0.1))  # v1 / released code
     assert count_reward(0, v1) == -0.3
-    wide = CorpusRewardConfig(taus=(2, 10), alphas=(-1, -0.5, 0.5, 1))
+    wide = CorpusRewardSettings.from_mapping(taus=(2, 10), alphas=(-1, -0.5, 0.5, 1))
     assert [count_reward(c, wide) for c in (0, 1, 2, 9, 10)] == [-1, -0.5, 0.5, 0.5, 1]
     for bad in ({"taus": (20, 5)}, {"taus": (0, 5)}, {"alphas": (0.1, 0.2)}, {"aggregation": "max"}):
         with pytest.raises(ValueError):
-            CorpusRewardConfig(**bad)
-    cfg = CorpusRewardConfig.from_mapping({"aggregation": "MIN", "taus": [3, 9], "alphas": [-1, 0, 0, 1]})
+            replace(CorpusRewardSettings.from_mapping(), **bad)
+    cfg = CorpusRewardSettings.from_mapping({"aggregation": "MIN", "taus": [3, 9], "alphas": [-1, 0, 0, 1]})
     assert cfg.aggregation == "min" and cfg.taus == (3, 9) and cfg.alphas == (-1.0, 0.0, 0.0, 1.0)
 
 
@@ -86,7 +88,7 @@ def test_first_failed_lookup_gives_zero_without_trying_later_triples(counter):
 
 
 def test_min_takes_the_smallest_successful_count(counter):
-    cfg = CorpusRewardConfig(aggregation="min")
+    cfg = CorpusRewardSettings.from_mapping(aggregation="min")
     batch = score_sentences([[HIGH, LOW, MID], [HIGH, MID], [FAILING, HIGH], [FAILING], [HIGH, ZERO]], counter, cfg)
     got = [(s.status, s.count, s.reward) for s in batch.scores]
     assert got == [("low", 2, -0.1), ("mid", 8, 0.0), ("high", 25, 0.1), ("failed", None, 0.0), ("zero", 0, -0.2)]
@@ -95,7 +97,7 @@ def test_min_takes_the_smallest_successful_count(counter):
 
 
 def test_relcheck_lowers_high_counts_whose_relation_never_cooccurs(counter):
-    cfg = CorpusRewardConfig(aggregation="relcheck")
+    cfg = CorpusRewardSettings.from_mapping(aggregation="relcheck")
     batch = score_sentences([[HIGH], [HIGH_BAD_REL], [MID], [["Paris", "France", "France"]]], counter, cfg)
     s_ok, s_bad, s_mid, s_unusable = batch.scores
     assert (s_ok.reward, s_ok.relation_query, s_ok.relation_count) == (0.1, ["Paris", "capital", "France"], 25)
@@ -108,7 +110,7 @@ def test_relcheck_lowers_high_counts_whose_relation_never_cooccurs(counter):
 
 def test_relcheck_failed_relation_lookup_keeps_the_reward():
     counter = DictCounter({("Paris", "France"): 30})  # the relation query fails
-    cfg = CorpusRewardConfig(aggregation="relcheck")
+    cfg = CorpusRewardSettings.from_mapping(aggregation="relcheck")
     score = score_sentences([[HIGH]], counter, cfg).scores[0]
     assert score.reward == 0.1 and score.relation_count is None
     assert counter.calls == [[["Paris", "France"]], [["Paris", "capital", "France"]]]  # two batched calls

@@ -130,10 +130,10 @@ def test_ppo_geometry_splits_each_minibatch_over_processes():
     from factrl.harness.training.ppo import PPOSettings, ppo_geometry
 
     cfg = OmegaConf.create({"questions_per_step": 4, "completions_per_question": 2})
-    geometry = ppo_geometry(cfg, PPOSettings(minibatches=2), processes=2)
+    geometry = ppo_geometry(cfg, PPOSettings.from_mapping(minibatches=2, kl_coef=0.01), processes=2)
     assert geometry["per_device_train_batch_size"] == 2 and geometry["gradient_accumulation_steps"] == 1
     with pytest.raises(ConfigError, match="does not split over 3 processes"):
-        ppo_geometry(cfg, PPOSettings(minibatches=2), processes=3)
+        ppo_geometry(cfg, PPOSettings.from_mapping(minibatches=2, kl_coef=0.01), processes=3)
 
 
 def test_whole_groups_methods_refuse_a_split_group():

@@ -58,7 +58,7 @@ def test_openai_settings_written_to_results_hold_no_credentials():
     from factrl.evals.provenance import backend_settings
     from factrl.evals.settings import EvalSettings
 
-    settings = EvalSettings(sets=["demo"], backend="openai", openai={
+    settings = EvalSettings.from_mapping(sets=["demo"], backend="openai", openai={
         "base_url": "http://user:secret@127.0.0.1:8000/v1?token=abc", "model": "m",
         "extra_body": {"api_key": "sk-x", "top_k": 20}})
     written = backend_settings(settings, {}, None)

@@ -117,9 +117,9 @@ def _fake_hub_cache(home, commit):
 
 def test_the_default_npm_single_loads_from_the_cache_and_records_the_commit_it_used(tmp_path, monkeypatch):
     from factrl.evals.factscore import load_npm
-    from factrl.evals.judged_settings import DEFAULTS
+    from factrl.evals.judged_settings import defaults
 
-    assert DEFAULTS["factscore_options"]["npm"]["model"] == "facebook/npm-single"
+    assert defaults("factscore_options")["npm"]["model"] == "facebook/npm-single"
     commit = "1234567890abcdef1234567890abcdef12345678"
     _fake_hub_cache(tmp_path, commit)
     import huggingface_hub.constants

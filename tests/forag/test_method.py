@@ -26,7 +26,7 @@ def services(url, store_path, *extra):
 
 
 def build(cfg, tokenizer, rows=None, run_dir=None):
-    ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=list(rows or [ROWS["curie"]]),
+    ctx = RunContext(config=cfg, tokenizer=tokenizer, pool=list(rows or [ROWS["curie"]]),
                      run_dir=run_dir)
     return METHOD(cfg.method).build_reward(ctx), ctx
 
@@ -80,7 +80,7 @@ def test_bad_settings_and_services_stop_before_training(store_path, tokenizer):
     with JudgeServer() as server:
         for override, field in [("method.placement=everywhere", "method.placement"),
                                 ("method.aggregation=max", "method.aggregation"),
-                                ("+method.palcement=spread", "did you mean placement")]:
+                                ("+method.palcement=spread", "did you mean method.placement")]:
             with pytest.raises(ConfigError, match=field):
                 build(compose(*services(server.url, store_path, override)), tokenizer)
     with pytest.raises(ConfigError, match=r"needs a judge"):

@@ -19,19 +19,19 @@ VALUES = {0: [1.0, -1.0, 1.0], 1: [-1.0]}
     ({"placement": "final_token", "aggregation": "sum", "supported": 2.0}, [0, 0, 0, 0, 0, 0, 0, 2.0]),
 ])
 def test_placements(settings, want):
-    s = FoRAGSettings(**settings)
+    s = FoRAGSettings.from_mapping(**settings)
     values = {i: [s.supported if v > 0 else s.unsupported for v in vs] for i, vs in VALUES.items()}
     rewards, unplaced = place_rewards(len(SIGMA), SIGMA, values, s)
     assert rewards == pytest.approx(want) and unplaced == 0
 
 
 def test_sentence_without_tokens_goes_to_the_final_token_and_is_counted():
-    rewards, unplaced = place_rewards(len(SIGMA), SIGMA, {0: [1.0], 2: [-1.0]}, FoRAGSettings())
+    rewards, unplaced = place_rewards(len(SIGMA), SIGMA, {0: [1.0], 2: [-1.0]}, FoRAGSettings.from_mapping())
     assert rewards == pytest.approx([0, 0, 1, 0, 0, 0, 0, -1]) and unplaced == 1
 
 
 def test_no_sigma_or_no_values():
-    assert place_rewards(4, None, {0: [1.0], 1: [-1.0, -1.0]}, FoRAGSettings()) == ([0, 0, 0, -1 / 3], 0)
-    assert place_rewards(3, [0, 0, 0], {}, FoRAGSettings()) == ([0.0] * 3, 0)
+    assert place_rewards(4, None, {0: [1.0], 1: [-1.0, -1.0]}, FoRAGSettings.from_mapping()) == ([0, 0, 0, -1 / 3], 0)
+    assert place_rewards(3, [0, 0, 0], {}, FoRAGSettings.from_mapping()) == ([0.0] * 3, 0)
     with pytest.raises(ValueError, match="sigma has 2 entries for 3 tokens"):
-        place_rewards(3, [0, 0], {0: [1.0]}, FoRAGSettings())
+        place_rewards(3, [0, 0], {0: [1.0]}, FoRAGSettings.from_mapping())

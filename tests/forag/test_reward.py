@@ -85,7 +85,7 @@ def judge(server):
 
 
 def make(tokenizer, judge, store, **settings):
-    return FoRAGReward(tokenizer=tokenizer, judge=judge, store=store, settings=FoRAGSettings(**settings), k=3)
+    return FoRAGReward(tokenizer=tokenizer, judge=judge, store=store, settings=FoRAGSettings.from_mapping(**settings), k=3)
 
 
 def expected(n, placed):

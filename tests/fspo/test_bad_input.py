@@ -19,7 +19,7 @@ from tests.helpers import harness
 
 def _build(tokenizer, overrides=(), pool=None):
     cfg = compose(["method=fspo", "model=tiny-llama", *overrides])
-    ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer,
+    ctx = RunContext(config=cfg, tokenizer=tokenizer,
                      pool=pool if pool is not None else [row()], logger=logging.getLogger("test.fspo"))
     reward = FSPO(cfg.method).build_reward(ctx)
     return reward, ctx
@@ -73,7 +73,7 @@ def test_rows_without_title_degrade_alone_and_are_counted(llama_tokenizer, store
 
 @pytest.mark.parametrize("override, message", [
     ("method.variant=paper", "method.variant='paper': choose one of sign_flip, step_reward"),
-    ("+method.treshold=0.4", "method.treshold is not an FSPO setting (did you mean threshold?)"),
+    ("+method.treshold=0.4", "method.treshold: unknown key (did you mean method.threshold?)"),
     ("method.neutral_band=[0.3,0.7]", "neutral_band applies only to variant=step_reward"),
     ("method.threshold=1.5", "method.threshold=1.5 must lie in [0, 1]"),
 ])

@@ -136,9 +136,9 @@ def test_step_reward_variant(llama_tokenizer, store):
 
 
 def test_step_values_and_neutral_band():
-    binary = FSPOSettings()
+    binary = FSPOSettings.from_mapping()
     assert [binary.step(x) for x in (0.2, 0.5, 0.51)] == [-1, -1, 1]  # strict > 0.5, no neutral
-    banded = FSPOSettings(variant="step_reward", neutral_band=(0.3, 0.7))
+    banded = FSPOSettings.from_mapping(variant="step_reward", neutral_band=(0.3, 0.7))
     assert [banded.step(x) for x in (0.1, 0.3, 0.5, 0.7, 0.9)] == [-1, 0, 0, 0, 1]
 
 

@@ -28,7 +28,7 @@ def services(url, store_path, *extra):
 
 
 def build(cfg, rows=None, run_dir=None):
-    ctx = RunContext(config=cfg, method_config=cfg.method, pool=list(rows or [ROWS["curie"]]), run_dir=run_dir)
+    ctx = RunContext(config=cfg, pool=list(rows or [ROWS["curie"]]), run_dir=run_dir)
     return METHOD(cfg.method).build_reward(ctx), ctx
 
 

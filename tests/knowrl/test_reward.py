@@ -66,7 +66,7 @@ def judge(server):
 
 
 def make_reward(judge, store, nli, **settings):
-    return KnowRLReward(judge=judge, store=store, nli=nli, settings=KnowRLSettings(**settings), k=5)
+    return KnowRLReward(judge=judge, store=store, nli=nli, settings=KnowRLSettings.from_mapping(**settings), k=5)
 
 
 def test_hand_computed_rewards(server, judge, store, standin):

@@ -8,7 +8,7 @@ import pytest
 
 from factrl.methods.knowrl import scoring as s
 
-V1 = s.KnowRLSettings(variant="v1.0.0")
+V1 = s.KnowRLSettings.from_mapping(variant="v1.0.0")
 
 
 def test_grade_mapping_head_and_v1():
@@ -67,7 +67,7 @@ def test_supported_is_any_passage_at_threshold():
 
 
 def test_fact_term_applies_to_wrong_non_refusals():
-    head = s.KnowRLSettings()
+    head = s.KnowRLSettings.from_mapping()
     assert s.gets_fact_term(-1.0, refused=False, settings=head)
     assert not s.gets_fact_term(-1.0, refused=True, settings=head)
     assert not s.gets_fact_term(2.0, refused=False, settings=head) and not s.gets_fact_term(1.0, False, head)
@@ -84,7 +84,7 @@ def test_v1_pre_check():
 
 
 def test_settings_are_checked():
-    assert s.KnowRLSettings.from_mapping({"threshold": 0.5, "variant": "v1.0.0", "other": 1}).threshold == 0.5
+    assert s.KnowRLSettings.from_mapping({"threshold": 0.5, "variant": "v1.0.0"}).threshold == 0.5
     for bad in ({"variant": "v2"}, {"threshold": 2}, {"gamma": -1}, {"require_title": "yes"}):
         with pytest.raises(ValueError):
             s.KnowRLSettings.from_mapping(bad)

@@ -5,18 +5,18 @@ import pytest
 from omegaconf import OmegaConf
 
 from factrl.harness.errors import ConfigError
-from factrl.harness.nli import DEFAULT_BACKEND, NLIConfig, parse_config
+from factrl.harness.nli import DEFAULT_BACKEND, NLISettings, parse_config
 
 
 def test_defaults_and_omegaconf():
-    assert parse_config(None) == NLIConfig(backend=DEFAULT_BACKEND)
+    assert parse_config(None) == NLISettings(backend=DEFAULT_BACKEND)
     cfg = parse_config(OmegaConf.create({"backend": "hhem", "batch_size": 4, "model": None}))
     assert cfg.model_id == "vectara/hallucination_evaluation_model"
     assert cfg.pinned_revision == "8e4a2e6e96c708cc76c2344f7e4757df2515292c"
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"backend": "hhem", "batchsize": 4}, "Did you mean nli.batch_size"),
+    ({"backend": "hhem", "batchsize": 4}, "did you mean nli.batch_size"),
     ({"backend": "nli"}, "nli.backend='nli' is not valid"),
     ({"backend": "deberta", "max_premise_tokens": 100}, "applies only to nli.backend=hhem"),
     ({"backend": "hhem", "entailment_label": "yes"}, "applies only to nli.backend=deberta"),

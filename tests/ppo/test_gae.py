@@ -56,7 +56,7 @@ def test_a_reward_on_token_k_reaches_tokens_up_to_k_only(k):
     base = torch.zeros(2, 7)
     bumped = base.clone()
     bumped[1, k] = 1.0
-    settings = PPOSettings(whiten=False, kl_coef=0.0)
+    settings = PPOSettings.from_mapping(whiten=False, kl_coef=0.0)
     zeros, valid = torch.zeros(2, 7), torch.ones(2, dtype=torch.bool)
     a = rollout_targets(base, valid, mask, values, zeros, zeros, settings)["advantages"]
     b = rollout_targets(bumped, valid, mask, values, zeros, zeros, settings)["advantages"]
@@ -92,7 +92,7 @@ def test_clipped_value_loss_by_hand():
 def test_no_signal_completions_get_no_advantage_and_no_value_loss():
     mask = torch.ones(2, 3)
     out = rollout_targets(torch.ones(2, 3), torch.tensor([True, False]), mask, torch.zeros(2, 3),
-                          torch.zeros(2, 3), torch.zeros(2, 3), PPOSettings())
+                          torch.zeros(2, 3), torch.zeros(2, 3), PPOSettings.from_mapping(kl_coef=0.01))
     assert out["advantages"][1].abs().sum() == 0 and out["value_mask"][1].sum() == 0
     assert out["advantages"][0].abs().sum() > 0
 

@@ -7,7 +7,7 @@ import pytest
 from factrl.harness.config import compose
 from factrl.harness.errors import ConfigError
 from factrl.harness.method import RunContext
-from factrl.methods.rlfh import RLFH, settings_component, settings_from_config
+from factrl.methods.rlfh import RLFH, RLFHSettings, settings_component
 from factrl.methods.rlfh.settings import CONSTANTS, is_hedge
 
 from .test_reward import judge_cfg
@@ -20,7 +20,7 @@ def test_registered_as_a_ppo_method():
 
 
 def test_default_constants_are_the_readme_run():
-    s = settings_from_config(compose(["method=rlfh"]).method)
+    s = RLFHSettings.from_mapping(compose(["method=rlfh"]).method)
     assert s.constants == "readme" and s.granularity == "token" and s.evidence_k == 3
     assert s.table.verdict == {"correct": 0.45, "vague": -1.0, "wrong": -1.7}
     assert s.table.info == {5: 1.25, 4: 1.0, 3: 0.75, 2: 0.1, 1: -0.2} and s.table.w_info == 1.2
@@ -29,10 +29,10 @@ def test_default_constants_are_the_readme_run():
 
 @pytest.mark.parametrize("override, match", [("method.constants=paper", "method.constants='paper'"),
                                              ("method.granularity=word", "method.granularity"),
-                                             ("+method.evidence_kk=3", "unknown option method.evidence_kk")])
+                                             ("+method.evidence_kk=3", "method.evidence_kk: unknown key")])
 def test_bad_settings_are_one_line_config_errors(override, match):
     with pytest.raises(ConfigError, match=match):
-        settings_from_config(compose(["method=rlfh", override]).method)
+        RLFHSettings.from_mapping(compose(["method=rlfh", override]).method)
 
 
 def test_protocol_configs():
@@ -56,13 +56,13 @@ def test_build_reward_needs_a_judge_and_components(store_path, tokenizer):
     from tests.knowrl.judge_server import JudgeServer
 
     cfg = compose(["method=rlfh", "judge=none"])
-    ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer)
+    ctx = RunContext(config=cfg, tokenizer=tokenizer)
     with pytest.raises(ConfigError, match="method=rlfh needs a judge"):
         RLFH(cfg.method).build_reward(ctx)
     with JudgeServer(default="5") as server:
         cfg = compose(["method=rlfh", "evidence=file", f"evidence.store={store_path}"])
         cfg.judge = judge_cfg(server.url)
-        ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer)
+        ctx = RunContext(config=cfg, tokenizer=tokenizer)
         reward = RLFH(cfg.method).build_reward(ctx)
         try:
             components = RLFH(cfg.method).components(reward)

@@ -141,7 +141,7 @@ def test_materials_are_the_rows_passages_and_the_gold_sentence(server, judge, st
     assert "- Marie Curie was born in Warsaw." in text  # a passage of the row's article
     assert '- The correct answer for "Where was Marie Curie born?" is "Warsaw".' in text
     assert text.count("\n- ") == 4  # evidence_k 3 passages + the gold sentence
-    reward = RLFHReward(tokenizer=tokenizer, judge=judge, store=store, settings=RLFHSettings(gold_material=False))
+    reward = RLFHReward(tokenizer=tokenizer, judge=judge, store=store, settings=RLFHSettings.from_mapping(gold_material=False))
     server.requests.clear()
     reward(**batch(tokenizer, [(C_GOOD, "curie")]))
     assert "The correct answer" not in next(t for t in server.texts() if verify(A) in t)
@@ -149,7 +149,7 @@ def test_materials_are_the_rows_passages_and_the_gold_sentence(server, judge, st
 
 def test_sentence_granularity_and_other_constants(judge, store, tokenizer):
     reward = RLFHReward(tokenizer=tokenizer, judge=judge, store=store,
-                        settings=RLFHSettings(granularity="sentence", constants="train_sh"))
+                        settings=RLFHSettings.from_mapping(granularity="sentence", constants="train_sh"))
     out = reward(**batch(tokenizer, [(C_GOOD, "curie")]))
     s0 = "Marie Curie was born in Warsaw in 1867."
     end0 = token_of(tokenizer, C_GOOD, C_GOOD.index(s0) + len(s0) - 1)

@@ -1,25 +1,25 @@
 """`nover`: NOVER (Liu et al., arXiv 2505.16022) as an out-of-tree factrl-harness method.
 
 The reward is the policy's own reasoning perplexity of the reference answer: no verifier,
-judge or corpus. It uses only the public method interface (version 2: the policy handle in
-the reward, `setup_policy` / `on_checkpoint` for the proxy adapter). See README.md.
+judge or corpus. It uses only the public method interface (version 3: `settings_class` for
+its `method.*` options; version 2: the policy handle in the reward, `setup_policy` /
+`on_checkpoint` for the proxy adapter). See README.md.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from factrl.harness import method as _interface
-from factrl.harness.config import as_container
 from factrl.harness.errors import ConfigError
 from factrl.harness.method import Method, RunContext
 
-from .reward import PROXY_ADAPTER, NoverReward, NoverSettings
+from .reward import NOVER_DEFAULTS, PROXY_ADAPTER, NoverReward, NoverSettings
 from .scoring import efficiency_rewards, length_scale, parse_strict, rank_rewards, score_group
 
-REQUIRED_INTERFACE = 2
+REQUIRED_INTERFACE = 3
 if getattr(_interface, "INTERFACE_VERSION", 1) < REQUIRED_INTERFACE:
     raise ImportError(f"factrl-nover needs factrl-harness method interface version >= {REQUIRED_INTERFACE} "
-                      f"(policy access inside the reward); this harness has "
+                      f"(settings_class; policy access inside the reward); this harness has "
                       f"{getattr(_interface, 'INTERFACE_VERSION', 1)}: upgrade factrl-harness")
 
 
@@ -31,50 +31,38 @@ class NoverMethod(Method):
     needs_policy = True   # the reward reads the policy (its proxy adapter)
     whole_groups = True   # ranks are within groups: every reward call must hold whole groups
     # `method.*` (plugins ship no configs/method/<name>.yaml); override with method.length_rule=paper etc.
-    config_defaults = {"w_format": 1.0, "w_reasoning": 1.0, "w_efficiency": 1.0, "length_rule": "released",
-                       "proxy": True, "proxy_keep": 0.9, "batch_size": None}
-
-    def _settings(self, method_cfg: Any = None) -> NoverSettings:
-        cfg = method_cfg if method_cfg is not None else self.config
-        return NoverSettings.from_mapping(as_container(cfg) or {})
+    config_defaults = NOVER_DEFAULTS
+    settings_class = NoverSettings  # parsed into self.settings when the method is built (interface 3)
 
     def build_reward(self, ctx: RunContext) -> NoverReward:
         if ctx.tokenizer is None:
             raise ConfigError("method=nover needs the policy tokenizer in the run context")
-        self.settings = self._settings(ctx.method_config)
         cfg = ctx.config
         group = int(cfg.train.completions_per_question)
-        self._model = {k: cfg.model.get(k) for k in ("name", "id", "revision")}
-        self._save_steps = int(cfg.train.save_steps)
         ctx.logger.info("nover reward: length_rule=%s proxy=%s keep=%s weights=%s", self.settings.length_rule,
                         self.settings.proxy, self.settings.proxy_keep, self.settings.weights)
-        return NoverReward(tokenizer=ctx.tokenizer, model_cfg=cfg.model, group_size=group, settings=self.settings)
+        return NoverReward(tokenizer=ctx.tokenizer, model_cfg=cfg.model, group_size=group, settings=self.settings,
+                           save_steps=int(cfg.train.save_steps))
 
     def setup_policy(self, policy: Any) -> None:
         """The proxy: a frozen copy of the policy's adapter (NOVER section 4.2)."""
-        if self._current().proxy:
+        if self.settings.proxy:
             policy.copy_adapter(PROXY_ADAPTER)
 
     def on_checkpoint(self, policy: Any, *, step: int) -> None:
         """proxy <- keep * proxy + (1 - keep) * policy at every checkpoint save (released code)."""
-        settings = self._current()
-        if settings.proxy:
-            policy.mix_adapter(PROXY_ADAPTER, keep=settings.proxy_keep)
-
-    def _current(self) -> NoverSettings:
-        if getattr(self, "settings", None) is None:
-            self.settings = self._settings()
-        return self.settings
+        if self.settings.proxy:
+            policy.mix_adapter(PROXY_ADAPTER, keep=self.settings.proxy_keep)
 
     def components(self, reward: NoverReward) -> dict[str, dict[str, Any]]:
         """The proxy (the policy itself) and the settings: what besides version 1 changes a result."""
         s = reward.settings
-        model = getattr(self, "_model", {}) or {}
+        model = {k: reward.model_cfg.get(k) for k in ("name", "id", "revision")} if reward.model_cfg else {}
         proxy = {"kind": "proxy", "backend": "policy-adapter" if s.proxy else "policy", "model": model.get("id"),
                  "revision": model.get("revision"), "stand_in": False,
                  "label": f"policy proxy (keep {s.proxy_keep})" if s.proxy else "policy (no proxy)",
                  "policy_model": model.get("name"), "adapter": s.adapter, "keep": s.proxy_keep,
-                 "update_every_steps": getattr(self, "_save_steps", None),
+                 "update_every_steps": reward.save_steps,
                  "lora_modules_to_save": None,
                  "paper_difference": "the paper's LoRA also trains lm_head (modules_to_save); the harness's "
                                      "shared LoRA (PROTOCOL 4, lora.*) has no modules_to_save, so the policy "
@@ -89,5 +77,5 @@ class NoverMethod(Method):
         return {"proxy": proxy, "settings": settings}
 
 
-__all__ = ["PROXY_ADAPTER", "NoverMethod", "NoverReward", "NoverSettings", "efficiency_rewards", "length_scale",
-           "parse_strict", "rank_rewards", "score_group"]
+__all__ = ["NOVER_DEFAULTS", "PROXY_ADAPTER", "NoverMethod", "NoverReward", "NoverSettings", "efficiency_rewards",
+           "length_scale", "parse_strict", "rank_rewards", "score_group"]

@@ -19,24 +19,42 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.errors import ConfigError, HarnessError
+from factrl.harness.errors import HarnessError
 from factrl.harness.method import RewardOutput
 from factrl.harness.prompts import format_prompt, response_prefix
+from factrl.harness.settings import Settings
 
 from .scoring import LENGTH_RULES, Weights, parse_strict, reasoning_perplexity, score_group
 
 PROXY_ADAPTER = "nover_proxy"
 
 
+# `method.*` of method=nover: the plugin's one place for its defaults (it ships no
+# configs/method/nover.yaml); NoverMethod.config_defaults hands them to Hydra.
+NOVER_DEFAULTS = {
+    "w_format": 1.0, "w_reasoning": 1.0, "w_efficiency": 1.0,  # the released reward weights
+    "length_rule": "released",  # released: log10 (thinkwee/NOVER); paper: natural log
+    "proxy": True,  # False: score with the trained adapter itself (no separate proxy)
+    "proxy_keep": 0.9,  # at each checkpoint: proxy = keep * proxy + (1 - keep) * policy
+    "batch_size": None,  # sequences per forward pass; None = the whole batch in one
+}
+
+
 @dataclass(frozen=True)
-class NoverSettings:
-    w_format: float = 1.0
-    w_reasoning: float = 1.0
-    w_efficiency: float = 1.0
-    length_rule: str = "released"  # released: log10 (thinkwee/NOVER); paper: natural log
-    proxy: bool = True  # False: score with the trained adapter itself (no separate proxy)
-    proxy_keep: float = 0.9  # at each checkpoint: proxy = keep * proxy + (1 - keep) * policy
-    batch_size: int | None = None  # sequences per forward pass; None = the whole batch in one
+class NoverSettings(Settings):
+    """`method.*` of method=nover (NOVER_DEFAULTS documents each key)."""
+
+    OWNER = "method"
+    DEFAULTS = NOVER_DEFAULTS
+    IGNORE = ("name",)
+
+    w_format: float
+    w_reasoning: float
+    w_efficiency: float
+    length_rule: str
+    proxy: bool
+    proxy_keep: float
+    batch_size: int | None
 
     def __post_init__(self) -> None:
         if self.length_rule not in LENGTH_RULES:
@@ -45,19 +63,6 @@ class NoverSettings:
             raise ValueError(f"proxy_keep={self.proxy_keep} must lie in [0, 1]")
         if self.batch_size is not None and self.batch_size < 1:
             raise ValueError(f"batch_size={self.batch_size} must be at least 1 (or null: one pass)")
-
-    @classmethod
-    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> "NoverSettings":
-        cfg = dict(cfg or {})
-        batch = cfg.get("batch_size")
-        try:
-            return cls(w_format=float(cfg.get("w_format", 1.0)), w_reasoning=float(cfg.get("w_reasoning", 1.0)),
-                       w_efficiency=float(cfg.get("w_efficiency", 1.0)),
-                       length_rule=str(cfg.get("length_rule", "released")), proxy=bool(cfg.get("proxy", True)),
-                       proxy_keep=float(cfg.get("proxy_keep", 0.9)),
-                       batch_size=None if batch in (None, "null") else int(batch))
-        except (TypeError, ValueError) as err:
-            raise ConfigError(f"method=nover: method.{err}") from None
 
     @property
     def weights(self) -> Weights:
@@ -75,11 +80,13 @@ def _row_key(row: Mapping[str, Any]) -> Any:
 class NoverReward:
     """reward(*, prompts, completions, completion_ids, rows, policy, **kwargs) -> RewardOutput."""
 
-    def __init__(self, *, tokenizer: Any, model_cfg: Any, group_size: int, settings: NoverSettings | None = None):
+    def __init__(self, *, tokenizer: Any, model_cfg: Any, group_size: int, settings: NoverSettings | None = None,
+                 save_steps: int | None = None):
         if group_size < 1:
             raise ValueError(f"group_size={group_size} must be at least 1")
         self.tokenizer, self.model_cfg, self.group_size = tokenizer, model_cfg, int(group_size)
-        self.settings = settings or NoverSettings()
+        self.settings = settings if settings is not None else NoverSettings.from_mapping()
+        self.save_steps = save_steps  # train.save_steps: how often the proxy is updated
         self.prefix = response_prefix(model_cfg)
         self.__name__ = "nover"
 

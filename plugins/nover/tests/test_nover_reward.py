@@ -62,7 +62,7 @@ def _call(reward, policy, texts, rows):
 def _reward(setup, group_size=3, **settings):
     cfg, tokenizer, _, _ = setup
     return nover.NoverReward(tokenizer=tokenizer, model_cfg=cfg.model, group_size=group_size,
-                             settings=nover.NoverSettings(**settings))
+                             settings=nover.NoverSettings.from_mapping(**settings))
 
 
 def _direct_ppl(setup, text, row, adapter):
