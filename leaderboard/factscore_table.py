@@ -72,7 +72,8 @@ def factscore_table(rows: list[dict], layout: Layout) -> Table:
                 mark(lines, key)
             group = labels[mkey] + (f" / {layout.set_label(name)}" if len(sets) > 1 else "")
             groups.append((group, lines))
-    notes = ["FActScore-style NPM (FTS5 retriever) on the reasoning: F facts, S supported (NPM > 0.3), "
+    notes = ["FActScore-NPM (FTS5 article, FActScore BM25 passages) on the reasoning: F facts, "
+             "S supported (NPM > 0.3), "
              "A responses with at least one fact, N responses; S/F is the micro precision (not FActScore's "
              "per-response mean)."] if groups else []
     return Table("factscore", "FActScore-NPM on reasoning traces", columns, groups, notes)

@@ -1,5 +1,5 @@
 """FActScore-NPM on reasoning traces (PROTOCOL 6, BASELINES 7): claims from the reasoning
-(claims.py), the top article and its top 3 passages by BM25 (retrieval.py), support by a
+(claims.py), the top article by FTS5 and its top 3 passages by FActScore's BM25Okapi (retrieval.py), support by a
 nonparametric masked LM (npm.py, loaded by masked_lm.py), the reported quantities (metrics.py),
 the whole pass over a sample (score.py). See evals/README.md, "Judged evaluations"."""
 from .claims import dedupe, extract_claims, reasoning_text

@@ -135,7 +135,7 @@ def load_npm(options: dict[str, Any], device: str = "cpu") -> tuple[NPMScorer, d
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModelForMaskedLM.from_pretrained(path, local_files_only=True, dtype=torch.float32).to(device).eval()
     scorer = NPMScorer(model, tokenizer, device=device, batch_size=int(options.get("batch_size") or 32),
-                       stopwords=str(options.get("stopwords") or "words"))
+                       stopwords=str(options.get("stopwords") or "auto"))
     component = {"kind": "masked_lm", "backend": "npm", **facts, "dtype": "float32",
                  "label": "NPM stand-in" if facts["stand_in"] else "NPM (npm-single)", **scorer.describe()}
     return scorer, component

@@ -1,9 +1,11 @@
 """FActScore-NPM quantities of a sample of responses (PROTOCOL 6), from per-response records.
 
-Per response r of the sample: F_r scored facts, S_r supported ones (score > 0.3). Over the N
-responses whose claims could be read (an empty reasoning is one of them, with F_r = 0; a
-response whose extraction failed is excluded and counted): F = sum F_r, S = sum S_r, A = the
-responses with at least one scored fact (covered).
+Per response r of the sample: F_r scored facts, S_r supported ones (score > 0.3). Over all N
+sampled responses (the CorVer paper, §A.2: N = 1,000, "empty reasoning and fact-free responses
+remain in N"; a response whose claim extraction failed stays in N too, with F_r = 0, and is
+counted as `extraction_failed`): F = sum F_r, S = sum S_r, A = the responses with at least one
+scored fact (covered). FActScore's own score leaves fact-free responses out (factscorer.py
+:199-206); that number is `factscore_macro_precision`.
 
 - `factscore_precision` = S / F, the micro precision PROTOCOL 6 reports (n = F; stderr over facts);
 - `factscore_supported_per_response` = S / N; `factscore_facts_per_response` = F / N;
@@ -32,7 +34,7 @@ def _count(value: int, n: int) -> dict[str, Any]:
 
 def factscore_metrics(responses: Sequence[dict[str, Any]]) -> tuple[dict[str, dict], dict[str, int]]:
     """(metrics entries, counts) from records with `facts` (list of {"supported"}) and `failed`."""
-    kept = [r for r in responses if not r.get("failed")]
+    kept = list(responses)
     per_fact = [float(bool(f["supported"])) for r in kept for f in r["facts"]]
     facts = [len(r["facts"]) for r in kept]
     supported = [sum(bool(f["supported"]) for f in r["facts"]) for r in kept]
@@ -49,7 +51,7 @@ def factscore_metrics(responses: Sequence[dict[str, Any]]) -> tuple[dict[str, di
     }
     counts = {"responses": n, "facts": big_f, "supported": big_s, "covered": big_a,
               "empty_reasoning": sum(1 for r in kept if r.get("empty")),
-              "extraction_failed": len(responses) - n,
+              "extraction_failed": sum(1 for r in kept if r.get("failed")),
               "claims_skipped": sum(int(r.get("skipped", 0)) for r in kept),
               "claims_no_article": sum(int(r.get("no_article", 0)) for r in kept)}
     return metrics, counts

@@ -7,8 +7,8 @@ from .claims import extract_claims, reasoning_text
 from .metrics import factscore_metrics
 from .npm import THRESHOLD
 
-VERSION = "1"  # bump with the retriever, the NPM rule, the stopwords or the claim prompt
-NAME = "FActScore-style NPM (FTS5 retriever)"
+VERSION = "2"  # bump with the retriever, the NPM rule, the stopwords, the claim prompt or N
+NAME = "FActScore-NPM (FTS5 article, FActScore BM25 passages)"
 
 
 def score_responses(ids: Sequence[str], completions: Sequence[str], *, judge: Any, retriever: Any, npm: Any,

@@ -1,7 +1,10 @@
 """Which token ids the NPM scorer never masks (BASELINES 7), and how they compare with FActScore's.
 
-Two sources, chosen by `eval.factscore_options.npm.stopwords`:
-- `words` (default, STOPWORDS_VERSION): NLTK's English stopword list plus punctuation, each
+Sources, chosen by `eval.factscore_options.npm.stopwords`:
+- `auto` (default): `factscore_ids` when the tokenizer has RoBERTa's vocabulary (npm-single's,
+  so the default run skips exactly the ids FActScore skips), `words` otherwise (any other
+  masked LM, e.g. the stand-in); the source actually used is recorded;
+- `words` (STOPWORDS_VERSION): NLTK's English stopword list plus punctuation, each
   word mapped through the masked LM's own tokenizer (with and without the leading-space
   marker, lower-case and capitalised, single-token forms only), so any tokenizer works;
 - `factscore_ids`: the 211 RoBERTa ids of FActScore's `roberta_stopwords.txt` (shmsw25/FActScore
@@ -16,7 +19,7 @@ from typing import Any, Sequence
 from factrl.harness.errors import ConfigError
 
 STOPWORDS_VERSION = "1"
-SOURCES = ("words", "factscore_ids")
+SOURCES = ("auto", "words", "factscore_ids")
 
 # NLTK's English stopword list (179 words) plus punctuation: the words FActScore's id file
 # was made from, kept here so no file is opened by a relative path (BASELINES 9).
@@ -66,8 +69,16 @@ def is_roberta_vocab(tokenizer: Any) -> bool:
         return False
 
 
-def stopword_ids(tokenizer: Any, source: str = "words") -> frozenset[int]:
+def resolve_source(tokenizer: Any, source: str) -> str:
+    """`auto` -> `factscore_ids` on a RoBERTa vocabulary, else `words`; other sources as given."""
+    if source == "auto":
+        return "factscore_ids" if is_roberta_vocab(tokenizer) else "words"
+    return source
+
+
+def stopword_ids(tokenizer: Any, source: str = "auto") -> frozenset[int]:
     """The ids `source` names for this tokenizer; a one-line ConfigError for a bad choice."""
+    source = resolve_source(tokenizer, source) if source in SOURCES else source
     if source == "words":
         return word_ids(tokenizer)
     if source == "factscore_ids":

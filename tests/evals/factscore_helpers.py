@@ -13,7 +13,8 @@ TEXT = ("Fact: Paris is the capital of France. The river Seine flows through Par
 
 ARTICLES = [
     {"title": "Paris", "text": "Paris is the capital and largest city of France. The river Seine flows through "
-                               "the city. Paris hosts the Louvre museum."},
+                               "the city. Paris hosts the Louvre museum. Paris has a population of about two "
+                               "million people. It is known as the City of Light. The Paris Metro opened in 1900."},
     {"title": "Berlin", "text": "Berlin is the capital of Germany. The river Spree flows through Berlin."},
     {"title": "Jean-Paul Sartre", "text": "Jean-Paul Sartre was a French philosopher. He declined the Nobel Prize "
                                           "in Literature in 1964."},

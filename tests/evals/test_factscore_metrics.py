@@ -8,26 +8,28 @@ def _r(*supported, failed=False, empty=False, skipped=0):
     return {"facts": [{"supported": s} for s in supported], "failed": failed, "empty": empty, "skipped": skipped}
 
 
-def test_micro_precision_differs_from_factscores_macro_and_empty_reasoning_stays_in_n():
+def test_micro_precision_differs_from_factscores_macro_and_every_response_stays_in_n():
     from factrl.evals.factscore import factscore_metrics
 
+    # CorVer §A.2: N = 1,000, "empty reasoning and fact-free responses remain in N"; a failed
+    # extraction is one more fact-free response (its facts are never guessed), counted apart.
     responses = [_r(True, True, True, False),  # 3 / 4
                  _r(False),  # 0 / 1
                  _r(empty=True),  # an empty reasoning: in N with zero facts
-                 _r(True, failed=True),  # extraction failed: excluded, counted
+                 _r(failed=True),  # extraction failed: in N with zero facts, counted
                  _r(skipped=2)]  # only unscorable claims: in N, no facts
     metrics, counts = factscore_metrics(responses)
-    assert counts == {"responses": 4, "facts": 5, "supported": 3, "covered": 2, "empty_reasoning": 1,
+    assert counts == {"responses": 5, "facts": 5, "supported": 3, "covered": 2, "empty_reasoning": 1,
                       "extraction_failed": 1, "claims_skipped": 2, "claims_no_article": 0}
     assert metrics["factscore_precision"]["value"] == pytest.approx(3 / 5)  # micro S / F
     assert metrics["factscore_precision"]["n"] == 5
     assert metrics["factscore_macro_precision"]["value"] == pytest.approx((3 / 4 + 0) / 2)  # FActScore's
-    assert metrics["factscore_supported_per_response"]["value"] == pytest.approx(3 / 4)  # S / N
-    assert metrics["factscore_coverage"]["value"] == pytest.approx(2 / 4)  # A / N
-    assert metrics["factscore_facts_per_response"]["value"] == pytest.approx(5 / 4)  # F / N
-    assert metrics["factscore_facts_per_response"]["n"] == 4
+    assert metrics["factscore_supported_per_response"]["value"] == pytest.approx(3 / 5)  # S / N
+    assert metrics["factscore_coverage"]["value"] == pytest.approx(2 / 5)  # A / N
+    assert metrics["factscore_facts_per_response"]["value"] == pytest.approx(5 / 5)  # F / N
+    assert metrics["factscore_facts_per_response"]["n"] == 5
     assert {k: metrics[f"factscore_{k}"]["value"] for k in ("facts", "supported", "covered", "responses")} == \
-        {"facts": 5, "supported": 3, "covered": 2, "responses": 4}
+        {"facts": 5, "supported": 3, "covered": 2, "responses": 5}
 
 
 def test_papers_llama_raw_counts_give_its_ratios():

@@ -1,7 +1,12 @@
-"""NPM scoring with a tiny masked LM the test builds, against a hand computation (BASELINES 7)."""
+"""NPM scoring against FActScore's own numbers (tests/reference_vectors/factscore/npm_*.json:
+upstream's NPM.get_probabilty run on the project's stand-in masked LM, relabelled so ":" has
+RoBERTa's id 35), and the tokenizer-derived ids on a tiny masked LM whose special ids are not
+RoBERTa's."""
 from __future__ import annotations
 
-import math
+import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -9,6 +14,17 @@ from tests.evals.factscore_helpers import build_tiny_mlm
 
 PASSAGES = ["Paris is the capital of France.", "The river Seine flows through Paris."]
 CLAIM = "Paris is the capital of France"
+VECTORS = Path(__file__).resolve().parents[1] / "reference_vectors" / "factscore"
+# The vectors' ids are in the relabelled space (":" 35, "?" 30); every other id is the stand-in's.
+SWAP = {30: 35, 35: 30}
+
+
+def _vectors(name):
+    return json.loads((VECTORS / name).read_text(encoding="utf-8"))
+
+
+def _swapped(ids):
+    return [SWAP.get(int(i), int(i)) for i in ids]
 
 
 @pytest.fixture(scope="module")
@@ -20,50 +36,57 @@ def loaded(tmp_path_factory):
     return scorer, component
 
 
-def _hidden(model, ids):
-    import torch
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory):
+    """The stand-in the vectors were computed on (build_standin seed 0), unrelabelled."""
+    from factrl.evals.factscore import build_standin, load_npm
 
-    with torch.no_grad():
-        return model(input_ids=torch.tensor([ids]), output_hidden_states=True).hidden_states[-1][0]
-
-
-def hand_score(model, tokenizer, claim, passages, stop_ids):
-    """FActScore's get_probabilty step by step, with plain torch ops (no log-sum-exp)."""
-    import torch
-
-    special = set(tokenizer.all_special_ids)
-    vectors, tokens = [], []
-    for text in passages:
-        ids = tokenizer(text)["input_ids"]
-        hidden = _hidden(model, ids)
-        for j, tok in enumerate(ids):
-            if tok not in special:
-                vectors.append(hidden[j])
-                tokens.append(tok)
-    p = torch.stack(vectors)
-    prefix = tokenizer("Fact:", add_special_tokens=False)["input_ids"]
-    fact = tokenizer(" " + claim, add_special_tokens=False)["input_ids"]
-    ids = [tokenizer.bos_token_id, *prefix, *fact, tokenizer.eos_token_id]
-    probs = []
-    for i in range(1 + len(prefix), 1 + len(prefix) + len(fact)):
-        if ids[i] in special or ids[i] in stop_ids:
-            continue
-        masked = list(ids)
-        masked[i] = tokenizer.mask_token_id
-        q = _hidden(model, masked)[i]
-        s = torch.exp((p @ q) / math.sqrt(model.config.hidden_size))
-        same = torch.tensor([t == ids[i] for t in tokens])
-        probs.append(float(s[same].sum() / s.sum()))
-    return sum(probs) / len(probs), len(probs)
+    path = build_standin(tmp_path_factory.mktemp("npm-standin") / "standin", seed=0)
+    scorer, _ = load_npm({"model": str(path), "stopwords": "words"})
+    return scorer
 
 
-def test_npm_matches_a_hand_computation_on_two_passages(loaded):
-    scorer, _ = loaded
-    expected, positions = hand_score(scorer.model, scorer.tokenizer, CLAIM, PASSAGES, scorer.stop_ids)
-    assert positions >= 2
-    got = scorer.score(CLAIM, PASSAGES)
-    assert got == pytest.approx(expected, rel=1e-5, abs=1e-7)
-    assert 0.0 < got <= 1.0
+def _cases(name):
+    doc = _vectors(name)
+    listed = re.search(r"Stopword ids: (\[[^\]]*\])", doc["notes"])
+    stop = frozenset(_swapped(json.loads(listed.group(1)))) if listed else frozenset()
+    return [(stop, c) for c in doc["cases"]]
+
+
+NPM_CASES = _cases("npm_no_stopwords.json") + _cases("npm_listed_stopwords.json")
+
+
+@pytest.mark.parametrize("stop, case", NPM_CASES, ids=[f"{'listed' if s else 'none'}: {c['name']}"
+                                                       for s, c in NPM_CASES])
+def test_npm_probabilities_are_factscores(standin, stop, case):
+    scorer, out = standin, case["output"]
+    scorer.stop_ids = stop  # the stopword ids upstream read from roberta_stopwords.txt for this file
+    claim, passages = case["input"]["claim"], out.get("passages")
+    if not out["ok"]:  # no scorable position: FActScore raises; the harness skips and counts
+        assert out["error"] == "IndexError"
+        assert scorer.score(claim, case["input"]["article_passages"][:3]) is None
+        return
+    got = scorer.score_positions(claim, passages)
+    assert got == pytest.approx(out["per_position_p"], rel=1e-5, abs=1e-8)
+    assert scorer.score(claim, passages) == pytest.approx(out["p"], rel=1e-5)
+    assert (scorer.score(claim, passages) > 0.3) == out["supported"]
+
+
+@pytest.mark.parametrize("case", _vectors("npm_no_stopwords.json")["cases"], ids=lambda c: c["name"])
+def test_npm_forward_inputs_are_factscores(standin, case):
+    """Passages enter the model without their outer <s>/</s> (inner sentence markers kept); each
+    masked query is the decoded, re-tokenized text FActScore sends."""
+    scorer, out = standin, case["output"]
+    scorer.stop_ids = frozenset()
+    passages, queries = out["forward_inputs"]
+    assert [_swapped(scorer.passage_ids(p)) for p in passages["texts"]] == \
+        [row[:len(row) - row[::-1].index(2)] if 2 in row else row for row in passages["input_ids"]]
+    ids, positions = scorer.query(case["input"]["claim"])
+    assert _swapped(ids) == out["query_ids_after_prefix_cut"]
+    assert _swapped(ids[p] for p in positions) == out["gold_ids"]
+    assert [_swapped(r) for r in scorer.masked_inputs(ids, positions)] == queries["input_ids"]
+    assert [scorer.tokenizer.decode(ids[:p] + [scorer.mask_id] + ids[p + 1:]) for p in positions] == \
+        out["masked_queries"]
 
 
 def test_ids_are_derived_from_the_tokenizer_not_roberta(loaded):
@@ -72,9 +95,12 @@ def test_ids_are_derived_from_the_tokenizer_not_roberta(loaded):
     assert scorer.mask_id == tok.mask_token_id == 2  # RoBERTa's is 50264
     assert scorer.special_ids == {0, 1, 2, 3, 4}
     assert scorer.prefix_ids == tok("Fact:", add_special_tokens=False)["input_ids"]
+    assert scorer.colon_id == tok(":", add_special_tokens=False)["input_ids"][0] != 35
+    assert scorer.marker_ids == {3, 4}  # this tokenizer's <s> / </s> play RoBERTa's 0 / 2
     ids, positions = scorer.query("the of Paris")
-    assert ids[0] == 3 and ids[-1] == 4
-    assert min(positions) >= 1 + len(scorer.prefix_ids)  # the prefix through ":" is never scored
+    assert ids[:len(scorer.prefix_ids)] == scorer.prefix_ids and 3 not in ids and 4 not in ids
+    assert min(positions) >= len(scorer.prefix_ids)  # the prefix through ":" is never scored
+    assert 3 not in scorer.passage_ids(PASSAGES[0]) and 4 not in scorer.passage_ids(PASSAGES[0])
     assert tok(" the", add_special_tokens=False)["input_ids"][0] in scorer.stop_ids
     assert [ids[p] for p in positions] and all(ids[p] not in scorer.stop_ids for p in positions)
     assert component["stand_in"] is True and component["dtype"] == "float32"
