@@ -8,17 +8,22 @@ method and for the evaluator's `openai` backend (which shares `transport`).
         failed = judge.check_failed_share(results)           # stops the run above the share
         rewards = [MAP[r.value] if r.ok else None for r in results]
 
-Modules: transport (async bounded requests), loop (a private event loop for sync callers),
+Modules: spec (JudgePrompt, Decoding, material, ReferenceTools), reference (the reference judge
+and its tools), transport (async bounded requests), loop (a private event loop for sync callers),
 prompts (shared prompts and strict parsers), cache (SQLite, successful parses only), stats
 (accounting, failed-share rule), embedded (`transformers serve` lifecycle), client (`Judge`),
 service (`open_judge`), cli (`harness judge serve|ask`). See README.md.
 """
 from .client import Judge, JudgeResult
-from .prompts import ATOMIC_FACTS, PROMPTS, SIMPLEQA_GRADE, JudgePrompt, ParseError
+from .prompts import ATOMIC_FACTS, PROMPTS, SIMPLEQA_GRADE
+from .reference import reference_tools
+from .spec import (MATERIAL_RULE, Decoding, JudgePrompt, ParseError, ReferenceTools, find_material, material,
+                   numbered_material)
 from .service import open_judge
 from .settings import JudgeSettings, read_settings
 from .stats import JudgeFailuresExceeded, check_failed_share, failed_count
 
-__all__ = ["ATOMIC_FACTS", "PROMPTS", "SIMPLEQA_GRADE", "Judge", "JudgeFailuresExceeded", "JudgePrompt",
-           "JudgeResult", "JudgeSettings", "ParseError", "check_failed_share", "failed_count", "open_judge",
-           "read_settings"]
+__all__ = ["ATOMIC_FACTS", "MATERIAL_RULE", "PROMPTS", "SIMPLEQA_GRADE", "Decoding", "Judge", "JudgeFailuresExceeded",
+           "JudgePrompt", "JudgeResult", "JudgeSettings", "ParseError", "ReferenceTools", "check_failed_share",
+           "failed_count", "find_material", "material", "numbered_material", "open_judge", "read_settings",
+           "reference_tools"]

@@ -18,29 +18,10 @@ The prompt texts are written here from the rubric facts, not copied from publish
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-Messages = list[dict[str, str]]
-
-
-class ParseError(ValueError):
-    """The judge's reply does not have the form the prompt asks for."""
-
-
-@dataclass(frozen=True)
-class JudgePrompt:
-    name: str
-    version: str
-    render: Callable[[dict], Messages]
-    parse: Callable[[str], Any]
-    format_hint: str  # what a valid reply looks like, for re-asks
-    max_tokens: int | None = None  # a cap below judge.max_tokens when valid replies are short
-    cache_sampled: bool = False  # cache replies obtained at temperature > 0 too
-
-    def reask(self, error: str) -> str:
-        """The user turn that follows an unreadable reply."""
-        return f"Your reply could not be read ({error}). Reply again, in this form only: {self.format_hint}"
+from .spec import (MATERIAL_RULE, UNSTATED, Decoding, JudgePrompt, Messages, ParseError, ReferenceTools,
+                   find_material, material, numbered_material)
 
 
 def _field(item: dict, key: str, prompt: str) -> str:
@@ -177,3 +158,7 @@ ATOMIC_FACTS = JudgePrompt("atomic_facts", "1", _render_facts, parse_facts,
                                        '"NON_FACTUAL: <short reason>".')
 
 PROMPTS = {p.name: p for p in (SIMPLEQA_GRADE, ATOMIC_FACTS)}
+
+__all__ = ["ATOMIC_FACTS", "GRADES", "MATERIAL_RULE", "MIN_FACT_WORDS", "PROMPTS", "SIMPLEQA_GRADE", "UNSTATED", "Decoding",
+           "JudgePrompt", "Messages", "ParseError", "ReferenceTools", "find_material", "material", "numbered_material",
+           "parse_facts", "parse_grade"]
