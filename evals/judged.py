@@ -74,21 +74,28 @@ class JudgedEvals:
         return metrics, sections
 
     def _factscore(self, eval_set: Any, completions: list[str], folder: Path) -> tuple[dict, dict]:
-        from factrl.harness.judge import ATOMIC_FACTS
-
         from .factscore import NAME, VERSION, ClaimRetriever, score_responses
+        from .factscore.demos import load_demos
+        from .factscore.prompts import VERBATIM_CLAIMS, breakdown_prompt
 
         opts = self.settings.factscore_options
         indexes = sample_indexes(eval_set.count, opts.get("sample"), int(opts["seed"]))
         retriever = ClaimRetriever(self.store, k=int(opts.get("passages") or 3))
         ids = [eval_set.records[i].id for i in indexes]
+        mode = str(opts["claims"])
+        demos, demos_info = load_demos(opts.get("demos")) if mode == "factscore" else (None, None)
         records, metrics, counts = score_responses(ids, [completions[i] for i in indexes], judge=self.judge,
                                                    retriever=retriever, npm=self.npm,
-                                                   threshold=float(opts["threshold"]))
+                                                   threshold=float(opts["threshold"]), claims=mode, demos=demos)
         write_jsonl(folder / "factscore.jsonl", records)
+        prompt = breakdown_prompt(demos) if mode == "factscore" else VERBATIM_CLAIMS
+        extractor = {"claims": mode, "prompt": {"name": prompt.name, **prompt.provenance()},
+                     "decoding": prompt.decoding.given()}
+        if demos_info is not None:
+            extractor["demos"] = demos_info
         section = {"name": NAME, "version": VERSION, "seed": int(opts["seed"]), "sample_size": opts.get("sample"),
                    "sampled": len(indexes), "threshold": float(opts["threshold"]), "counts": counts,
-                   "extractor": {"prompt": {"name": ATOMIC_FACTS.name, "version": ATOMIC_FACTS.version}},
+                   "extractor": extractor,
                    "retriever": {k: v for k, v in retriever.describe().items() if k != "store"},
                    "retrieval_seconds": round(retriever.stats["seconds"], 4),
                    "components": {"judge": self.judge.describe(), "evidence": self.store.describe(),
@@ -121,17 +128,15 @@ class JudgedEvals:
         return metrics, section
 
     def _simpleqa(self, eval_set: Any, completions: list[str], folder: Path) -> tuple[dict, dict]:
-        from factrl.harness.judge import SIMPLEQA_GRADE
-
-        from .semantic import SIMPLEQA_FIRST_LETTER, simpleqa_grades
+        from .semantic import grader_prompt, simpleqa_grades
 
         opts = self.settings.simpleqa_grader_options
         seed, size = int(opts["seed"]), opts.get("sample")
-        prompt = SIMPLEQA_FIRST_LETTER if opts["parse"] == "first_letter" else SIMPLEQA_GRADE
+        prompt = grader_prompt(str(opts["template"]), str(opts["parse"]))
         indexes = sample_indexes(eval_set.count, size, seed)
         metrics, section, rows = simpleqa_grades(self.judge, eval_set, completions, indexes, seed=seed, size=size,
-                                                 prompt=prompt)
-        section["parse"] = opts["parse"]
+                                                 prompt=prompt, graded_text=str(opts["graded_text"]))
+        section.update(template=opts["template"], parse=opts["parse"])
         section["components"] = {"judge": section.pop("judge")}
         write_jsonl(folder / "simpleqa_grades.jsonl", rows)
         return metrics, section

@@ -14,6 +14,9 @@ from factrl.harness.settings import defaults_from_yaml
 
 GROUPS = ("factscore_options", "semantic_options", "simpleqa_grader_options")
 PARSES = ("first_letter", "strict")
+CLAIMS = ("verbatim", "factscore")
+TEMPLATES = ("simple-evals", "short")
+GRADED_TEXTS = ("response", "answer")
 
 
 def defaults(group: str) -> dict[str, Any]:
@@ -65,9 +68,22 @@ def check_judged(settings: Any) -> None:
     if not 0.0 <= float(fs["threshold"]) < 1.0:
         raise ConfigError(f"eval.factscore_options.threshold={fs['threshold']}: must be in [0, 1) "
                           "(PROTOCOL 6: 0.3).")
+    if fs["claims"] not in CLAIMS:
+        raise ConfigError(f"eval.factscore_options.claims={fs['claims']!r}: use verbatim (the CorVer paper's "
+                          f"extractor) or factscore (FActScore's per-sentence prompt).")
+    if fs["demos"] is not None and fs["claims"] == "factscore":
+        from factrl.evals.factscore.demos import load_demos
+
+        load_demos(str(fs["demos"]))  # a bad file is a ConfigError now, not after generation
     if sq["parse"] not in PARSES:
         raise ConfigError(f"eval.simpleqa_grader_options.parse={sq['parse']!r}: use first_letter (simple-evals) "
                           f"or strict.")
+    if sq["template"] not in TEMPLATES:
+        raise ConfigError(f"eval.simpleqa_grader_options.template={sq['template']!r}: use simple-evals (the released "
+                          f"grader) or short (the harness's rubric).")
+    if sq["graded_text"] not in GRADED_TEXTS:
+        raise ConfigError(f"eval.simpleqa_grader_options.graded_text={sq['graded_text']!r}: use response (the whole "
+                          f"completion, as simple-evals) or answer.")
     if settings.factscore:
         _sets(settings, "factscore_options", "factscore")
     if settings.simpleqa_grader:

@@ -12,12 +12,14 @@ NAME = "FActScore-NPM (FTS5 article, FActScore BM25 passages)"
 
 
 def score_responses(ids: Sequence[str], completions: Sequence[str], *, judge: Any, retriever: Any, npm: Any,
-                    threshold: float = THRESHOLD) -> tuple[list[dict], dict[str, dict], dict[str, int]]:
-    """(per-response records, metrics entries, counts); see metrics.py for the quantities."""
+                    threshold: float = THRESHOLD, claims: str = "verbatim", demos: dict | None = None
+                    ) -> tuple[list[dict], dict[str, dict], dict[str, int]]:
+    """(per-response records, metrics entries, counts); see metrics.py for the quantities.
+    `claims`: the extractor (claims.py), `demos`: FActScore's worked examples for `factscore`."""
     texts = [reasoning_text(c) for c in completions]
-    claims = extract_claims(judge, texts)
+    found_claims = extract_claims(judge, texts, mode=claims, demos=demos)
     records = []
-    for qid, text, found in zip(ids, texts, claims):
+    for qid, text, found in zip(ids, texts, found_claims):
         record: dict[str, Any] = {"id": qid, "empty": not text.strip(), "failed": found is None, "facts": [],
                                   "skipped": 0, "no_article": 0}
         for claim in found or []:

@@ -13,7 +13,8 @@ from typing import Any, Sequence
 from factrl.evals.answers import extract_answer
 from factrl.evals.metrics import mean_stderr
 
-from .prompts import INFORMATIVE, SEMANTIC_GRADE, SIMPLEQA_FIRST_LETTER, TRUTHFUL, prompt_info
+from .grader import SIMPLEQA_GRADER
+from .prompts import INFORMATIVE, SEMANTIC_GRADE, TRUTHFUL, prompt_info
 from .simpleqa import simpleqa_metrics
 
 
@@ -72,13 +73,19 @@ def truthfulqa_checks(judge: Any, eval_set: Any, completions: Sequence[str], ind
 
 
 def simpleqa_grades(judge: Any, eval_set: Any, completions: Sequence[str], indexes: Sequence[int], *,
-                    seed: int, size: int | None, prompt: Any = SIMPLEQA_FIRST_LETTER
+                    seed: int, size: int | None, prompt: Any = SIMPLEQA_GRADER, graded_text: str = "response"
                     ) -> tuple[dict, dict, list[dict]]:
-    """SimpleQA's own grader (A correct / B incorrect / C not attempted) and its AGA / F."""
+    """SimpleQA's own grader (A correct / B incorrect / C not attempted) and its AGA / F.
+
+    graded_text "response": the whole completion, as simple-evals grades it (simpleqa_eval.py
+    :133-136); "answer": the extracted final answer only (a named difference)."""
+    if graded_text not in ("response", "answer"):
+        raise ValueError(f"graded_text={graded_text!r}: use response or answer")
     records = [eval_set.records[i] for i in indexes]
     answers = [extract_answer(completions[i], think=False).answer for i in indexes]
-    items = [{"question": r.question, "gold": list(r.references[:1]) or [""], "answer": a}
-             for r, a in zip(records, answers)]
+    graded = [completions[i] if graded_text == "response" else a for i, a in zip(indexes, answers)]
+    items = [{"question": r.question, "gold": list(r.references[:1]) or [""], "response": g, "answer": a}
+             for r, g, a in zip(records, graded, answers)]
     results = _ask(judge, prompt, items, f"SimpleQA grader on {eval_set.name}")
     grades = [r.value for r in results if r.ok]
     metrics = simpleqa_metrics(grades)
@@ -86,4 +93,5 @@ def simpleqa_grades(judge: Any, eval_set: Any, completions: Sequence[str], index
             for rec, a, res in zip(records, answers, results)]
     section = _section(judge, [prompt], indexes, seed, size, graded=len(grades),
                        failed=sum(not r.ok for r in results))
+    section["graded_text"] = graded_text
     return metrics, section, rows

@@ -36,17 +36,39 @@ def server():
         yield srv
 
 
-def test_claims_come_from_the_judge_and_empty_reasoning_costs_no_call(server, tmp_path):
+def test_verbatim_claims_come_from_one_call_per_reasoning_and_empty_reasoning_costs_no_call(server, tmp_path):
     from factrl.evals.factscore import extract_claims
+    from factrl.harness.judge import find_material, open_judge
+
+    texts = ["Paris is the capital of France. The Seine flows through Paris. Paris is the capital of France.",
+             "", "Hmm."]
+    with open_judge(judge_cfg(server, tmp_path), check=False) as judge:
+        claims = extract_claims(judge, texts)  # the default: the CorVer paper's verbatim extractor
+        assert judge.stats()["items"] == 2
+    # exact duplicates removed (CorVer §A.2); a reply of NONE is a response without claims
+    assert claims == [["Paris is the capital of France.", "The Seine flows through Paris."], [], []]
+    sent = sorted(find_material(b["messages"][0]["content"]) for b in server.bodies)  # concurrent: any order
+    assert sent == [[("text", "Hmm.")], [("text", texts[0])]]
+
+
+def test_factscore_claims_are_asked_per_sentence_and_flattened_with_duplicates(server, tmp_path):
+    from factrl.evals.factscore import extract_claims
+    from factrl.evals.factscore.demos import STANDIN_DEMOS
     from factrl.harness.judge import open_judge
 
-    texts = ["Paris is the capital of France. The Seine flows through Paris.", "", "Hmm."]
+    texts = ["Sure, here you go. Paris is the capital of France. Paris is the capital of France.\nHmm, it is old.",
+             "Marie Curie won the Nobel Prize in Physics.", ""]
     with open_judge(judge_cfg(server, tmp_path), check=False) as judge:
-        claims = extract_claims(judge, texts)
-        assert judge.stats()["items"] == 2
-        assert judge.settings.temperature == 0.0  # extraction at T 0 (FActScore's T 0.7 is not repeatable)
-    assert claims == [["Paris is the capital of France.", "The Seine flows through Paris."], [], []]
-    assert all(b["temperature"] == 0.0 for b in server.bodies)
+        claims = extract_claims(judge, texts, mode="factscore", demos=STANDIN_DEMOS)
+        # "Sure, ..." gets no facts without a call (atomic_facts.py:79-82); the repeated sentence is asked once
+        assert judge.stats()["items"] == 3
+    assert claims[1] == ["Marie Curie won the Nobel Prize in Physics."]
+    assert claims[0] is None  # its "Hmm" sentence got an unreadable reply twice: the response has no claims
+    assert claims[2] == []
+    with open_judge(judge_cfg(server, tmp_path), check=False) as judge:
+        again = extract_claims(judge, ["Paris is the capital of France. Paris is the capital of France."],
+                               mode="factscore", demos=STANDIN_DEMOS)
+    assert again == [["Paris is the capital of France.", "Paris is the capital of France."]]  # FActScore keeps both
 
 
 @pytest.fixture(scope="module")

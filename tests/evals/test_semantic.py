@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 
 from factrl.evals.loaders import Record
+from factrl.evals.semantic.prompts import SOURCE as SEMANTIC_SOURCE
+from factrl.harness.judge import find_material
 from tests.evals.semantic_server import judge_cfg, semantic_server
 
 
@@ -38,12 +40,14 @@ def test_semantic_grades_exclude_failures_and_record_the_judge(server, tmp_path)
     acc = metrics["semantic_accuracy"]
     assert (acc["value"], acc["n"]) == (pytest.approx(2 / 4), 4)  # the unreadable one is left out, not guessed
     assert section["failed"] == 1 and section["graded"] == 4 and section["seed"] == 7
-    assert section["prompts"] == [{"name": "semantic_grade", "version": "1"}]
+    assert section["prompts"] == [{"name": "semantic_grade", "version": "2", "source": SEMANTIC_SOURCE,
+                                   "decoding": {"max_tokens": 8}}]
     assert section["judge"]["model"] == "judge-model"
     assert [r["grade"] for r in rows] == ["CORRECT", "INCORRECT", "CORRECT", None, "INCORRECT"]
     assert rows[3]["error"].startswith("unreadable reply after 2 answer(s)")
     sent = [b["messages"][0]["content"] for b in server.bodies]
     assert any("Answer to judge: (no answer)" in s for s in sent)  # the empty answer is asked, not assumed
+    assert any('Answer to judge: <material-' in s and 'label="answer">Lyon</material-' in s for s in sent)
 
 
 def test_failures_beyond_the_share_stop_with_the_counts(server, tmp_path):
@@ -74,23 +78,34 @@ def test_truthfulqa_truthful_and_informative(server, tmp_path):
 
 
 def test_simpleqa_grader_reads_the_first_capital_letter_as_simple_evals_does(server, tmp_path):
-    from factrl.evals.semantic import simpleqa_grades
-    from factrl.harness.judge import SIMPLEQA_GRADE, open_judge
+    from factrl.evals.semantic import SIMPLEQA_GRADER_STRICT, SIMPLEQA_SHORT_FIRST_LETTER, simpleqa_grades
+    from factrl.harness.judge import open_judge
 
-    answers = ["Paris", "Lyon", "I don't know", "verbose Paris", "mumble"]
+    answers = ["Paris", "Lyon", "I don't know", "verbose Paris", "mumble", "shout Paris"]
     eval_set, completions = _closed_book(answers)
     with open_judge(judge_cfg(server, tmp_path), check=False) as judge:
-        metrics, section, rows = simpleqa_grades(judge, eval_set, completions, list(range(5)), seed=42, size=None)
-        strict, strict_section, _ = simpleqa_grades(judge, eval_set, completions, list(range(5)), seed=42,
-                                                    size=None, prompt=SIMPLEQA_GRADE)
-    # simple-evals' defect, kept for compatibility: "Based on ..." grades B, an unreadable reply C.
-    assert [r["grade"] for r in rows] == ["CORRECT", "INCORRECT", "NOT_ATTEMPTED", "INCORRECT", "NOT_ATTEMPTED"]
-    assert metrics["simpleqa_correct"]["value"] == pytest.approx(1 / 5)
+        metrics, section, rows = simpleqa_grades(judge, eval_set, completions, list(range(6)), seed=42, size=None)
+        strict, strict_section, _ = simpleqa_grades(judge, eval_set, completions, list(range(6)), seed=42,
+                                                    size=None, prompt=SIMPLEQA_GRADER_STRICT)
+        short, _, short_rows = simpleqa_grades(judge, eval_set, completions, list(range(6)), seed=42, size=None,
+                                               prompt=SIMPLEQA_SHORT_FIRST_LETTER, graded_text="answer")
+    # As released: "Based on ..." grades B, an unreadable reply C, the word "CORRECT" C.
+    assert [r["grade"] for r in rows] == ["CORRECT", "INCORRECT", "NOT_ATTEMPTED", "INCORRECT", "NOT_ATTEMPTED",
+                                          "NOT_ATTEMPTED"]
+    assert metrics["simpleqa_correct"]["value"] == pytest.approx(1 / 6)
     assert metrics["simpleqa_accuracy_given_attempted"]["value"] == pytest.approx(1 / 3)
-    assert metrics["simpleqa_f"]["value"] == pytest.approx(2 * (1 / 3) * (1 / 5) / (1 / 3 + 1 / 5))
-    assert section["failed"] == 0
-    # The strict parser fails both instead (excluded, counted).
-    assert strict_section["failed"] == 2 and strict["simpleqa_correct"]["n"] == 3
+    assert metrics["simpleqa_f"]["value"] == pytest.approx(2 * (1 / 3) * (1 / 6) / (1 / 3 + 1 / 6))
+    assert section["failed"] == 0 and section["graded_text"] == "response"
+    assert section["prompts"][0]["decoding"] == {"temperature": 0.5, "max_tokens": 2048}
+    # The strict parse reads the word CORRECT and fails the two unreadable replies (excluded, counted).
+    assert strict_section["failed"] == 2 and strict["simpleqa_correct"]["n"] == 4
+    assert strict["simpleqa_correct"]["value"] == pytest.approx(2 / 4)
+    assert [r["grade"] for r in short_rows] == [r["grade"] for r in rows]
+    released = [b for b in server.bodies if b["messages"][0]["content"] == "You are a helpful assistant."]
+    assert len(released) == 6 + 6 + 2  # first-letter, strict, and one re-ask each for the two unreadable replies
+    user = released[0]["messages"][1]["content"]
+    # The WHOLE response is graded (simpleqa_eval.py:136), as one material block.
+    assert find_material(user) == [("predicted answer", completions[0])]
 
 
 def test_a_rerun_after_a_stop_asks_only_what_failed(server, tmp_path):
