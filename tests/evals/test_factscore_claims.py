@@ -108,9 +108,14 @@ def test_judged_evaluations_join_the_sets_metrics_file(server, tmp_path, assets)
     fs = doc["judged"]["factscore"]
     assert fs["counts"]["empty_reasoning"] == 1 and fs["counts"]["claims_skipped"] == 1
     assert fs["seed"] == 42 and fs["components"]["masked_lm"]["stand_in"] is True
+    assert fs["extractor"]["claims"] == "verbatim" and fs["extractor"]["prompt"]["name"] == "verbatim_claims"
+    assert fs["extractor"]["decoding"] == {"temperature": 0.0}
+    assert fs["retriever"]["version"] == "2" and fs["version"] == "2"
     assert fs["components"]["evidence"]["backend"] == "sqlite-fts5"
     assert doc["judged"]["semantic"]["components"]["judge"]["model"] == "judge-model"
-    assert doc["judged"]["simpleqa_grader"]["parse"] == "first_letter"
+    grader = doc["judged"]["simpleqa_grader"]
+    assert (grader["template"], grader["parse"], grader["graded_text"]) == ("simple-evals", "first_letter", "response")
+    assert grader["prompts"][0]["name"] == "simpleqa_grader"
     written = json.loads((tmp_path / "eval" / "demo" / "metrics.json").read_text())
     assert written["judged"]["factscore"]["counts"] == fs["counts"]
     records = [json.loads(line) for line in (tmp_path / "eval" / "demo" / "factscore.jsonl").open()]
@@ -138,6 +143,11 @@ def test_a_missing_store_is_an_error_before_anything_is_generated(server, tmp_pa
     ({"simpleqa_grader_options": {"parse": "lenient"}}, "eval.simpleqa_grader_options.parse"),
     ({"simpleqa_grader": True}, "none of eval.simpleqa_grader_options.sets"),
     ({"factscore_options": {"threshold": 3}}, "threshold=3"),
+    ({"factscore_options": {"claims": "atomic"}}, "eval.factscore_options.claims='atomic'"),
+    ({"factscore_options": {"claims": "factscore", "demos": "/nonexistent/demons.json"}},
+     "eval.factscore_options.demos=/nonexistent/demons.json"),
+    ({"simpleqa_grader_options": {"template": "long"}}, "eval.simpleqa_grader_options.template='long'"),
+    ({"simpleqa_grader_options": {"graded_text": "think"}}, "eval.simpleqa_grader_options.graded_text='think'"),
 ])
 def test_bad_options_are_one_line_config_errors(overrides, message):
     from factrl.evals.settings import EvalSettings

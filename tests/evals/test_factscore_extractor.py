@@ -56,3 +56,33 @@ def test_the_per_sentence_prompt_is_factscores_with_the_sentence_as_material():
     for sentence, reply in case["input"]["lm_replies"].items():
         if sentence in expected:
             assert prompt.parse(reply) == atoms[sentence]
+
+
+def test_the_verbatim_extractor_is_strict_structured_and_has_a_reference_answer():
+    from factrl.evals.factscore.prompts import VERBATIM_CLAIMS
+    from factrl.harness.judge import ParseError, reference_tools
+
+    assert VERBATIM_CLAIMS.decoding.temperature == 0.0  # CorVer §A.2: T 0
+    assert VERBATIM_CLAIMS.parse("Claims:\n- Paris is in France.\n- Paris is in France.\n- Lyon is big.") == \
+        ["Paris is in France.", "Lyon is big."]  # exact duplicates removed
+    assert VERBATIM_CLAIMS.parse("NONE") == [] and VERBATIM_CLAIMS.parse_json({"claims": ["a", "a", " b "]}) == ["a", "b"]
+    for bad in ("Paris is in France.", "- a\nNONE", ""):
+        with pytest.raises(ParseError):
+            VERBATIM_CLAIMS.parse(bad)
+    claims = VERBATIM_CLAIMS.reference({"text": "Paris is the capital of France. Hmm."}, reference_tools())
+    assert claims and all(isinstance(c, str) for c in claims)
+
+
+def test_demos_come_from_a_file_or_the_recorded_stand_in(tmp_path):
+    from factrl.evals.factscore.demos import load_demos
+    from factrl.harness.errors import ConfigError
+
+    demos, info = load_demos(None)
+    assert len(demos) == 8 and info["stand_in"] is True
+    path = tmp_path / "demons.json"
+    path.write_text(json.dumps({f"Sentence {i}.": [f"Fact {i}."] for i in range(9)}))
+    demos, info = load_demos(str(path))
+    assert list(demos)[0] == "Sentence 0." and info["stand_in"] is False and info["count"] == 9
+    path.write_text(json.dumps({"only one": ["x"]}))
+    with pytest.raises(ConfigError, match="at least 7"):
+        load_demos(str(path))
