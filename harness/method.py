@@ -173,6 +173,10 @@ class Method:
     version: ClassVar[str] = "1"
     # Defaults for `method.*` when the method ships no configs/method/<name>.yaml (plugins).
     config_defaults: ClassVar[dict[str, Any]] = {}
+    # Root-level settings the method's original used (e.g. {"train": {"loss_type": "bnpo"}}),
+    # applied as `protocol/method/<name>` when the method ships no configs/protocol/method/<name>.yaml
+    # (plugins): after the groups, before the per-model files and command-line overrides.
+    protocol_defaults: ClassVar[dict[str, Any]] = {}
     # True: the trainer passes `policy=<PolicyHandle>` to every reward call (interface 2).
     needs_policy: ClassVar[bool] = False
     # True: the reward must see whole groups (B = n x G consecutive completions of one row);
