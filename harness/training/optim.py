@@ -92,7 +92,8 @@ def _scheduler_kwargs(train_cfg: Any, scheduler: str) -> dict[str, Any]:
     kwargs = as_container(train_cfg.get("lr_scheduler_kwargs")) or {}
     if not isinstance(kwargs, dict):
         raise ConfigError(f"train.lr_scheduler_kwargs={kwargs!r}: give a mapping, e.g. {{min_lr_rate: 0.1}}")
-    if scheduler in ("cosine_with_min_lr", "cosine_warmup_with_min_lr") and not ({"min_lr", "min_lr_rate"} & set(kwargs)):
+    needs_floor = scheduler in ("cosine_with_min_lr", "cosine_warmup_with_min_lr")
+    if needs_floor and not {"min_lr", "min_lr_rate"} & set(kwargs):
         raise ConfigError(f"train.lr_scheduler={scheduler} needs train.lr_scheduler_kwargs.min_lr_rate (a share of "
                           f"the peak LR, e.g. 0.1) or min_lr")
     return kwargs

@@ -31,7 +31,8 @@ def sampling_settings(train_cfg: Any) -> dict[str, float | int]:
     top_k = int(train_cfg.get("top_k") or 0)
     if top_k < 0:
         raise ConfigError(f"train.top_k={top_k}: give 0 (no top-k filtering) or a positive number of tokens")
-    repetition = float(train_cfg.get("repetition_penalty") or 1.0)
+    value = train_cfg.get("repetition_penalty")
+    repetition = 1.0 if value is None else float(value)
     if repetition <= 0:
         raise ConfigError(f"train.repetition_penalty={repetition}: must be > 0 (1.0 = off)")
     presence = float(train_cfg.get("presence_penalty") or 0.0)
