@@ -41,8 +41,9 @@ class NoverMethod(Method):
         "optim": "adamw_torch", "adam_betas": [0.9, 0.999], "weight_decay": 0.0,
         "lr_scheduler": "linear", "lr_scheduler_kwargs": {}, "warmup_ratio": 0.0,
         "loss_type": "bnpo",        # trainer.py:133 (per_token_loss * mask).sum() / mask.sum(), per device batch
-        "scale_rewards": "none",    # config.py:65 SCALE_REWARDS = False; trainer.py:324-326 r - mean, no std
-        "advantage_std_floor": 0.0,
+        # trainer.py:324-326 (r - mean) / (std + 1e-4): config.py:65 SCALE_REWARDS = False is never passed to
+        # GRPOConfig (config.py:295-348), so TRL 0.16's scale_rewards=True applies; no floor.
+        "scale_rewards": "group", "advantage_epsilon": 1.0e-4, "advantage_std_floor": 0.0,
     }}
 
     def _settings(self, method_cfg: Any = None) -> NoverSettings:
