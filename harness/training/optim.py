@@ -6,8 +6,9 @@ Keys (defaults in configs/train/default.yaml, per-method values in configs/proto
 `lr_scheduler` (a transformers SchedulerType value), `lr_scheduler_kwargs` (e.g.
 {min_lr_rate: 0.1} for `cosine_with_min_lr`), `warmup_ratio` (share of the optimizer steps
 with a linear warmup; transformers rounds it up: ceil(steps x ratio), as OpenRLHF does),
-`loss_type` (TRL's loss aggregation), `entropy_coef` (TRL's entropy bonus) and
-`use_bias_correction_kl` (TRL 1.16's importance-weighted KL; off, as in every original).
+`loss_type` (TRL's loss aggregation) and `entropy_coef` (TRL's entropy bonus). The component
+also records `train.kl_bias_correction` (TRL 1.16's importance-weighted KL; off, as in every
+original), which grpo_args passes to TRL itself.
 
 bitsandbytes' 8-bit AdamW (the CorVer and KnowRL releases' `adamw_8bit`) needs CUDA and the
 `bitsandbytes` package. Without either the run trains with torch AdamW instead (same betas,
@@ -138,9 +139,6 @@ def optimizer_args(train_cfg: Any) -> dict[str, Any]:
         "warmup_steps": warmup,
         "loss_type": loss_type,
         "entropy_coef": float(train_cfg.get("entropy_coef") or 0.0),
-        # TRL 1.16 multiplies the KL term by the importance ratio by default (changing the KL gradient
-        # even on-policy); TRL 0.23, verl and NOVER's own loss do not.
-        "use_bias_correction_kl": bool(train_cfg.get("use_bias_correction_kl", False)),
     }
 
 
@@ -159,7 +157,7 @@ def optimizer_component(train_cfg: Any) -> dict[str, Any]:
         "adam_betas": [args["adam_beta1"], args["adam_beta2"]], "weight_decay": args["weight_decay"],
         "lr_scheduler": args["lr_scheduler_type"], "lr_scheduler_kwargs": as_container(args["lr_scheduler_kwargs"]),
         "warmup_ratio": args["warmup_steps"], "loss_type": args["loss_type"], "entropy_coef": args["entropy_coef"],
-        "use_bias_correction_kl": args["use_bias_correction_kl"],
+        "kl_bias_correction": bool(train_cfg.get("kl_bias_correction", True)),
     }
     if choice.stand_in:
         entry["note"] = (f"torch AdamW (32-bit state) in place of {choice.requested} (bitsandbytes 8-bit AdamW): "

@@ -35,7 +35,7 @@ from trl import GRPOTrainer
 from ..errors import ConfigError
 from .critic import FullCritic, LoraCritic
 from .distributed import average_gradients, broadcast_parameters, global_whiten, world_size
-from .gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
+from .gae import KL_ESTIMATORS, clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
 from .grpo import TokenGRPOTrainer
 
 
@@ -54,6 +54,7 @@ class PPOSettings:
     critic_learning_rate: float = 9e-6
     whiten: bool = True
     reward_clip: float = 10.0
+    kl_estimator: str = "k3"  # k3 (OpenRLHF, TRL) | k3_rlfh (RLFH's vendored, un-negated copy)
     kl_coef: float = 0.01  # train.beta: in-reward k3 KL coefficient
 
     @classmethod
@@ -65,6 +66,9 @@ class PPOSettings:
             raise ConfigError(f"train.ppo.{unknown[0]} is not a PPO setting; known: "
                               f"{', '.join(k for k in cls.__dataclass_fields__ if k != 'kl_coef')}")
         settings = cls(**known, kl_coef=float(train_cfg.beta))
+        if settings.kl_estimator not in KL_ESTIMATORS:
+            raise ConfigError(f"train.ppo.kl_estimator={settings.kl_estimator!r}: use k3 (OpenRLHF, TRL: "
+                              f"exp(ref - logp) - (ref - logp) - 1) or k3_rlfh (RLFH's copy: logp - ref)")
         if settings.critic not in ("lora", "full"):
             raise ConfigError(f"train.ppo.critic={settings.critic!r}: use 'lora' (value head on a second adapter) "
                               f"or 'full' (a separate copy of the model)")
@@ -88,7 +92,7 @@ def rollout_targets(rewards: torch.Tensor, valid: torch.Tensor, mask: torch.Tens
     whiten_fn: `gae.whiten`, or `distributed.global_whiten` (statistics over every process).
     """
     mask = mask.float()
-    kl = kl_k3(logps.float(), ref_logps.float()) * mask
+    kl = kl_k3(logps.float(), ref_logps.float(), settings.kl_estimator) * mask
     shaped = shaped_rewards(rewards.float(), mask, kl, settings.kl_coef, settings.reward_clip)
     advantages, returns = gae(shaped, values.float(), mask, settings.gamma, settings.lam)
     signal = mask * valid.to(mask.dtype).unsqueeze(1)

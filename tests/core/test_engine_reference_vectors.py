@@ -132,7 +132,7 @@ def _harness_loss(trainer, train_cfg, shared: dict, case_input: dict) -> float:
     train = compose(["model=tiny-llama", *train_cfg]).train
     args = optimizer_args(train)
     trainer.loss_type, trainer.beta = args["loss_type"], float(train.beta)
-    trainer.args.use_bias_correction_kl = args["use_bias_correction_kl"]
+    trainer.args.use_bias_correction_kl = bool(train.kl_bias_correction)  # as grpo_args passes it
     trainer.epsilon_low, trainer.epsilon_high = case_input["epsilon_low"], case_input["epsilon_high"]
     trainer.max_completion_length = case_input.get("max_completion_length", int(train.max_completion_length))
     trainer.current_gradient_accumulation_steps = case_input.get("current_gradient_accumulation_steps", 1)
@@ -191,3 +191,22 @@ def test_fspo_policy_loss_is_verls_token_mean(loss_trainer):
     # The same tensors under the per-sequence `grpo` aggregation give another number.
     other = _harness_loss(loss_trainer, ["method=fspo", "train.beta=0", "train.loss_type=grpo"], shared, settings)
     assert other != pytest.approx(vector["output"]["pg_loss"], rel=1e-3)
+
+
+@pytest.mark.parametrize("case", [c for c in json.loads((VECTORS / "openrlhf" / "policy_value_loss.json").read_text())[
+    "cases"] if c["name"].startswith("PolicyLoss")], ids=lambda c: c["name"])
+def test_ppo_policy_loss_is_openrlhfs_policy_loss(loss_trainer, case):
+    """OpenRLHF 0.5.9.post1 PolicyLoss (per-sequence masked mean, then the batch mean; RLFH's PPO)
+    through the trainer with RLFH's composed loss_type; PPO turns TRL's KL term off (it is in the reward)."""
+    from factrl.harness.training.ppo import PPOSettings
+
+    x = case["input"]
+    rlfh = compose(["method=rlfh", "model=qwen3-8b"]).train
+    assert PPOSettings.from_config(rlfh).cliprange == x["clip_eps"]
+    mask = x["action_mask"] or [[1] * len(row) for row in x["log_probs"]]
+    shared = {"per_token_logps": x["log_probs"], "old_per_token_logps": x["old_log_probs"],
+              "ref_per_token_logps": x["old_log_probs"], "advantages": x["advantages"],
+              "completion_mask": [[int(m) for m in row] for row in mask]}
+    eps = {"epsilon_low": x["clip_eps"], "epsilon_high": x["clip_eps"]}
+    got = _harness_loss(loss_trainer, ["method=rlfh", "train.beta=0"], shared, eps)
+    assert got == pytest.approx(case["output"]["loss"], rel=1e-6)

@@ -81,6 +81,7 @@ def test_every_trained_cell_of_the_paper_grid_has_the_papers_settings():
 CORVER = {  # shichengf/CorVer@f3cadc2 train/script/grpo_<model>.yaml:21-29 (same lines in each)
     "optim": "adamw_8bit", "lr_scheduler": "cosine", "lr_scheduler_kwargs": {}, "warmup_ratio": 0.03,
     "adam_betas": [0.9, 0.999], "weight_decay": 0.0, "loss_type": "grpo", "entropy_coef": 0.0,
+    "kl_bias_correction": False,  # TRL 0.23.0 (requirements.txt) has no importance-weighted KL
     # stepwise_grpo_trainer.py:193 (R - mean) / (std + 1e-4)
     "scale_rewards": "group", "advantage_std_floor": 0.0, "advantage_epsilon": 1e-4,
 }
@@ -97,6 +98,7 @@ ENGINE = {
         "warmup_ratio": 0.1,  # main_grpo_qwen_instruct.sh:23 (main_grpo_llama_instruct.sh: none, below)
         "loss_type": "bnpo",  # verl/workers/actor/dp_actor.py:247-256,274: token mean per micro-batch
         "entropy_coef": 0.001,  # verl/trainer/config/ppo_trainer.yaml:32
+        "kl_bias_correction": False,  # dp_actor.py:258-266 kl_loss = masked_mean(kld), no ratio
         "scale_rewards": "group", "advantage_std_floor": 0.0,
         "advantage_epsilon": 1e-6,  # verl/trainer/ppo/core_algos.py:114,151
     },
@@ -111,7 +113,8 @@ ENGINE = {
     "forag": CORVER,  # no released code: the shared protocol, which is CorVer's release
 }
 ENGINE_KEYS = ("optim", "lr_scheduler", "lr_scheduler_kwargs", "warmup_ratio", "adam_betas", "weight_decay",
-               "loss_type", "entropy_coef", "scale_rewards", "advantage_std_floor", "advantage_epsilon")
+               "loss_type", "entropy_coef", "kl_bias_correction", "scale_rewards", "advantage_std_floor",
+               "advantage_epsilon")
 
 
 def engine(method: str, model: str) -> dict:
@@ -144,10 +147,10 @@ def test_nover_plugin_brings_its_released_engine():
     # defaults: AdamW, linear, no warmup) and does not pass SCALE_REWARDS (config.py:65), so TRL 0.16
     # divides by std + 1e-4 (trainer.py:324-326); trainer.py:133 token mean.
     got = _engine_of(compose(["method=nover", "model=qwen3-4b"]).train)
-    assert got == ({"optim": "adamw_torch", "lr_scheduler": "linear", "lr_scheduler_kwargs": {},
-                                 "warmup_ratio": 0.0, "adam_betas": [0.9, 0.999], "weight_decay": 0.0,
-                                 "loss_type": "bnpo", "entropy_coef": 0.0, "scale_rewards": "group",
-                                 "advantage_std_floor": 0.0, "advantage_epsilon": 1e-4})
+    assert got == {"optim": "adamw_torch", "lr_scheduler": "linear", "lr_scheduler_kwargs": {}, "warmup_ratio": 0.0,
+                   "adam_betas": [0.9, 0.999], "weight_decay": 0.0, "loss_type": "bnpo", "entropy_coef": 0.0,
+                   "kl_bias_correction": False, "scale_rewards": "group", "advantage_std_floor": 0.0,
+                   "advantage_epsilon": 1e-4}
 
 
 @pytest.mark.parametrize("cell", [["method=rlfh", "model=qwen3-8b"],
