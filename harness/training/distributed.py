@@ -130,7 +130,7 @@ def _all_reduce_sum(value: torch.Tensor) -> torch.Tensor:
 
 
 def global_whiten(values: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
-    """`gae.whiten` with the mean and the unbiased std over every process's valid tokens.
+    """`gae.whiten` with the mean and the (population) variance over every process's valid tokens.
 
     values, mask: (B_local, T). Two all-reduces (sum and count, then the squared deviations
     from the global mean) give exactly the one-process statistics of the concatenated batch.
@@ -140,12 +140,12 @@ def global_whiten(values: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -
     mask = mask.to(values.dtype)
     sums = _all_reduce_sum(torch.stack([(values * mask).sum(), mask.sum()]))
     count = float(sums[1])
-    if count < 2:
+    if count < 1:
         return values * mask
     mean = (sums[0] / count).to(values.dtype).to(values.device)
     squares = _all_reduce_sum((((values - mean) * mask) ** 2).sum())
-    var = (squares / (count - 1)).to(values.dtype).to(values.device)
-    return (values - mean) * torch.rsqrt(var + eps) * mask
+    var = (squares / count).to(values.dtype).to(values.device)
+    return (values - mean) * torch.rsqrt(var.clamp(min=eps)) * mask
 
 
 def average_gradients(params: list[torch.Tensor]) -> None:

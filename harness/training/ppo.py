@@ -36,7 +36,7 @@ from ..errors import ConfigError
 from ..settings import GIVEN, Settings, coerce
 from .critic import FullCritic, LoraCritic
 from .distributed import average_gradients, broadcast_parameters, global_whiten, world_size
-from .gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
+from .gae import KL_ESTIMATORS, clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
 from .grpo import TokenGRPOTrainer
 
 
@@ -59,9 +59,13 @@ class PPOSettings(Settings):
     critic_learning_rate: float
     whiten: bool
     reward_clip: float
+    kl_estimator: str  # k3 (OpenRLHF, TRL) | k3_rlfh (RLFH's vendored, un-negated copy)
     kl_coef: float = field(metadata=GIVEN)  # train.beta: the in-reward k3 KL coefficient
 
     def __post_init__(self) -> None:
+        if self.kl_estimator not in KL_ESTIMATORS:
+            raise ValueError(f"kl_estimator={self.kl_estimator!r}: use k3 (OpenRLHF, TRL: exp(ref - logp) - "
+                             f"(ref - logp) - 1) or k3_rlfh (RLFH's copy: logp - ref)")
         if self.critic not in ("lora", "full"):
             raise ValueError(f"critic={self.critic!r}: use 'lora' (value head on a second adapter) or 'full' "
                              f"(a separate copy of the model)")
@@ -89,7 +93,7 @@ def rollout_targets(rewards: torch.Tensor, valid: torch.Tensor, mask: torch.Tens
     whiten_fn: `gae.whiten`, or `distributed.global_whiten` (statistics over every process).
     """
     mask = mask.float()
-    kl = kl_k3(logps.float(), ref_logps.float()) * mask
+    kl = kl_k3(logps.float(), ref_logps.float(), settings.kl_estimator) * mask
     shaped = shaped_rewards(rewards.float(), mask, kl, settings.kl_coef, settings.reward_clip)
     advantages, returns = gae(shaped, values.float(), mask, settings.gamma, settings.lam)
     signal = mask * valid.to(mask.dtype).unsqueeze(1)
