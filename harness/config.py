@@ -80,17 +80,24 @@ def check_group_choices(overrides: list[str]) -> None:
 
 
 def register_method_configs() -> None:
-    """Give every registered method without a configs/method/<name>.yaml its class defaults.
+    """Give every registered method without a configs/method/<name>.yaml its class defaults,
+    and one without a configs/protocol/method/<name>.yaml its `protocol_defaults`.
 
-    This is how a plugin method gets `method=<name>` without touching configs/.
+    This is how a plugin method gets `method=<name>` (and its original's training settings)
+    without touching configs/.
     """
     from hydra.core.config_store import ConfigStore
 
     from .registry import all_methods
 
     shipped = set(group_options("method"))
+    protocols = set(group_options("protocol/method"))
     store = ConfigStore.instance()
     for name, entry in all_methods().items():
+        protocol = dict(entry.method.protocol_defaults) if entry.method is not None else {}
+        if protocol and name not in protocols:
+            # The `optional protocol/method: ${method}` default finds it like a shipped file.
+            store.store(group="protocol/method", name=name, node=protocol, package="_global_")
         if name in shipped:
             continue
         # A plugin that failed to import still gets a node, so `method=<name>` composes and the

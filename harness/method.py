@@ -195,6 +195,10 @@ class Method:
     # The method's settings dataclass (a factrl.harness.settings.Settings); parsed from `method.*`
     # into `self.settings` when the method is built (interface 3). None: read `self.config`.
     settings_class: ClassVar[type | None] = None
+    # Root-level settings the method's original used (e.g. {"train": {"loss_type": "bnpo"}}),
+    # applied as `protocol/method/<name>` when the method ships no configs/protocol/method/<name>.yaml
+    # (plugins): after the groups, before the per-model files and command-line overrides.
+    protocol_defaults: ClassVar[dict[str, Any]] = {}
     # True: the trainer passes `policy=<PolicyHandle>` to every reward call (interface 2).
     needs_policy: ClassVar[bool] = False
     # True: the reward must see whole groups (B = n x G consecutive completions of one row);

@@ -97,6 +97,8 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
     import torch
     from trl import GRPOConfig
 
+    from .optim import optimizer_args
+    from .sampling import sampling_args
     from .vllm_settings import vllm_args
 
     train = cfg.train
@@ -115,8 +117,9 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
         beta=float(train.beta),
         temperature=float(train.temperature),
         top_p=float(train.top_p),
+        **sampling_args(train),  # top_k, repetition_penalty (+ the presence penalty for vLLM)
         max_completion_length=int(train.max_completion_length),
-        loss_type=str(train.loss_type),
+        **optimizer_args(train),  # optim, betas, weight decay, LR schedule, warmup, loss_type, entropy_coef
         scale_rewards=str(train.scale_rewards),
         seed=int(train.seed),
         data_seed=int(train.seed),
@@ -224,8 +227,11 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
     """Reward, trainer, resume, train, save: the part of `train` whose cleanups ctx holds."""
     from transformers.trainer_utils import get_last_checkpoint
 
+    from .advantages import advantage_std_floor
     from .grpo import (JsonlLogCallback, KillSwitchCallback, TimingsCallback, TokenGRPOTrainer, checkpoint_step,
                        truncate_jsonl)
+    from .optim import announce_fallback
+    from .sampling import sampling_settings
 
     run_dir, tokenizer = ctx.run_dir, ctx.tokenizer
     with phase("init"):
@@ -234,13 +240,17 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
             raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm "
                               f"'{method.algorithm}'")
         # Rank 0 writes the run directory; the others build the same reward and train.
-        components = write_components(out, method, reward) if is_main() else None
+        engine_parts = engine_components(cfg.train, method.algorithm)
+        components = write_components(out, method, reward, engine=engine_parts) if is_main() else None
+        if is_main():
+            announce_fallback(cfg.train)  # one line per run when the 8-bit optimizer falls back
         common = dict(
             model=model, train_dataset=dataset, processing_class=tokenizer,
             peft_config=lora_config(cfg.lora), method_reward=reward, reward_name=method.name, method=method,
             timer=timer,
-            records_path=out / "reward_records.jsonl", std_floor=float(cfg.train.get("std_floor", 0.1)),
-            adv_epsilon=float(cfg.train.get("epsilon", 1e-4)),
+            records_path=out / "reward_records.jsonl", std_floor=advantage_std_floor(cfg.train),
+            adv_epsilon=float(cfg.train.advantage_epsilon),
+            presence_penalty=sampling_settings(cfg.train)["presence_penalty"],
             callbacks=[JsonlLogCallback(out / "log.jsonl"), KillSwitchCallback(),
                        TimingsCallback(timer, Path(run_dir) / "timings.json")],
         )
@@ -284,6 +294,18 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
         model = None
     del trainer  # frees the optimizer state (and a colocated vLLM engine) before evaluation
     return TrainResult(adapter_dir, model, tokenizer, components)
+
+
+def engine_components(train_cfg: Any, algorithm: str) -> dict[str, dict[str, Any]]:
+    """The engine's entries of train/components.json: `optimizer` (every algorithm) and
+    `advantages` (GRPO: the group scaling, its std floor and eps; PPO uses GAE instead)."""
+    from .advantages import advantages_component
+    from .optim import optimizer_component
+
+    parts = {"optimizer": optimizer_component(train_cfg)}
+    if algorithm == "grpo":
+        parts["advantages"] = advantages_component(train_cfg)
+    return parts
 
 
 def _zero3(trainer: Any) -> bool:

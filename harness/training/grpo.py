@@ -104,8 +104,8 @@ class TokenGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose advantages are per token, shape (B, T), from a Method's reward."""
 
     def __init__(self, *args, method_reward: RewardFn, reward_name: str, timer: Any = None,
-                 records_path: Path | None = None, std_floor: float = 0.1, adv_epsilon: float = 1e-4,
-                 method: Method | None = None, **kwargs):
+                 records_path: Path | None = None, std_floor: float = 0.0, adv_epsilon: float = 1e-4,
+                 method: Method | None = None, presence_penalty: float = 0.0, **kwargs):
         # The method whose `shape_advantages` hook sees every batch (None: no shaping, as for
         # tests that hand in a bare reward function).
         self._method = method
@@ -113,6 +113,7 @@ class TokenGRPOTrainer(GRPOTrainer):
         self._token_reward = _TokenReward(method_reward, reward_name, self._phase, records_path)
         self._std_floor = std_floor
         self._adv_epsilon = adv_epsilon
+        self._presence_penalty = float(presence_penalty)  # HF rollouts (vLLM gets it in generation_kwargs)
         super().__init__(*args, reward_funcs=[self._token_reward], **kwargs)
         # Data parallel: advantages are computed on the gathered batch (training/distributed.py);
         # a method that needs whole groups per reward call is checked here.
@@ -151,6 +152,16 @@ class TokenGRPOTrainer(GRPOTrainer):
         self._metrics[mode]["advantages/mean_return"].append(stats.mean_return)
         self._metrics[mode]["advantages/frac_zero_std_groups"].append(stats.frac_zero_std)
         return output
+
+    def _generate_single_turn(self, *args, **kwargs):
+        """TRL's generation; HF rollouts with train.presence_penalty get it as a logits processor
+        (training/sampling.py), vLLM rollouts natively through generation_kwargs."""
+        if not self._presence_penalty or self.use_vllm:
+            return super()._generate_single_turn(*args, **kwargs)
+        from .sampling import presence_penalty_generate
+
+        with presence_penalty_generate(self.accelerator.unwrap_model(self.model_wrapped), self._presence_penalty):
+            return super()._generate_single_turn(*args, **kwargs)
 
     def _shape(self, advantages: torch.Tensor, reward_output: RewardOutput, completion_mask: torch.Tensor,
                group: int) -> torch.Tensor:

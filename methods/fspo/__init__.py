@@ -124,7 +124,8 @@ def settings_component(reward: FSPOReward, train_cfg: dict[str, Any]) -> dict[st
              **{k: v for k, v in reward.settings.to_dict().items() if k != "nli"},  # the nli entry has it
              "evidence_k_used": reward.k, "answer_score": "harness matcher 0/1", "format_rule": "fspo_tags",
              "premise_join": "blank line"}
-    for key in ("completions_per_question", "learning_rate", "beta", "temperature", "epsilon", "std_floor"):
+    for key in ("completions_per_question", "learning_rate", "beta", "temperature", "advantage_epsilon",
+                "advantage_std_floor"):
         if key in train_cfg:
             entry["G" if key == "completions_per_question" else key] = train_cfg[key]
     return entry

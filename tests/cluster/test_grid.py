@@ -29,13 +29,16 @@ def test_paper_grid_expands_to_the_protocol_cells_and_exact_sweeps():
     grid = load_grid("paper", ["output_dir=/scratch/runs"])
     blocks = Counter(c.block for c in grid.cells)
     # The baselines run on the four main models; OLMo-2-13B and Qwen3-14B get Raw and CorVer only.
-    assert blocks == {"main": 20, "additional": 4, "forag-adjusted": 2, "forag-initial": 2, "ablations": 6,
-                      "aggregation": 2}
+    assert blocks == {"main": 16, "rlfh-author-key": 2, "rlfh-adapted": 2, "additional": 4, "forag-adjusted": 2,
+                      "forag-initial": 2, "ablations": 6, "aggregation": 2}
     assert {c.model for c in grid.cells} == PAPER_MODELS
     assert {c.method for c in grid.cells} == {"raw", "corver", "fspo", "knowrl", "rlfh", "forag"}
     main_models = PAPER_MODELS - {"olmo-2-13b", "qwen3-14b"}
-    for method in ("fspo", "knowrl", "rlfh", "forag"):  # FoRAG: one allocation on each main model
+    for method in ("fspo", "knowrl", "rlfh", "forag"):  # RLFH, FoRAG: one setting on each main model
         assert sorted(c.model for c in grid.cells if c.method == method) == sorted(main_models), method
+    # RLFH as CorVer's main table ran it (A.1.3): author-key on the 3B and 4B models, adapted on the 8B ones.
+    assert {c.model: c.experiment for c in grid.cells if c.method == "rlfh"} == {
+        "llama-3.2-3b": "rlfh-author-key", "qwen3-4b": "rlfh-author-key", "llama-3.1-8b": None, "qwen3-8b": None}
     for cell in grid.cells:  # every name is a shipped option
         assert cell.method in group_options("method") and cell.model in group_options("model")
         assert cell.experiment is None or cell.experiment in group_options("experiment")
@@ -43,12 +46,12 @@ def test_paper_grid_expands_to_the_protocol_cells_and_exact_sweeps():
     cells = [(c.fixed, c.method, c.model, c.seed, c.experiment or "") for c in grid.cells]
     lines = sweeps(grid.cells)
     assert sorted(cell for line in lines for cell in _expand(line)) == sorted(cells)  # each cell exactly once
-    assert len(lines) == 8  # 5 main methods, 2 FoRAG allocations, one sweep over the 8 CorVer experiments
+    assert len(lines) == 9  # 4 main methods, 2 RLFH settings, 2 FoRAG allocations, the 8 CorVer experiments
     # Two seeds more, and a cell already done: the sweeps still cover exactly the rest.
     more = load_grid("paper", [], seeds=[42, 43, 44], blocks=["main"])
     todo = [c for c in more.cells if not (c.method == "raw" and c.model == "qwen3-4b" and c.seed == 43)]
     got = sorted(cell for line in sweeps(todo) for cell in _expand(line))
-    assert got == sorted((c.fixed, c.method, c.model, c.seed, c.experiment or "") for c in todo) and len(got) == 59
+    assert got == sorted((c.fixed, c.method, c.model, c.seed, c.experiment or "") for c in todo) and len(got) == 47
 
 
 def test_a_paper_block_dry_run_composes_every_cell(tmp_path, capsys):

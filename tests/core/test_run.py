@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from tests.helpers import harness
+from tests.helpers import harness, optimizer_stand_in
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +76,12 @@ def test_runs_record_their_reward_components(runs):
     for file in ("run.json", "metrics.json"):
         data = json.loads((corver / file).read_text())
         assert data["components"] == written["components"], file
-        assert data["stand_ins"] == ["corpus", "extractor"], file
+        assert data["stand_ins"] == sorted(["corpus", "extractor", *optimizer_stand_in()]), file
     assert written["components"]["extractor"]["backend"] == "heuristic"
+    # The engine's own entries: CorVer's release optimizer and schedule, no std floor.
+    optimizer, advantages = written["components"]["optimizer"], written["components"]["advantages"]
+    assert (optimizer["optim"], optimizer["lr_scheduler"], optimizer["warmup_ratio"]) == ("adamw_8bit", "cosine", 0.03)
+    assert advantages["advantage_std_floor"] == 0.0 and advantages["stand_in"] is False
     assert written["components"]["corpus"]["manifest_hash"] and written["components"]["settings"]["alphas"]
     raw = _run_dir(root, "raw")
     for file in ("run.json", "metrics.json"):

@@ -33,6 +33,17 @@ class NoverMethod(Method):
     # `method.*` (plugins ship no configs/method/<name>.yaml); override with method.length_rule=paper etc.
     config_defaults = NOVER_DEFAULTS
     settings_class = NoverSettings  # parsed into self.settings when the method is built (interface 3)
+    # The training engine's settings of the released code (thinkwee/NOVER@cb1a4ef), registered as
+    # `protocol/method/nover` (the shared protocol keeps LR, KL, T, G, LoRA and steps; README "Fidelity").
+    # config.py:295-337 builds TRL 0.16's GRPOConfig with no optimizer, scheduler or warmup, so
+    # transformers' defaults apply: torch AdamW (0.9, 0.999), no weight decay, linear decay, no warmup.
+    protocol_defaults = {"train": {
+        "optim": "adamw_torch", "adam_betas": [0.9, 0.999], "weight_decay": 0.0,
+        "lr_scheduler": "linear", "lr_scheduler_kwargs": {}, "warmup_ratio": 0.0,
+        "loss_type": "bnpo",        # trainer.py:133 (per_token_loss * mask).sum() / mask.sum(), per device batch
+        "scale_rewards": "none",    # config.py:65 SCALE_REWARDS = False; trainer.py:324-326 r - mean, no std
+        "advantage_std_floor": 0.0,
+    }}
 
     def build_reward(self, ctx: RunContext) -> NoverReward:
         if ctx.tokenizer is None:
