@@ -41,7 +41,7 @@ def build_prompt(sentence: str) -> str:
     return fill(sentence)
 
 
-class _Unreadable(Exception):
+class Unreadable(Exception):
     """A `]` with nothing open while an item is pending (the release's parse raises)."""
 
 
@@ -89,7 +89,7 @@ def read_lists(text: str) -> list:
             word = take_item()
             if word:
                 if not stack:
-                    raise _Unreadable
+                    raise Unreadable
                 stack[-1].append(word)
             if stack:
                 done = stack.pop()
@@ -123,9 +123,9 @@ def parse_triples(text: Any) -> list[list]:
         text = text.replace(_LABEL, "", 1).strip()
     try:
         value = read_lists(text)
-    except _Unreadable:
+    except Unreadable:
         return []
     return [item for item in value if isinstance(item, list)]
 
 
-__all__ = ["PROMPT_VERSION", "build_prompt", "parse_triples", "read_lists"]
+__all__ = ["PROMPT_VERSION", "Unreadable", "build_prompt", "parse_triples", "read_lists"]
