@@ -20,8 +20,9 @@ nests on), so a degenerate reply cannot make a structure too deep to print; only
 a triple could hold one, and the reward never reads it under the paper's First rule.
 
 `parse_triples` returns the top-level items that are lists, each as parsed (strings, or lists for
-deeper nesting): the released reward skips any other item (train/sentence_reward.py:325). Whether a triple is valid (three items, head and tail non-empty
-strings, no pronoun) is the sentence reward's decision (reward.py), not the parser's.
+deeper nesting): the released reward skips any other item (train/sentence_reward.py:325).
+Whether a triple is valid (three items, head and tail non-empty strings, no pronoun) is the
+sentence reward's decision (reward.py), not the parser's.
 """
 from __future__ import annotations
 
