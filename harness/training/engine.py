@@ -315,6 +315,8 @@ def engine_components(train_cfg: Any, algorithm: str) -> dict[str, dict[str, Any
     parts = {"optimizer": optimizer_component(train_cfg)}
     if algorithm == "grpo":
         parts["advantages"] = advantages_component(train_cfg)
+        clip = clip_args(train_cfg)  # the ratio clip changes every update: recorded with the optimizer's settings
+        parts["optimizer"].update(epsilon_low=clip["epsilon"], epsilon_high=clip["epsilon_high"])
     return parts
 
 
