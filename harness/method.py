@@ -56,6 +56,12 @@ without `settings_class` (a plugin written for interface 2) reads `self.config`,
 `method` node, as before; `config_defaults` still supply its keys. The engine registers the
 reward's `close()` (when it has one) with `on_close` right after `build_reward`; a method no
 longer registers it itself. docs/CONTRACTS.md, "Settings", has the details.
+
+KL reference (INTERFACE_VERSION 4): a GRPO method with `needs_policy` may name one of the
+adapter copies its `setup_policy` makes in `kl_reference_adapter` (a class attribute or a
+property, read once when the trainer is built); with beta != 0 the KL term then compares the
+policy with that copy instead of the adapter-disabled base (NOVER's proxy;
+harness/training/kl_reference.py). None (default): the base model, as before.
 """
 from __future__ import annotations
 
@@ -68,8 +74,8 @@ ALGORITHMS = ("grpo", "ppo", "none")
 # Version of this interface; bumped on any change a plugin must adapt to (1 = issues 1-12,
 # 2 = issue 13: needs_policy, whole_groups, setup_policy, on_checkpoint, the `policy=` keyword;
 # 3 = settings_class / Method.settings, RunContext.method_config removed, the engine closes the
-# reward). `harness methods` prints it; a plugin may check it at import.
-INTERFACE_VERSION = 3
+# reward; 4 = kl_reference_adapter). `harness methods` prints it; a plugin may check it at import.
+INTERFACE_VERSION = 4
 
 
 @dataclass
@@ -206,6 +212,9 @@ class Method:
     # True: the reward must see whole groups (B = n x G consecutive completions of one row);
     # the multi-process engine checks the per-process batch for it.
     whole_groups: ClassVar[bool] = False
+    # GRPO, with needs_policy: the name of an adapter copy (made in setup_policy) that the KL term
+    # compares with; None: the adapter-disabled base model (interface 4). May be a property.
+    kl_reference_adapter: str | None = None
 
     def __init__(self, config: Any = None):
         """`config`: the composed `method` node (None or a partial dict: the defaults fill in)."""

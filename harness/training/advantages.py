@@ -62,10 +62,12 @@ def token_advantages(
     valid = torch.tensor([r is not None for r in token_returns], dtype=torch.bool)
     values, mask = pad_returns([r or [] for r in token_returns], width)
     lengths = mask.sum(dim=1)
-    # R_bar in float64, then float32: a completion whose tokens all carry r gets R_bar = r exactly,
-    # so the group statistics are those of the releases' float32 scalar rewards (a float32 token
-    # mean is off by ~1e-8, which eps 1e-6 with no floor would blow up to ~1e-2).
-    means = ((values.double() * mask).sum(dim=1) / lengths.double().clamp(min=1)).float()
+    # The per-completion mean in float64, so a completion whose returns are all one value has
+    # exactly that mean, as the released trainers' scalar scores do (k float32 copies sum exactly
+    # in float64; in float32 the mean of six 0.3s is off by an ulp, which a tied group's std of 0
+    # turns into advantages of ulp / eps, 0.03 at eps 1e-6, instead of 0). The group statistics
+    # stay float32, as TRL and verl compute them.
+    means = ((values.double() * mask.double()).sum(dim=1) / lengths.double().clamp(min=1)).float()
     means = torch.where(valid, means, torch.full_like(means, float("nan")))
     grouped = means.view(-1, group_size)
     counts = (~torch.isnan(grouped)).sum(dim=1, keepdim=True)

@@ -120,6 +120,7 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
         **sampling_args(train),  # top_k, repetition_penalty (+ the presence penalty for vLLM)
         max_completion_length=int(train.max_completion_length),
         **optimizer_args(train),  # optim, betas, weight decay, LR schedule, warmup, loss_type, entropy_coef
+        **clip_args(train),  # epsilon / epsilon_high (the PPO path overrides epsilon with ppo.cliprange)
         scale_rewards=str(train.scale_rewards),
         seed=int(train.seed),
         data_seed=int(train.seed),
@@ -297,6 +298,15 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
     return TrainResult(adapter_dir, model, tokenizer, components)
 
 
+def clip_args(train: Any) -> dict[str, Any]:
+    """TRL's ratio clip from `train.epsilon_low` / `train.epsilon_high` (null: symmetric)."""
+    low, high = float(train.epsilon_low), train.epsilon_high
+    if low <= 0 or (high is not None and float(high) <= 0):
+        raise ConfigError(f"train.epsilon_low={low}, train.epsilon_high={high}: the ratio clip bounds must be > 0 "
+                          f"(TRL and the released trainers use 0.2; null epsilon_high = epsilon_low)")
+    return {"epsilon": low, "epsilon_high": None if high is None else float(high)}
+
+
 def engine_components(train_cfg: Any, algorithm: str) -> dict[str, dict[str, Any]]:
     """The engine's entries of train/components.json: `optimizer` (every algorithm) and
     `advantages` (GRPO: the group scaling, its std floor and eps; PPO uses GAE instead)."""
@@ -306,6 +316,8 @@ def engine_components(train_cfg: Any, algorithm: str) -> dict[str, dict[str, Any
     parts = {"optimizer": optimizer_component(train_cfg)}
     if algorithm == "grpo":
         parts["advantages"] = advantages_component(train_cfg)
+        clip = clip_args(train_cfg)  # the ratio clip changes every update: recorded with the optimizer's settings
+        parts["optimizer"].update(epsilon_low=clip["epsilon"], epsilon_high=clip["epsilon_high"])
     return parts
 
 

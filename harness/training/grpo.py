@@ -15,6 +15,9 @@ Method hooks (issue 10): after the group advantages the trainer calls the method
 `shape_advantages(advantages (B, T), output=RewardOutput, mask (B, T), group_size=G)`; the
 default is the identity, so methods that do not override it (CorVer) train exactly as before.
 
+KL reference (interface 4): a method whose `kl_reference_adapter` names one of its adapter
+copies gets the KL term against that copy instead of the adapter-disabled base (kl_reference.py).
+
 Policy access (issue 13, interface 2): for a method with `needs_policy` the trainer builds a
 `PolicyHandle` (training/policy.py) after TRL's PEFT wrap, calls `setup_policy`, passes
 `policy=` to every reward call (None otherwise), calls `on_checkpoint` and saves the adapter
@@ -125,6 +128,10 @@ class TokenGRPOTrainer(GRPOTrainer):
         self.remove_callback(PrinterCallback)
         self.add_callback(ProgressBarCallback(reward_name))
         self._policy = self._setup_policy(method)
+        # The KL reference: the base model (TRL's way), or the method's adapter copy (kl_reference.py).
+        from .kl_reference import reference_adapter
+
+        self._kl_adapter = reference_adapter(method, self._policy, self.beta)
 
     def _generate_and_score_completions(self, inputs):
         """Generate, score and return the batch with `advantages` of shape (B, T).
@@ -132,8 +139,12 @@ class TokenGRPOTrainer(GRPOTrainer):
         In: B dataset rows (each question repeated G times in a row, TRL's RepeatSampler).
         Out: TRL's batch dict; `advantages` (B, T) where T = completion_ids.size(1).
         """
-        with self._phase("rollout"):
+        with self._phase("rollout"), self._kl_reference() as seen:
             output = super()._generate_and_score_completions(inputs)
+        if seen is not None:
+            from .kl_reference import check_used
+
+            check_used(seen, self._kl_adapter)
         returns, reward_output = self._token_reward.pending, self._token_reward.pending_output
         self._token_reward.pending = self._token_reward.pending_output = None
         if returns is None:
@@ -162,6 +173,14 @@ class TokenGRPOTrainer(GRPOTrainer):
 
         with presence_penalty_generate(self.accelerator.unwrap_model(self.model_wrapped), self._presence_penalty):
             return super()._generate_single_turn(*args, **kwargs)
+
+    def _kl_reference(self):
+        """The scope in which TRL's reference pass uses the method's adapter copy (or nothing)."""
+        if getattr(self, "_kl_adapter", None) is None:
+            return contextlib.nullcontext()
+        from .kl_reference import reference_scope
+
+        return reference_scope(self._policy, self._kl_adapter)
 
     def _shape(self, advantages: torch.Tensor, reward_output: RewardOutput, completion_mask: torch.Tensor,
                group: int) -> torch.Tensor:

@@ -4,7 +4,7 @@ Backends (config `method.extractor.backend`):
 - `quco`: the paper's extractor, `ZhishanQ/QuCo-extractor-0.5B` (a Qwen2.5-0.5B-Instruct
   fine-tune), loaded by hub id (offline: from the local Hugging Face cache). It is the
   `llm` backend with that model and the paper's decoding settings.
-- `llm`: any causal LM with the same prompt (parsing.build_prompt) and the same parser.
+- `llm`: any causal LM with the same prompt and parser (parsing.py: the released QuCo-RAG ones).
 - `heuristic`: no model: capitalised spans and a copula pattern; for offline runs and tests.
 
 Every backend takes all sentences of all completions of a step in one call, answers

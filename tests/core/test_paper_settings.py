@@ -143,14 +143,18 @@ def test_every_main_table_cell_trains_with_its_originals_engine():
 
 
 def test_nover_plugin_brings_its_released_engine():
-    # thinkwee/NOVER@cb1a4ef: config.py:295-348 sets no optimizer or schedule (transformers'
-    # defaults: AdamW, linear, no warmup) and does not pass SCALE_REWARDS (config.py:65), so TRL 0.16
-    # divides by std + 1e-4 (trainer.py:324-326); trainer.py:133 token mean.
-    got = _engine_of(compose(["method=nover", "model=qwen3-4b"]).train)
-    assert got == {"optim": "adamw_torch", "lr_scheduler": "linear", "lr_scheduler_kwargs": {}, "warmup_ratio": 0.0,
-                   "adam_betas": [0.9, 0.999], "weight_decay": 0.0, "loss_type": "bnpo", "entropy_coef": 0.0,
-                   "kl_bias_correction": False, "scale_rewards": "group", "advantage_std_floor": 0.0,
-                   "advantage_epsilon": 1e-4}
+    # thinkwee/NOVER@cb1a4ef: config.py:295-337 sets no optimizer or schedule (transformers'
+    # defaults: AdamW, linear, no warmup), trainer.py:133 token mean; config.py:65 defines
+    # SCALE_REWARDS = False but never passes it to GRPOConfig, so TRL 0.16 divides by the std
+    # (trainer.py:324-326); the clip is config.py:66-67 (epsilon 0.1, epsilon_high 0.2).
+    train = compose(["method=nover", "model=qwen3-4b"]).train
+    got = _engine_of(train)
+    assert got == ({"optim": "adamw_torch", "lr_scheduler": "linear", "lr_scheduler_kwargs": {},
+                                 "warmup_ratio": 0.0, "adam_betas": [0.9, 0.999], "weight_decay": 0.0,
+                                 "loss_type": "bnpo", "entropy_coef": 0.0, "kl_bias_correction": False,
+                                 "scale_rewards": "group",
+                                 "advantage_std_floor": 0.0, "advantage_epsilon": 1e-4})
+    assert (train.epsilon_low, train.epsilon_high) == (0.1, 0.2)
 
 
 @pytest.mark.parametrize("cell", [["method=rlfh", "model=qwen3-8b"],

@@ -44,7 +44,10 @@ def test_two_steps_on_tiny_llama_record_a_row(tmp_path: Path):
     assert "rewards/nover/format_rate" in logged
     components = json.loads((run_dir / "run.json").read_text())["components"]
     assert components["proxy"]["backend"] == "policy-adapter" and components["proxy"]["stand_in"] is False
-    assert components["settings"]["length_rule"] == "paper"
+    assert components["settings"]["length_rule"] == "paper" and components["settings"]["kl_reference"] == "proxy"
+    # The public engine (protocol_defaults): clip 0.1 / 0.2 (config.py:66-67), std scaling, token mean.
+    assert (components["optimizer"]["epsilon_low"], components["optimizer"]["epsilon_high"]) == (0.1, 0.2)
+    assert components["advantages"]["scale_rewards"] == "group" and components["optimizer"]["loss_type"] == "bnpo"
     from factrl.leaderboard.store import Store
 
     rows = Store(store).rows()
