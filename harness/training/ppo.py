@@ -204,13 +204,16 @@ class PPOTrainer(TokenGRPOTrainer):
         ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
         attention = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
         training = self.model.training and torch.is_grad_enabled()
-        with torch.set_grad_enabled(training):
+        # The backward runs with the critic adapter still active: with gradient checkpointing the
+        # decoder layers recompute their forward during it, and under the policy adapter that
+        # recompute would give the critic another network's gradients.
+        with self._critic.body_context(), torch.set_grad_enabled(training):
             values = self._critic.values(ids, attention, inputs["completion_ids"].size(1))
             loss = clipped_value_loss(values, inputs["old_values"], inputs["returns"], inputs["value_mask"],
                                       self._ppo.cliprange_value)
+            if training:
+                self.accelerator.backward(self._ppo.vf_coef * loss / self.current_gradient_accumulation_steps)
         mode = "train" if self.model.training else "eval"
-        if training:
-            self.accelerator.backward(self._ppo.vf_coef * loss / self.current_gradient_accumulation_steps)
         moved = (values.detach() - inputs["old_values"]).abs() > self._ppo.cliprange_value
         vmask = inputs["value_mask"]
         self._metrics[mode]["value_loss"].append(float(loss.detach()))
