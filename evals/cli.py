@@ -90,13 +90,13 @@ def eval_main(argv: list[str]) -> int:
 
 
 def _eval_task(cfg) -> dict:
-    from factrl.harness.models import resolve
+    from factrl.harness.models import for_disk_loaders, resolve
     from factrl.harness.rundir import attach_log, detach_log, open_run, write_json
 
     from .runner import evaluate
 
     started = time.monotonic()
-    identity = resolve(cfg.model)
+    identity = for_disk_loaders(resolve(cfg.model), cfg)  # a random model for vLLM: saved to disk first
     run = open_run(cfg, kind="eval")
     handler = attach_log(run)
     try:

@@ -43,6 +43,13 @@ class VLLMBackend(Backend):
 
     def __init__(self, identity: ModelIdentity, model_cfg: Any, decoding: Decoding, *,
                  adapter: str | Path | None = None, settings: Any = None):
+        from factrl.harness.models import saved_random
+
+        if identity.id.startswith("random:") and not saved_random(identity):
+            # Its path is the tokenizer's folder, i.e. another model's weights.
+            raise HarnessError(f"backend=vllm loads weights from disk, and the random {identity.name} model "
+                               f"(model.source=random) has none there; `harness run` and `harness eval` save it "
+                               f"first (models.save_random), or pass a saved copy as model.path=DIR.")
         try:
             import torch
             from vllm import LLM, SamplingParams

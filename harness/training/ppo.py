@@ -34,7 +34,7 @@ from trl import GRPOTrainer
 
 from ..errors import ConfigError
 from .critic import FullCritic, LoraCritic
-from .distributed import average_gradients, broadcast_parameters, global_whiten, world_size
+from .distributed import average_gradients, broadcast_parameters, deepspeed_stage, global_whiten, world_size
 from .gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
 from .grpo import TokenGRPOTrainer
 
@@ -103,6 +103,10 @@ class PPOTrainer(TokenGRPOTrainer):
     def __init__(self, *args, ppo: PPOSettings, lora_config: Any = None, critic_model: Any = None, **kwargs):
         self._ppo = ppo
         self._value_inputs = None  # the micro-batch whose value step follows the policy backward
+        if deepspeed_stage() is not None or getattr(kwargs.get("args"), "deepspeed", None):
+            # Before TRL's __init__, which would load a colocated vLLM engine first.
+            raise ConfigError("PPO methods train under launcher.config=ddp (or launcher=torchrun), not DeepSpeed: "
+                              "the critic's value head is outside the DeepSpeed engine")
         super().__init__(*args, **kwargs)
         if self.is_deepspeed_enabled:
             # The value head lives outside DeepSpeed's engine, which also takes over gradient

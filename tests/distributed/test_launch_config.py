@@ -39,7 +39,8 @@ def test_torchrun_command_reexecutes_the_run_with_launcher_none():
     argv = ["launcher=torchrun", "launcher.num_processes=2", "model=tiny-llama", "train.steps=1"]
     assert launch_command(argv, python="py") == [
         "py", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-        "-m", "factrl.harness.cli", "run", "model=tiny-llama", "train.steps=1", "launcher=none"]
+        "-m", "factrl.harness.cli", "run", "model=tiny-llama", "train.steps=1", "launcher=none",
+        "launcher.timeout_min=60"]  # the processes' process-group timeout travels with them
     assert launch_command(["model=tiny-llama"]) is None
     assert launch_command(["launcher=none", "model=tiny-llama"]) is None
 
@@ -51,7 +52,7 @@ def test_accelerate_command_uses_the_shipped_config(monkeypatch):
     assert command[command.index("--config_file") + 1] == str(accelerate_config_file("ddp"))
     assert command[command.index("--num_processes") + 1] == "8"
     assert command[command.index("--main_process_port") + 1] == "29611"
-    assert command[-5:] == ["-m", "factrl.harness.cli", "run", "method=raw", "launcher=none"]
+    assert command[-6:] == ["-m", "factrl.harness.cli", "run", "method=raw", "launcher=none", "launcher.timeout_min=60"]
     monkeypatch.setenv("LOCAL_RANK", "0")  # already a launched process: run here
     assert launch_command(argv) is None
 
