@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from factrl.harness.models import ModelIdentity, cache_dir
+from factrl.harness.models import ModelIdentity, writable_cache_dir
 from factrl.harness.prompts import system_prompt
 
 from .backends import Decoding, build_backend
@@ -64,7 +64,7 @@ def _generate_and_score(cfg, settings, jobs, descriptor, system, identity, model
                         tokenizer, judged) -> dict:
     cache = None
     if settings.cache and decoding.greedy:  # sampled generations are never cached
-        cache = ResponseCache(cache_dir() / "eval-cache.sqlite", stable_key(descriptor))
+        cache = ResponseCache(writable_cache_dir() / "eval-cache.sqlite", stable_key(descriptor))
 
     def make_backend():
         return build_backend(settings.backend, identity, model_cfg, decoding, adapter=adapter,

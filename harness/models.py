@@ -84,6 +84,20 @@ def cache_dir() -> Path:
     return path
 
 
+def writable_cache_dir() -> Path:
+    """Root of the caches every run writes (SQLite: judge answers, evaluation responses, corpus
+    counts): HARNESS_WRITABLE_CACHE when set, else `cache_dir()`. On a cluster, point it at a
+    node-local folder per job (docs/CLUSTER.md), since SQLite's WAL does not work on a network file
+    system; the shared cache_dir() then only serves artefacts that are written once and read
+    (converted models, indexes)."""
+    root = os.environ.get("HARNESS_WRITABLE_CACHE")
+    if not root:
+        return cache_dir()
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def _package_dir(package: str, pip_spec: str, model_name: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
