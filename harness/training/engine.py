@@ -128,6 +128,7 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
         bf16=_use_bf16(train),
         use_cpu=not torch.cuda.is_available(),
         **vllm_args(train),
+        use_bias_correction_kl=bool(train.get("kl_bias_correction", True)),  # explicit, not TRL's default
         gradient_checkpointing=bool(train.get("gradient_checkpointing", False)),
         chat_template_kwargs=chat_kwargs or None,
         remove_unused_columns=False,
