@@ -214,6 +214,10 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
                                  {"enable_thinking": bool(thinking)} if thinking is not None else None)
         # train.ppo.critic=full: the critic is a second, separately trained copy of the model.
         full_critic = method.algorithm == "ppo" and str(cfg.train.get("ppo", {}).get("critic", "lora")) == "full"
+        if full_critic:
+            from ..memory_plan import check_full_critic
+
+            check_full_critic(cfg)  # on a GPU: refused when the planned peak exceeds it (an estimate)
         critic_model = models.load_model(identity, cfg.model) if full_critic else None
     ctx = RunContext(config=cfg, method_config=cfg.method, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
                      logger=logging.getLogger(f"factrl.methods.{method.name}"))
