@@ -24,6 +24,7 @@ class EvalSettings:
     sets: list[str]
     backend: str = "hf"
     batch_size: int = 16
+    processes: int = 1  # data-parallel generation: N processes, one GPU each (harness/eval_process.py)
     limit: int | None = None
     max_new_tokens: int | None = None
     scorer: str = "default"
@@ -76,6 +77,8 @@ class EvalSettings:
             raise ConfigError(f"eval.limit={self.limit}: give a positive number of questions, or null for all.")
         if self.batch_size < 1:
             raise ConfigError(f"eval.batch_size={self.batch_size}: must be at least 1.")
+        if int(self.processes) < 1:
+            raise ConfigError(f"eval.processes={self.processes}: must be at least 1 (one process per GPU).")
         unused = unused_options(self.scorer, self.scorer_options)  # also refuses unknown scorer names
         if unused:
             key = unused[0]

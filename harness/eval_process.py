@@ -16,6 +16,12 @@ launcher's variables removed (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_*, ACCELERATE
 a run killed during evaluation resumes it. `auto` on one CPU process keeps the in-process path,
 which reuses the trained model (tests/core/test_eval_process.py shows both give the same results).
 
+With `eval.processes: N` (> 1) generation is data parallel: N such processes at once, process k
+on the k-th visible GPU (CUDA_VISIBLE_DEVICES), each generating every k-th record of every set
+into `<run>/eval-shards/<k>/` (resumable like any generation, and skipping what `eval/` already
+holds); their rows are then appended to `eval/<set>/generations.jsonl` and one more process scores
+the merged sets. After a W-GPU training run, `eval.processes=W` keeps all W GPUs busy.
+
 The request file holds the resolved config, secrets included (the child needs the judge's and
 the API's keys), so it is written with mode 0600 in a private temporary folder and deleted after.
 """
@@ -106,31 +112,104 @@ def _request(cfg: Any, identity: Any, adapter: Path | None, out_dir: Path, log_f
             "parent": os.getpid()}
 
 
-def evaluate_in_fresh_process(cfg: Any, *, identity: Any, adapter: Path | None, out_dir: Path,
-                              log_file: Path | None = None, trained: Any = None) -> dict:
-    """Run `evaluate` in a new clean process and return its metrics (module docstring)."""
-    _free(trained)
-    env = clean_environment()
-    removed = sorted(k for k in os.environ if k not in env)
-    with tempfile.TemporaryDirectory(prefix="factrl-eval-") as tmp:  # mode 0700
-        result = Path(tmp) / "result.json"
-        request = Path(tmp) / "request.json"
-        fd = os.open(request, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(_request(cfg, identity, adapter, Path(out_dir), log_file, result), handle, default=str)
-        log.info("evaluating in a fresh process%s", f" (removed from its environment: {', '.join(removed)})"
-                 if removed else "")
-        child = subprocess.Popen([sys.executable, "-m", "factrl.harness.eval_process", str(request)], env=env)
-        try:
-            code = child.wait()
-        except BaseException:  # an interrupt or a SIGTERM of this process: the child stops too
+def processes_of(cfg: Any) -> int:
+    return int((cfg.get("eval") or {}).get("processes") or 1)
+
+
+def _devices(count: int) -> list[str | None]:
+    """The device each of `count` generation processes gets (None: leave CUDA_VISIBLE_DEVICES alone)."""
+    from .gpus import device_files, parse_visible_devices
+
+    value = os.environ.get("CUDA_VISIBLE_DEVICES")
+    visible = ([v.strip() for v in value.split(",")][:parse_visible_devices(value, device_files())] if value is not None
+               else [str(i) for i in range(device_files())])
+    if not visible:
+        return [None] * count  # no GPU: N CPU processes
+    if count > len(visible):
+        raise ConfigError(f"eval.processes={count}: only {len(visible)} GPU(s) are visible; use at most "
+                          f"{len(visible)} (one process per GPU)")
+    return visible[:count]
+
+
+def _start(cfg: Any, tmp: Path, name: str, env: dict, **request: Any) -> tuple[subprocess.Popen, Path]:
+    result = tmp / f"{name}.result.json"
+    file = tmp / f"{name}.request.json"
+    fd = os.open(file, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump({**_request(cfg, request.pop("identity"), request.pop("adapter"), Path(request.pop("out_dir")),
+                              request.pop("log_file"), result), **request}, handle, default=str)
+    return subprocess.Popen([sys.executable, "-m", "factrl.harness.eval_process", str(file)], env=env), result
+
+
+def _wait(children: list[subprocess.Popen]) -> list[int]:
+    """Wait for every child; on an interrupt (or a SIGTERM of this process) stop them all."""
+    try:
+        return [child.wait() for child in children]
+    except BaseException:
+        for child in children:
             child.terminate()
+        for child in children:
             try:
                 child.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
-            raise
+        raise
+
+
+def merge_shards(out_dir: Path, shards_dir: Path) -> dict[str, int]:
+    """Append the shards' rows that `out_dir`/<set>/generations.jsonl lacks; rows added per set."""
+    from factrl.evals.generate import GENERATIONS, read_generations
+    from factrl.evals.predictions import JsonlAppender
+
+    added: dict[str, int] = {}
+    for shard in sorted(p for p in Path(shards_dir).iterdir() if p.is_dir()):
+        for folder in sorted(p for p in shard.iterdir() if (p / GENERATIONS).is_file()):
+            target = Path(out_dir) / folder.name / GENERATIONS
+            have = read_generations(target)
+            writer = JsonlAppender(target)
+            try:
+                for key, row in read_generations(folder / GENERATIONS).items():
+                    if key not in have:
+                        writer.write(row)
+                        have[key] = row
+                        added[folder.name] = added.get(folder.name, 0) + 1
+            finally:
+                writer.close()
+    return added
+
+
+def evaluate_in_fresh_process(cfg: Any, *, identity: Any, adapter: Path | None, out_dir: Path,
+                              log_file: Path | None = None, trained: Any = None) -> dict:
+    """Run `evaluate` in a new clean process (or eval.processes data-parallel ones, then one that
+    scores) and return its metrics (module docstring)."""
+    import shutil
+
+    _free(trained)
+    env = clean_environment()
+    removed = sorted(k for k in os.environ if k not in env)
+    count = processes_of(cfg)
+    common = {"identity": identity, "adapter": adapter, "log_file": log_file}
+    with tempfile.TemporaryDirectory(prefix="factrl-eval-") as folder:  # mode 0700
+        tmp = Path(folder)
+        log.info("evaluating in a fresh process%s%s", f" (removed from its environment: {', '.join(removed)})"
+                 if removed else "", f"; generating in {count} processes" if count > 1 else "")
+        if count > 1:
+            shards_dir = Path(out_dir).parent / f"{Path(out_dir).name}-shards"
+            started = []
+            for k, device in enumerate(_devices(count)):
+                shard_env = {**env, **({"CUDA_VISIBLE_DEVICES": device} if device is not None else {})}
+                started.append(_start(cfg, tmp, f"shard{k}", shard_env, out_dir=shards_dir / str(k),
+                                      shard=[k, count, str(out_dir)], **common))
+            codes = _wait([child for child, _ in started])
+            if any(codes):
+                raise HarnessError(f"evaluation failed in its generation process(es) (exit {codes}); see the "
+                                   f"messages above and run.log. Rerunning the same command resumes it.")
+            added = merge_shards(Path(out_dir), shards_dir)
+            log.info("merged %s generated rows from %d processes into %s", added or "no new", count, out_dir)
+            shutil.rmtree(shards_dir, ignore_errors=True)
+        child, result = _start(cfg, tmp, "eval", env, out_dir=out_dir, **common)
+        (code,) = _wait([child])
         if code != 0:
             raise HarnessError(f"evaluation failed in its process (exit {code}); see the message above and run.log. "
                                f"Rerunning the same command resumes it.")
@@ -176,9 +255,17 @@ def _child(request_file: str) -> int:
     log.info("evaluation process %d: launcher variables in its environment: %s", os.getpid(),
              ", ".join(leftover) or "none")
     cfg = OmegaConf.create(request["config"])
+    shard = None
+    if request.get("shard"):
+        from factrl.evals.generate import Shard
+
+        index, count, done = request["shard"]
+        shard = Shard(int(index), int(count), Path(done))
+        log.info("generation process %d of %d (CUDA_VISIBLE_DEVICES=%s)", shard.index + 1, shard.count,
+                 os.environ.get("CUDA_VISIBLE_DEVICES", "unset"))
     try:
         metrics = evaluate(cfg, identity=ModelIdentity(**request["identity"]), adapter=request.get("adapter"),
-                           out_dir=Path(request["out_dir"]))
+                           out_dir=Path(request["out_dir"]), shard=shard)
     except HarnessError as err:
         print(f"harness run: error: {err}", file=sys.stderr)
         return err.exit_code

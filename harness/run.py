@@ -202,10 +202,10 @@ def _evaluate(cfg: DictConfig, identity: models.ModelIdentity, trained: Any, run
     """Evaluate the trained adapter (or the bare model): in a fresh clean process where the
     training process's state could reach evaluation (harness/eval_process.py), else here with
     the trained model still in memory."""
-    from .eval_process import evaluate_in_fresh_process, needs_fresh
+    from .eval_process import evaluate_in_fresh_process, needs_fresh, processes_of
 
     adapter = trained.adapter_dir if trained else None
-    if needs_fresh(cfg, trained=trained is not None, world_size=distributed.world_size()):
+    if processes_of(cfg) > 1 or needs_fresh(cfg, trained=trained is not None, world_size=distributed.world_size()):
         return evaluate_in_fresh_process(cfg, identity=identity, adapter=adapter, out_dir=run / "eval",
                                          log_file=run / "run.log", trained=trained)
     from factrl.evals import evaluate

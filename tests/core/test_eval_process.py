@@ -129,3 +129,53 @@ def test_a_run_killed_during_fresh_evaluation_resumes_it(tmp_path):
     metrics = json.loads((generations.parents[2] / "metrics.json").read_text())
     counts = metrics["sets"]["demo"]["generation"]["counts"]
     assert counts["resumed"] >= len(written) and counts["resumed"] + counts["generated"] == 40
+
+
+def test_generation_processes_get_one_visible_gpu_each(monkeypatch):
+    from factrl.harness import gpus
+    from factrl.harness.eval_process import _devices
+
+    monkeypatch.setattr(gpus, "device_files", lambda dev=None: 8)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    assert _devices(2) == ["3", "5"]
+    with pytest.raises(ConfigError, match="eval.processes=3: only 2 GPU"):
+        _devices(3)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert _devices(4) == ["0", "1", "2", "3"]
+    monkeypatch.setattr(gpus, "device_files", lambda dev=None: 0)
+    assert _devices(2) == [None, None]  # a CPU machine: N CPU processes
+
+
+def test_shard_rows_are_merged_once(tmp_path):
+    from factrl.harness.eval_process import merge_shards
+
+    out, shards = tmp_path / "eval", tmp_path / "eval-shards"
+    (out / "demo").mkdir(parents=True)
+    (out / "demo" / "generations.jsonl").write_text(json.dumps({"id": "a", "completion": "kept"}) + "\n")
+    for k, rows in enumerate([[("a", "again"), ("c", "C")], [("b", "B")]]):
+        (shards / str(k) / "demo").mkdir(parents=True)
+        (shards / str(k) / "demo" / "generations.jsonl").write_text(
+            "".join(json.dumps({"id": i, "completion": t}) + "\n" for i, t in rows))
+    assert merge_shards(out, shards) == {"demo": 2}
+    rows = [json.loads(x) for x in (out / "demo" / "generations.jsonl").read_text().splitlines()]
+    assert {r["id"]: r["completion"] for r in rows} == {"a": "kept", "b": "B", "c": "C"} and len(rows) == 3
+    assert merge_shards(out, shards) == {}  # a second merge adds nothing
+
+
+@pytest.mark.slow  # two evaluations of tiny-llama, one in two generation processes (~1 min)
+def test_data_parallel_generation_equals_one_process(tmp_path):
+    common = ["model=tiny-llama", "eval.limit=6", "eval.batch_size=1", "eval.cache=false"]
+    two = harness("eval", *common, "eval.processes=2", f"output_dir={tmp_path / 'two'}")
+    assert two.returncode == 0, two.stdout[-2000:] + two.stderr[-3000:]
+    one = harness("eval", *common, f"output_dir={tmp_path / 'one'}")
+    assert one.returncode == 0, one.stdout[-2000:] + one.stderr[-3000:]
+    (a,) = (tmp_path / "two").glob("*-eval-tiny-llama-*")
+    (b,) = (tmp_path / "one").glob("*-eval-tiny-llama-*")
+    assert _generations(a) == _generations(b) and len(_generations(a)) == 6
+    log = (a / "run.log").read_text()
+    assert "generation process 1 of 2" in log and "generation process 2 of 2" in log
+    assert not (a / "eval-shards").exists()  # merged, then removed
+    ma, mb = (json.loads((r / "metrics.json").read_text())["sets"]["demo"] for r in (a, b))
+    assert ma["metrics"] == mb["metrics"]
+    assert ma["generation"]["backend_settings"]["processes"] == 2  # recorded, as the batch size is
+    assert "processes" not in mb["generation"]["backend_settings"]  # one-process descriptors are unchanged
