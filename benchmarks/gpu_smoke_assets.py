@@ -26,16 +26,15 @@ POOL = [
 ]
 
 
-def build(out: Path) -> dict:
+def small_llama(model_dir: Path):
+    """The random head_dim-64 Llama with the tiny-llama tokenizer, saved in `model_dir`; returns
+    (model, tokenizer). Also the vLLM backend's GPU test model (tests/evals/test_eval_configs.py)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    sys.path.insert(0, str(REPO))
     from factrl.harness import models
     from factrl.harness.config import compose
-    from tests.corver.fact_index import build_fact_index
 
-    out.mkdir(parents=True, exist_ok=True)
     tok_cfg = compose(["model=tiny-llama"]).model
     tokenizer = models.load_tokenizer(models.resolve(tok_cfg), tok_cfg)
     cuda = torch.cuda.is_available()
@@ -49,9 +48,19 @@ def build(out: Path) -> dict:
         model = LlamaForCausalLM(config).to(dtype)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model_dir = out / "model"
     model.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
+    return model, tokenizer
+
+
+def build(out: Path) -> dict:
+    sys.path.insert(0, str(REPO))
+    from tests.corver.fact_index import build_fact_index
+
+    out.mkdir(parents=True, exist_ok=True)
+    model_dir = out / "model"
+    model, tokenizer = small_llama(model_dir)
+    dtype = next(model.parameters()).dtype
     (out / "corpus").mkdir(exist_ok=True)
     index = build_fact_index(out / "corpus", tokenizer)
     pool = out / "pool.json"
