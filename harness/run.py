@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import models
 from .config import hydra_entry, to_plain
+from .model_shapes import for_disk_loaders
 from .errors import ConfigError, HarnessError
 from .registry import get_method
 from .rundir import RunDir, attach_log, detach_log, open_run, write_json
@@ -89,7 +90,7 @@ def _follow_main(cfg: DictConfig, method: Any) -> None:
 
     # Resolve (on first use: download) the model before the first collective, as rank 0 does, so
     # no rank waits for another's download inside a collective and its timeout.
-    identity = models.for_disk_loaders(models.resolve(cfg.model), cfg) if method.algorithm in ("grpo", "ppo") \
+    identity = for_disk_loaders(models.resolve(cfg.model), cfg) if method.algorithm in ("grpo", "ppo") \
         else None
     path = distributed.share_from_main(None)
     if path is None or identity is None:
@@ -158,7 +159,7 @@ def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
         identity = models.resolve(cfg.model)
         run.update(model_identity=identity.to_dict(), method_version=method.version,
                    method_algorithm=method.algorithm, world_size=distributed.world_size())
-        identity = models.for_disk_loaders(identity, cfg)  # a random model for vLLM: saved to disk first
+        identity = for_disk_loaders(identity, cfg)  # a random model for vLLM: saved to disk first
         trains = method.algorithm in ("grpo", "ppo")
         if stage == "eval" and trains and not _trained(run):
             distributed.share_from_main(None)

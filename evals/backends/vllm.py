@@ -66,7 +66,7 @@ class VLLMBackend(Backend):
             # Its path is the tokenizer's folder, i.e. another model's weights.
             raise HarnessError(f"backend=vllm loads weights from disk, and the random {identity.name} model "
                                f"(model.source=random) has none there; `harness run` and `harness eval` save it "
-                               f"first (models.save_random), or pass a saved copy as model.path=DIR.")
+                               f"first (model_shapes.save_random), or pass a saved copy as model.path=DIR.")
         try:
             import torch
             from vllm import LLM, SamplingParams

@@ -207,7 +207,7 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
             # TRL's vLLM engine loads the weights from model.name_or_path, which from_config leaves empty.
             raise ConfigError("train.use_vllm=true: vLLM loads the model from disk, and this random model "
                               "(model.source=random) has no folder; `harness run` saves it first "
-                              "(models.save_random), or pass a saved copy as model.path=DIR")
+                              "(model_shapes.save_random), or pass a saved copy as model.path=DIR")
         dataset = build_dataset(rows, cfg.model, tokenizer=tokenizer)
         thinking = cfg.model.get("enable_thinking")
         _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length),

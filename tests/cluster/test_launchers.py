@@ -54,7 +54,8 @@ def test_slurm_launcher_composes_and_renders_the_fields_into_sbatch(tmp_path, mo
     for line in ("--partition=gpu-a100", "--gpus-per-node=2", "--time=90", "--array=0-4%3", "--job-name=harness-run"):
         assert f"#SBATCH {line}\n" in sbatch, sbatch
     # The writable SQLite caches go to the node's own disk (WAL does not work on NFS), before the job starts.
-    setup = '[ -n "$TMPDIR" ] || export TMPDIR=/tmp\nexport HARNESS_WRITABLE_CACHE="$TMPDIR/factrl-writable-$SLURM_JOB_ID"\n'
+    setup = ('[ -n "$TMPDIR" ] || export TMPDIR=/tmp\n'
+             'export HARNESS_WRITABLE_CACHE="$TMPDIR/factrl-writable-$SLURM_JOB_ID"\n')
     assert setup in sbatch and sbatch.index(setup) < sbatch.index("harness run"), sbatch
 
 

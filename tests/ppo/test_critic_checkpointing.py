@@ -48,5 +48,8 @@ def test_critic_gradients_are_the_same_with_and_without_gradient_checkpointing(t
     plain = _critic_grads(trainer, batch)
     largest = max(float(g.abs().max()) for g in plain)
     assert largest > 0
+    # Bit-level equality on the CPU; CUDA backward kernels may reorder sums, far below the bug's
+    # differences (half the largest gradient).
+    tolerance = (1e-6 if plain[0].device.type == "cpu" else 1e-3) * largest
     for a, b in zip(checkpointed, plain):
-        assert torch.allclose(a, b, rtol=0, atol=1e-6 * largest), float((a - b).abs().max())
+        assert torch.allclose(a, b, rtol=0, atol=tolerance), float((a - b).abs().max())
