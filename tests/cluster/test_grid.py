@@ -160,3 +160,24 @@ def test_the_grid_launches_around_a_claimed_cell_and_its_job_takes_the_pending_c
     assert json.loads((made / "run.json").read_text())["seed"] == 43
     assert json.loads(held.read_text())["token"] == "another-grid"  # the other holder's claim is untouched
     assert not other.exists()  # the grid's pending claim went to the job, which released it when it finished
+
+
+@pytest.mark.slow  # one tiny training job and one evaluation job, in subprocesses (~40 s)
+def test_eval_jobs_train_then_evaluate_in_jobs_of_their_own(tmp_path, capfd):
+    runs = tmp_path / "runs"
+    grid = tmp_path / "one.yaml"
+    grid.write_text("blocks: [{name: one, methods: [corver], models: [tiny-llama], seeds: [42], overrides: "
+                    "[train.steps=1, train.questions_per_step=2, train.completions_per_question=2, "
+                    "train.max_completion_length=8, eval.limit=2]}]\n")
+    assert main([str(grid), "--launcher", "basic", "--eval-jobs", f"output_dir={runs}"]) == 0
+    out = capfd.readouterr().out
+    assert "[1/1 train] harness run -m" in out and "stage=train hydra/launcher=basic" in out
+    assert "[1/1 eval] harness run -m" in out and "stage=eval hydra/launcher=basic" in out
+    assert "trained (stage=train); evaluate with the same command and stage=eval" in out
+    assert "1 finished, 0 not finished" in out
+    (run,) = runs.glob("*-corver-tiny-llama-*")  # one run directory: stage is not in the config hash
+    info = json.loads((run / "run.json").read_text())
+    assert info["status"] == "finished" and info["attempts"] == 2
+    assert (run / "train" / "TRAINING_DONE").is_file() and (run / "metrics.json").is_file()
+    assert len(list((runs / "multirun").iterdir())) == 2  # a sweep folder per sweep
+    assert not list((runs / ".claims").glob("*.json"))
