@@ -76,6 +76,12 @@ def prompt_format(model_cfg: Any) -> dict:
             "chat_template_sha256": hashlib.sha256(str(template).encode()).hexdigest()[:16] if template else None}
 
 
+def _processes(settings: EvalSettings) -> dict:
+    """Data-parallel generation changes which prompts share a batch (as the batch size does); one
+    process adds nothing, so one-process descriptors stay what they were."""
+    return {"processes": int(settings.processes)} if int(settings.processes) > 1 else {}
+
+
 def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
     """What about the backend can change a completion (recorded, and part of the cache key)."""
     if settings.backend == "hf":
@@ -87,9 +93,11 @@ def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         dtype = torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)
-        return {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": settings.batch_size}
+        return {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": settings.batch_size,
+                **_processes(settings)}
     if settings.backend == "vllm":
-        return {k: settings.vllm.get(k) for k in ("max_model_len", "tensor_parallel_size", "enforce_eager")}
+        return {**{k: settings.vllm.get(k) for k in ("max_model_len", "tensor_parallel_size", "enforce_eager")},
+                **_processes(settings)}
     # Written to metrics.json and the leaderboard: no credentials in the URL, no secret-looking keys.
     from urllib.parse import urlsplit, urlunsplit
 

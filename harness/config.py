@@ -27,7 +27,11 @@ REDACTED = "***REDACTED***"
 # "#", so an "@" in a path or query is left alone.
 URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]+@")
 # Keys that do not change what a run computes, so they stay out of its hash.
-VOLATILE_KEYS = ("output_dir", "resume", "force", "hydra", "leaderboard", "timer", "launcher")
+VOLATILE_KEYS = ("output_dir", "resume", "force", "hydra", "leaderboard", "timer", "launcher", "eval_process",
+                 "stage", "claim")
+# Nested keys of the same kind: where a vLLM server listens and how long to wait for it.
+VOLATILE_PATHS = (("train", "vllm", "server_base_url"), ("train", "vllm", "server_host"),
+                  ("train", "vllm", "server_port"), ("train", "vllm", "server_timeout"))
 
 
 def group_options(group: str) -> list[str]:
@@ -139,6 +143,9 @@ def hydra_entry(task: Callable[[DictConfig], Any], argv: list[str], prog: str,
             status["code"] = err.exit_code
             if not _is_multirun(argv):
                 raise SystemExit(err.exit_code) from None
+            from .sweep_status import record_failure
+
+            record_failure(str(err), err.exit_code)  # for a submitting process that is not this one
             return None
 
     wrapped = hydra.main(config_path=f"pkg://{CONFIG_MODULE}", config_name=config_name, version_base="1.3")(_task)
@@ -150,6 +157,14 @@ def hydra_entry(task: Callable[[DictConfig], Any], argv: list[str], prog: str,
         wrapped()
     finally:
         sys.argv = saved
+    if _is_multirun(argv):
+        from .sweep_status import failures, last_sweep
+
+        failed = failures(last_sweep())
+        for item in failed:
+            print(f"{prog}: job {item['job']} failed: {item.get('error')}", file=sys.stderr)
+        if failed and not status["code"]:
+            status["code"] = max(int(item.get("exit_code") or 1) for item in failed)
     return status["code"]
 
 
@@ -197,5 +212,11 @@ def config_hash(cfg: DictConfig | dict, length: int = 8) -> str:
     data = to_plain(cfg) if isinstance(cfg, DictConfig) else redact(dict(cfg))
     for key in VOLATILE_KEYS:
         data.pop(key, None)
+    for *parents, key in VOLATILE_PATHS:
+        node = data
+        for parent in parents:
+            node = node.get(parent) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(key, None)
     blob = json.dumps(data, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:length]

@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import models
 from .config import hydra_entry, to_plain
+from .model_shapes import for_disk_loaders
 from .errors import ConfigError, HarnessError
 from .registry import get_method
 from .rundir import RunDir, attach_log, detach_log, open_run, write_json
@@ -87,24 +88,64 @@ def _follow_main(cfg: DictConfig, method: Any) -> None:
     from .pool import load_pool
     from .training.engine import train
 
+    # Resolve (on first use: download) the model before the first collective, as rank 0 does, so
+    # no rank waits for another's download inside a collective and its timeout.
+    identity = for_disk_loaders(models.resolve(cfg.model), cfg) if method.algorithm in ("grpo", "ppo") \
+        else None
     path = distributed.share_from_main(None)
-    if path is None or method.algorithm not in ("grpo", "ppo"):
+    if path is None or identity is None:
         return None
-    identity = models.resolve(cfg.model)
     train(cfg, method, identity, Path(path), load_pool(cfg.pool, cfg.eval), timer=None)
     return None
 
 
+STAGES = ("all", "train", "eval")
+
+
 def run_task(cfg: DictConfig) -> dict | None:
-    """Run one composed config end to end; returns the run-level metrics."""
+    """Run one composed config end to end; returns the run-level metrics.
+
+    Under launcher=accelerate|torchrun the job re-executes itself in N processes here (per job,
+    so each job of a sweep is launched where it runs). Rank 0 claims the run first
+    (harness/run_claims.py): a run that another live job holds stops with a one-line error."""
+    from . import gpus, run_claims as claims
+    from .launcher import run_job
+    from .rundir import find_run, run_key
+
     mode = cfg.leaderboard.get("mode", "store")
     if mode not in ("store", "rundir"):  # checked before training, not after hours of it
         raise ConfigError(f"leaderboard.mode = {mode!r}: use store (record to leaderboard.store) or rundir "
                           "(write only the run directory; `harness leaderboard rebuild` later).")
+    stage = str(cfg.get("stage", "all"))
+    if stage not in STAGES:
+        raise ConfigError(f"stage={stage!r}: use all (train, then evaluate), train (train only) or eval "
+                          f"(evaluate a trained run)")
     method_cls = get_method(str(cfg.method.name))
     method = method_cls(cfg.method)
+    if stage == "train" and method.algorithm not in ("grpo", "ppo"):
+        print(f"harness run: stage=train: method '{method.name}' trains nothing")
+        return None
+    distributed.configure(60.0 * float((cfg.get("launcher") or {}).get("timeout_min") or 60))
     if not distributed.is_main():
         return _follow_main(cfg, method)
+    claim_cfg = cfg.get("claim") or {}
+    with claims.acquire(claims.claim_path(cfg), stale_after_s=float(claim_cfg.get("stale_s", 900)),
+                        heartbeat_s=float(claim_cfg.get("heartbeat_s", 60)), what=f"run {run_key(cfg)}") as claim:
+        code = run_job(cfg, claim_token=claim.token)  # launcher=accelerate|torchrun: N processes, then here
+        if code is not None:
+            if code != 0:
+                raise HarnessError(f"the launched run exited with status {code}; its run.log says why "
+                                   f"(rerunning the same command resumes it)")
+            found = find_run(cfg)
+            return _read_metrics(found) if found is not None else None
+        if method.algorithm in ("grpo", "ppo") and stage != "eval":
+            gpus.check_one_process("harness run")  # before anything initialises CUDA
+        gpus.warn_if_cpu_torch()
+        return _run_here(cfg, method, stage)
+
+
+def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
+    """Rank 0 (or the only process): open the run directory, train, evaluate, record."""
     run = open_run(cfg)
     if run.finished and not cfg.get("force", False):
         distributed.share_from_main(None)  # the other processes have nothing to train
@@ -118,16 +159,23 @@ def run_task(cfg: DictConfig) -> dict | None:
         identity = models.resolve(cfg.model)
         run.update(model_identity=identity.to_dict(), method_version=method.version,
                    method_algorithm=method.algorithm, world_size=distributed.world_size())
+        identity = for_disk_loaders(identity, cfg)  # a random model for vLLM: saved to disk first
+        trains = method.algorithm in ("grpo", "ppo")
+        if stage == "eval" and trains and not _trained(run):
+            distributed.share_from_main(None)
+            raise ConfigError(f"stage=eval: {run.path} has not finished training; run it with stage=train (or "
+                              f"stage=all) first")
         distributed.share_from_main(str(run.path))  # the other processes train in this directory
-        trained = _train(cfg, method, identity, run) if method.algorithm in ("grpo", "ppo") else None
+        trained = _train(cfg, method, identity, run) if trains else None
         # Which reward components made the result (issue 9); {} / [] for evaluation-only runs.
         provenance = _provenance(trained.components if trained else None, cfg.model)
         run.update(**provenance)
-        from factrl.evals import evaluate
-
-        metrics = evaluate(cfg, identity=identity, adapter=trained.adapter_dir if trained else None,
-                           out_dir=run / "eval", model=trained.model if trained else None,
-                           tokenizer=trained.tokenizer if trained else None)
+        if stage == "train":
+            run.update(status="trained")
+            print(f"harness run: trained (stage=train); evaluate with the same command and stage=eval\n"
+                  f"run directory: {run.path}")
+            return None
+        metrics = _evaluate(cfg, identity, trained, run)
         metrics = {**metrics, **provenance}
         write_json(run / "metrics.json", metrics)
         run.finish()
@@ -143,6 +191,28 @@ def run_task(cfg: DictConfig) -> dict | None:
         raise
     finally:
         detach_log(handler)
+
+
+def _trained(run: RunDir) -> bool:
+    from .training.engine import DONE_MARKER
+
+    return (run / "train" / DONE_MARKER).is_file()
+
+
+def _evaluate(cfg: DictConfig, identity: models.ModelIdentity, trained: Any, run: RunDir) -> dict:
+    """Evaluate the trained adapter (or the bare model): in a fresh clean process where the
+    training process's state could reach evaluation (harness/eval_process.py), else here with
+    the trained model still in memory."""
+    from .eval_process import evaluate_in_fresh_process, needs_fresh, processes_of
+
+    adapter = trained.adapter_dir if trained else None
+    if processes_of(cfg) > 1 or needs_fresh(cfg, trained=trained is not None, world_size=distributed.world_size()):
+        return evaluate_in_fresh_process(cfg, identity=identity, adapter=adapter, out_dir=run / "eval",
+                                         log_file=run / "run.log", trained=trained)
+    from factrl.evals import evaluate
+
+    return evaluate(cfg, identity=identity, adapter=adapter, out_dir=run / "eval",
+                    model=trained.model if trained else None, tokenizer=trained.tokenizer if trained else None)
 
 
 def _record(run: RunDir, cfg: DictConfig) -> None:
@@ -209,11 +279,6 @@ def main(argv: list[str]) -> int:
               "leaderboard, launcher) and key=value.\n`harness run --cfg job` prints the composed config; "
               "`harness methods` lists methods.")
         return 0
-    from .launcher import maybe_launch
-
-    launched = maybe_launch(argv)  # launcher=accelerate|torchrun: this command again, in N processes
-    if launched is not None:
-        return launched
     try:
         return hydra_entry(run_task, argv, "harness run")
     finally:

@@ -100,14 +100,19 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in ".-_" else "-" for c in str(text)).strip("-") or "x"
 
 
+def run_key(cfg: DictConfig, kind: str = "run") -> str:
+    """`<method>-<model>-<hash>`: what names a run directory after its date (and its claim file)."""
+    method = cfg.method.name if kind == "run" else kind
+    return f"{_slug(method)}-{_slug(cfg.model.name)}-{config_hash(cfg)}"
+
+
 def find_run(cfg: DictConfig, kind: str = "run") -> RunDir | None:
     """The latest existing run directory of `cfg` (same method, model and config hash), or None.
 
     `open_run` resumes it; `harness grid` asks it whether a cell is already done, so both
     decide by the same hash."""
-    method = cfg.method.name if kind == "run" else kind
     base = Path(cfg.get("output_dir") or "runs")
-    suffix = f"-{_slug(method)}-{_slug(cfg.model.name)}-{config_hash(cfg)}"
+    suffix = f"-{run_key(cfg, kind)}"
     existing = sorted(base.glob(f"*{suffix}")) if base.is_dir() else []
     return RunDir(existing[-1]) if existing else None
 

@@ -150,7 +150,8 @@ class LoraCritic(Critic):
 
     @contextlib.contextmanager
     def body_context(self) -> Iterator[None]:
-        """The critic adapter active for the forward; the policy's again afterwards (both trainable)."""
+        """The critic adapter active for the forward and its backward (a checkpointed layer recomputes
+        under whichever adapter is active); the policy's again afterwards (both trainable)."""
         previous = self.model.active_adapter
         self.model.set_adapter(ADAPTER)
         try:

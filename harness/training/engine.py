@@ -17,7 +17,7 @@ from ..errors import ConfigError
 from ..method import Method, RunContext
 from ..prompts import chat_messages, format_prompt, response_prefix
 from .components import read_components, write_components
-from .distributed import barrier, is_main, world_size
+from .distributed import barrier, is_main, refuse_deepspeed, timeout_s, world_size
 
 log = logging.getLogger(__name__)
 
@@ -128,10 +128,11 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
         save_steps=int(train.save_steps),
         logging_steps=int(train.get("logging_steps", 1)),
         report_to=[],
+        ddp_timeout=int(timeout_s()),  # the harness's process group has this one (distributed.configure)
         bf16=_use_bf16(train),
         use_cpu=not torch.cuda.is_available(),
         **vllm_args(train),
-        use_bias_correction_kl=bool(train.get("kl_bias_correction", True)),  # explicit, not TRL's default
+        use_bias_correction_kl=bool(train.kl_bias_correction),  # explicit, not TRL's default
         gradient_checkpointing=bool(train.get("gradient_checkpointing", False)),
         chat_template_kwargs=chat_kwargs or None,
         remove_unused_columns=False,
@@ -201,16 +202,26 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     if method.algorithm not in ("grpo", "ppo"):
         raise ConfigError(f"method '{method.name}' uses algorithm '{method.algorithm}', which this engine does "
                           f"not train (grpo or ppo)")
+    refuse_deepspeed(method)  # PPO and needs_policy methods: before the model and TRL's trainer exist
     phase = timer.phase if timer is not None else (lambda _name: contextlib.nullcontext())
     with phase("init"):
         tokenizer = models.load_tokenizer(identity, cfg.model)
         model = models.load_model(identity, cfg.model)
+        if bool(cfg.train.get("use_vllm", False)) and not getattr(model, "name_or_path", ""):
+            # TRL's vLLM engine loads the weights from model.name_or_path, which from_config leaves empty.
+            raise ConfigError("train.use_vllm=true: vLLM loads the model from disk, and this random model "
+                              "(model.source=random) has no folder; `harness run` saves it first "
+                              "(model_shapes.save_random), or pass a saved copy as model.path=DIR")
         dataset = build_dataset(rows, cfg.model, tokenizer=tokenizer)
         thinking = cfg.model.get("enable_thinking")
         _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length),
                                  {"enable_thinking": bool(thinking)} if thinking is not None else None)
         # train.ppo.critic=full: the critic is a second, separately trained copy of the model.
         full_critic = method.algorithm == "ppo" and str(cfg.train.ppo.critic) == "full"
+        if full_critic:
+            from ..memory_plan import check_full_critic
+
+            check_full_critic(cfg)  # on a GPU: refused when the planned peak exceeds it (an estimate)
         critic_model = models.load_model(identity, cfg.model) if full_critic else None
     ctx = RunContext(config=cfg, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
                      logger=logging.getLogger(f"factrl.methods.{method.name}"))

@@ -157,7 +157,7 @@ def optimizer_component(train_cfg: Any) -> dict[str, Any]:
         "adam_betas": [args["adam_beta1"], args["adam_beta2"]], "weight_decay": args["weight_decay"],
         "lr_scheduler": args["lr_scheduler_type"], "lr_scheduler_kwargs": as_container(args["lr_scheduler_kwargs"]),
         "warmup_ratio": args["warmup_steps"], "loss_type": args["loss_type"], "entropy_coef": args["entropy_coef"],
-        "kl_bias_correction": bool(train_cfg.get("kl_bias_correction", True)),
+        "kl_bias_correction": bool(train_cfg.kl_bias_correction),
     }
     if choice.stand_in:
         entry["note"] = (f"torch AdamW (32-bit state) in place of {choice.requested} (bitsandbytes 8-bit AdamW): "

@@ -35,7 +35,7 @@ from trl import GRPOTrainer
 from ..errors import ConfigError
 from ..settings import GIVEN, Settings, coerce
 from .critic import FullCritic, LoraCritic
-from .distributed import average_gradients, broadcast_parameters, global_whiten, world_size
+from .distributed import average_gradients, broadcast_parameters, deepspeed_stage, global_whiten, world_size
 from .gae import KL_ESTIMATORS, clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
 from .grpo import TokenGRPOTrainer
 
@@ -108,6 +108,10 @@ class PPOTrainer(TokenGRPOTrainer):
     def __init__(self, *args, ppo: PPOSettings, lora_config: Any = None, critic_model: Any = None, **kwargs):
         self._ppo = ppo
         self._value_inputs = None  # the micro-batch whose value step follows the policy backward
+        if deepspeed_stage() is not None or getattr(kwargs.get("args"), "deepspeed", None):
+            # Before TRL's __init__, which would load a colocated vLLM engine first.
+            raise ConfigError("PPO methods train under launcher.config=ddp (or launcher=torchrun), not DeepSpeed: "
+                              "the critic's value head is outside the DeepSpeed engine")
         super().__init__(*args, **kwargs)
         if self.is_deepspeed_enabled:
             # The value head lives outside DeepSpeed's engine, which also takes over gradient
@@ -209,13 +213,16 @@ class PPOTrainer(TokenGRPOTrainer):
         ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
         attention = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
         training = self.model.training and torch.is_grad_enabled()
-        with torch.set_grad_enabled(training):
+        # The backward runs with the critic adapter still active: with gradient checkpointing the
+        # decoder layers recompute their forward during it, and under the policy adapter that
+        # recompute would give the critic another network's gradients.
+        with self._critic.body_context(), torch.set_grad_enabled(training):
             values = self._critic.values(ids, attention, inputs["completion_ids"].size(1))
             loss = clipped_value_loss(values, inputs["old_values"], inputs["returns"], inputs["value_mask"],
                                       self._ppo.cliprange_value)
+            if training:
+                self.accelerator.backward(self._ppo.vf_coef * loss / self.current_gradient_accumulation_steps)
         mode = "train" if self.model.training else "eval"
-        if training:
-            self.accelerator.backward(self._ppo.vf_coef * loss / self.current_gradient_accumulation_steps)
         moved = (values.detach() - inputs["old_values"]).abs() > self._ppo.cliprange_value
         vmask = inputs["value_mask"]
         self._metrics[mode]["value_loss"].append(float(loss.detach()))

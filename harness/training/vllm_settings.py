@@ -10,6 +10,9 @@ Two modes (BASELINES 1.1; harness/training/README.md has the recipes):
 - server: `trl vllm-serve` runs on GPUs of its own; the trainer talks to it at
   `server_host:server_port` (or `server_base_url`), waiting up to `server_timeout` s for it.
   Its memory share and tensor parallelism are the server's command-line options.
+Both: TRL corrects the mismatch between vLLM's and the trainer's log-probs by importance
+sampling (`importance_sampling_*`); those fields are passed explicitly from the config, so the
+objective of a vLLM run is the run's setting (and in its hash), not a TRL default.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from typing import Any
 from ..errors import ConfigError
 
 MODES = ("colocate", "server")
+IS_MODES = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
 
 
 def vllm_args(train: Any) -> dict[str, Any]:
@@ -28,7 +32,8 @@ def vllm_args(train: Any) -> dict[str, Any]:
     """
     node = train.get("vllm") or {}
     known = ("mode", "max_model_length", "enable_sleep_mode", "gpu_memory_utilization", "tensor_parallel_size",
-             "server_base_url", "server_host", "server_port", "server_timeout")
+             "server_base_url", "server_host", "server_port", "server_timeout", "importance_sampling_correction",
+             "importance_sampling_mode", "importance_sampling_clip_max", "importance_sampling_clip_min")
     unknown = sorted(set(node) - set(known))
     if unknown:
         raise ConfigError(f"train.vllm.{unknown[0]} is not a vLLM setting; known: {', '.join(known)}")
@@ -55,7 +60,7 @@ def vllm_args(train: Any) -> dict[str, Any]:
         raise ConfigError(f"train.vllm: tensor_parallel_size={parallel} must be >= 1, server_port={port} in "
                           f"1-65535 and server_timeout={timeout} > 0")
     base_url = node.get("server_base_url")
-    return {
+    return {**_importance_sampling(node), 
         "use_vllm": bool(train.get("use_vllm", False)),
         "vllm_mode": mode,
         "vllm_max_model_length": length,
@@ -67,3 +72,21 @@ def vllm_args(train: Any) -> dict[str, Any]:
         "vllm_server_port": port,
         "vllm_server_timeout": timeout,
     }
+
+
+def _importance_sampling(node: Any) -> dict[str, Any]:
+    """TRL's vLLM importance-sampling fields, always passed (configs/train/default.yaml says why)."""
+    mode = str(node.get("importance_sampling_mode", "sequence_mask"))
+    if mode not in IS_MODES:
+        raise ConfigError(f"train.vllm.importance_sampling_mode={mode!r}: use one of {', '.join(IS_MODES)}")
+    low, high = node.get("importance_sampling_clip_min"), node.get("importance_sampling_clip_max")
+    low = None if low in (None, "") else float(low)
+    high = None if high in (None, "") else float(high)
+    if low is not None and high is not None and low >= high:
+        raise ConfigError(f"train.vllm.importance_sampling_clip_min={low} must be below importance_sampling_clip_max="
+                          f"{high}")
+    correction = bool(node.get("importance_sampling_correction", True))
+    if correction and mode.endswith("_truncate") and low is None and high is None:
+        raise ConfigError(f"train.vllm.importance_sampling_mode={mode} needs importance_sampling_clip_max or _min")
+    return {"vllm_importance_sampling_correction": correction, "vllm_importance_sampling_mode": mode,
+            "vllm_importance_sampling_clip_max": high, "vllm_importance_sampling_clip_min": low}
