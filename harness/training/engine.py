@@ -85,7 +85,7 @@ def build_dataset(rows: list[dict], model_cfg: Any, *, tokenizer: Any = None, sy
 def _use_bf16(train_cfg: Any) -> bool:
     import torch
 
-    setting = train_cfg.get("bf16", "auto")
+    setting = train_cfg.bf16
     if setting == "auto":
         return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
     return bool(setting)
@@ -122,12 +122,12 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
         data_seed=int(train.seed),
         save_strategy="steps",
         save_steps=int(train.save_steps),
-        logging_steps=int(train.get("logging_steps", 1)),
+        logging_steps=int(train.logging_steps),
         report_to=[],
         bf16=_use_bf16(train),
         use_cpu=not torch.cuda.is_available(),
         **vllm_args(train),
-        gradient_checkpointing=bool(train.get("gradient_checkpointing", False)),
+        gradient_checkpointing=bool(train.gradient_checkpointing),
         chat_template_kwargs=chat_kwargs or None,
         remove_unused_columns=False,
         disable_tqdm=False,
@@ -239,8 +239,8 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
             model=model, train_dataset=dataset, processing_class=tokenizer,
             peft_config=lora_config(cfg.lora), method_reward=reward, reward_name=method.name, method=method,
             timer=timer,
-            records_path=out / "reward_records.jsonl", std_floor=float(cfg.train.get("std_floor", 0.1)),
-            adv_epsilon=float(cfg.train.get("epsilon", 1e-4)),
+            records_path=out / "reward_records.jsonl", std_floor=float(cfg.train.std_floor),
+            adv_epsilon=float(cfg.train.epsilon),
             callbacks=[JsonlLogCallback(out / "log.jsonl"), KillSwitchCallback(),
                        TimingsCallback(timer, Path(run_dir) / "timings.json")],
         )
