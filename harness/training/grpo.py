@@ -260,9 +260,9 @@ def truncate_jsonl(path: Path, last_step: int) -> int:
         else:
             dropped += 1
     if dropped:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
-        os.replace(tmp, path)  # atomic: a second kill leaves the old or the new file, never half
+        from ..rundir import atomic_write
+
+        atomic_write(path, "".join(f"{line}\n" for line in kept))  # a second kill leaves the old or the new file
     return dropped
 
 
