@@ -59,8 +59,8 @@ CONTEXTS = [[1, 450, 4996, 338], [1, 29871], [1, 3750, 756, 263, 1243, 310, 278,
 TARGETS = [[529, 12011, 29958], [3869, 1338, 829, 22550, 29958, 29871], [13]]
 
 
-def test_interface_version_is_2():
-    assert INTERFACE_VERSION == 2
+def test_interface_version_is_3():
+    assert INTERFACE_VERSION == 3  # 2: policy access (this file); 3: Method.settings_class
     assert Method.needs_policy is False and Method.whole_groups is False
 
 
