@@ -15,6 +15,7 @@ from factrl.harness.nli import parse_config
 from factrl.harness.registry import get_method
 from factrl.harness.rewards import ResponseRewardSettings
 from factrl.harness.training.settings import PPOSettings, TrainSettings, VLLMSettings
+from factrl.methods.corver.extractor import ExtractorSettings
 from factrl.methods.corver.reward import CorpusRewardSettings
 
 HAS_NOVER = importlib.util.find_spec("factrl_nover") is not None
@@ -31,6 +32,7 @@ OWNERS = {
     "eval": ("eval", EvalSettings),
     "corpus reward": ("method", CorpusRewardSettings),
     "response reward": ("method", ResponseRewardSettings),
+    "corver extractor": ("method.extractor", ExtractorSettings),
 }
 
 
