@@ -93,6 +93,8 @@ def register_method_configs() -> None:
         # A plugin that failed to import still gets a node, so `method=<name>` composes and the
         # run stops at get_method with the plugin's own import error instead of "unknown method".
         defaults = dict(entry.method.config_defaults) if entry.method is not None else {}
+        if not defaults and entry.method is not None and entry.method.settings_class is not None:
+            defaults = entry.method.settings_class.default_values()  # a plugin's Settings.DEFAULTS
         store.store(group="method", name=name, node={"name": name, **defaults})
 
 
