@@ -9,7 +9,7 @@ import importlib
 import os
 import sys
 
-from .errors import HarnessError
+from .errors import HarnessError, closest
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("factrl.harness.run:main", "train a method, evaluate it and record the run (Hydra overrides; -m sweeps)"),
@@ -52,10 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
-        from difflib import get_close_matches
-
-        hint = get_close_matches(name, COMMANDS, n=1)
-        suggestion = f" Did you mean `harness {hint[0]}`?" if hint else ""
+        hint = closest(name, COMMANDS)
+        suggestion = f" Did you mean `harness {hint}`?" if hint else ""
         print(f"harness: unknown command '{name}'.{suggestion} Valid: {', '.join(COMMANDS)}.", file=sys.stderr)
         return 2
     try:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from omegaconf import DictConfig, OmegaConf
 
-from .errors import HarnessError
+from .errors import HarnessError, did_you_mean
 
 CONFIG_MODULE = "factrl.configs"
 CONFIG_NAME = "config"
@@ -54,8 +54,8 @@ def prepare_overrides(overrides: list[str]) -> list[str]:
     return out
 
 
-GROUPS = ("method", "model", "pool", "eval", "train", "lora", "corpus", "timer", "leaderboard", "experiment",
-          "launcher")
+GROUPS = ("method", "model", "pool", "eval", "train", "lora", "corpus", "evidence", "judge", "timer", "leaderboard",
+          "experiment", "launcher")
 
 
 def check_group_choices(overrides: list[str]) -> None:
@@ -64,8 +64,6 @@ def check_group_choices(overrides: list[str]) -> None:
     Hydra would say so too, but with its search path and a hint about stack traces; this is
     the one-line version. Sweep values (`method=a,b`) are checked one by one.
     """
-    from difflib import get_close_matches
-
     from hydra.core.config_store import ConfigStore
 
     stored = ConfigStore.instance().repo
@@ -78,9 +76,8 @@ def check_group_choices(overrides: list[str]) -> None:
         for choice in value.split(","):
             choice = choice.strip()
             if choice and choice not in valid and not choice.startswith(("${", "choice(", "range(", "glob(")):
-                hint = get_close_matches(choice, valid, n=1)
-                did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
-                raise HarnessError(f"unknown {key} '{choice}'.{did_you_mean} Valid: {', '.join(sorted(valid))}.")
+                raise HarnessError(f"unknown {key} '{choice}'.{did_you_mean(choice, valid)} "
+                                   f"Valid: {', '.join(sorted(valid))}.")
 
 
 def register_method_configs() -> None:
@@ -107,23 +104,74 @@ def register_method_configs() -> None:
         # A plugin that failed to import still gets a node, so `method=<name>` composes and the
         # run stops at get_method with the plugin's own import error instead of "unknown method".
         defaults = dict(entry.method.config_defaults) if entry.method is not None else {}
+        if not defaults and entry.method is not None and entry.method.settings_class is not None:
+            defaults = entry.method.settings_class.default_values()  # a plugin's Settings.DEFAULTS
         store.store(group="method", name=name, node={"name": name, **defaults})
 
 
 def compose(overrides: list[str] | None = None, config_name: str = CONFIG_NAME) -> DictConfig:
     """The composed root config, as `harness run` would see it (without Hydra's runtime)."""
+    register_method_configs()
+    prepared = prepare_overrides(list(overrides or []))
+    check_group_choices(prepared)
+    return _compose_prepared(prepared, config_name)
+
+
+def _compose_prepared(prepared: list[str], config_name: str) -> DictConfig:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_module
     from hydra.errors import HydraException
 
-    register_method_configs()
-    prepared = prepare_overrides(list(overrides or []))
-    check_group_choices(prepared)
     try:
         with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
             return hydra_compose(config_name=config_name, overrides=prepared)
     except HydraException as err:
-        raise HarnessError(str(err).strip()) from None
+        raise HarnessError(_one_line(err, prepared, config_name)) from None
+
+
+_NOT_IN_STRUCT = re.compile(r"Could not override '([^']+)'.*?full_key: (\S+)", re.DOTALL)
+
+
+def _one_line(err: Exception, prepared: list[str], config_name: str) -> str:
+    """Hydra's composition error as one line. A mistyped key (`train.stepz=2`, `trian.steps=2`)
+    becomes `train.stepz: unknown key (did you mean train.steps?); valid: ...`, without Hydra's
+    advice to write `+train.stepz=2` (that form adds a key nothing reads; the settings refuse it)."""
+    from .settings import unknown_key
+
+    text = "\n".join(str(e).strip() for e in (err, err.__cause__) if e is not None)  # the cause names the key
+    found = _NOT_IN_STRUCT.search(text) if "is not in struct" in text else None
+    if found:
+        override, full_key = found.groups()
+        others = [o for o in prepared if o.partition("=")[0].lstrip("+~") != override]
+        try:
+            cfg = _compose_prepared(others, config_name)
+        except HarnessError:
+            cfg = None
+        parent, _, key = full_key.rpartition(".")
+        node = (OmegaConf.select(cfg, parent) if parent else cfg) if cfg is not None else None
+        if isinstance(node, DictConfig):
+            return unknown_key(parent, key, [str(k) for k in node.keys()])
+    lines = [line.strip() for line in str(err).strip().splitlines()
+             if line.strip() and not line.strip().startswith(("To append to your config", "Set the environment"))]
+    return " ".join(lines)
+
+
+def check_overrides(argv: list[str], config_name: str = CONFIG_NAME) -> None:
+    """Compose the first job of `argv` (flags and Hydra's own keys left out; a sweep `a=1,2`
+    as `a=1`) so a mistyped key or group option is one HarnessError line before Hydra runs."""
+    if any(a in ("-cn", "--config-name", "-cp", "--config-path", "-cd", "--config-dir") for a in argv):
+        return  # another root config: Hydra's own checks
+    first = []
+    for item in argv:
+        key, sep, value = item.partition("=")
+        if not sep or item.startswith("-") or key.lstrip("+~").startswith("hydra."):
+            continue
+        if any(value.startswith(f) for f in ("choice(", "range(", "interval(", "glob(", "sort(", "shuffle(")):
+            continue
+        if "," in value and not any(c in value for c in "[]{}()'\""):
+            value = value.split(",")[0]
+        first.append(f"{key}={value}")
+    _compose_prepared(first, config_name)
 
 
 def hydra_entry(task: Callable[[DictConfig], Any], argv: list[str], prog: str,
@@ -151,6 +199,7 @@ def hydra_entry(task: Callable[[DictConfig], Any], argv: list[str], prog: str,
     wrapped = hydra.main(config_path=f"pkg://{CONFIG_MODULE}", config_name=config_name, version_base="1.3")(_task)
     prepared = prepare_overrides(argv)
     check_group_choices(prepared)
+    check_overrides(prepared, config_name)  # Hydra's many-line errors, as one HarnessError line
     saved = sys.argv
     sys.argv = [prog, *prepared]
     try:

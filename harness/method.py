@@ -52,8 +52,9 @@ subclassing `factrl.harness.settings.Settings`) gets `self.settings`, parsed onc
 `method.*` when the method is constructed (before the run directory exists, so a bad value
 costs nothing); an error reads `method=<name>: method.<key>: ...`. `self.settings` is the one
 way a method reads its options: `RunContext` no longer carries `method_config`. A method
-without `settings_class` (a plugin written for interface 2) reads `self.config`, the composed
-`method` node, as before; `config_defaults` still supply its keys. The engine registers the
+without `settings_class` reads `self.config`, the composed `method` node, as before
+(`config_defaults` still supply its keys; a plugin that read `ctx.method_config` reads
+`self.config` instead). The engine registers the
 reward's `close()` (when it has one) with `on_close` right after `build_reward`; a method no
 longer registers it itself. docs/CONTRACTS.md, "Settings", has the details.
 

@@ -141,11 +141,9 @@ def _source_sha256(path: Path) -> str:
         return str(memo[where])
     digest = sha256_file(path)
     memo[where] = digest
-    memo_file.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".source-sha256.", dir=memo_file.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(memo, handle, indent=1)
-    os.replace(tmp, memo_file)  # atomic; a concurrent writer's entry may be lost and is recomputed
+    from .rundir import atomic_write
+
+    atomic_write(memo_file, json.dumps(memo, indent=1))  # a concurrent writer's entry may be lost and is recomputed
     return digest
 
 

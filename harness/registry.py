@@ -10,10 +10,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from difflib import get_close_matches
 from importlib.metadata import entry_points
 
-from .errors import HarnessError
+from .errors import HarnessError, did_you_mean
 from .method import INTERFACE_VERSION, Method
 
 ENTRY_POINT_GROUP = "harness.methods"
@@ -80,9 +79,8 @@ def get_method(name: str) -> type[Method]:
     """The Method class registered as `name`, or a HarnessError listing what is available."""
     entries = _discover()
     if name not in entries:
-        hint = get_close_matches(name, entries, n=1)
-        did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
-        raise HarnessError(f"unknown method '{name}'.{did_you_mean} Available: {', '.join(sorted(entries))}.")
+        raise HarnessError(f"unknown method '{name}'.{did_you_mean(name, entries)} "
+                           f"Available: {', '.join(sorted(entries))}.")
     entry = _load(entries[name])
     if entry.error:
         raise HarnessError(f"method '{name}' ({entry.origin}, {entry.target}) failed to load: {entry.error}")

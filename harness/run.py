@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,6 @@ from .model_shapes import for_disk_loaders
 from .errors import ConfigError, HarnessError
 from .registry import get_method
 from .rundir import RunDir, attach_log, detach_log, open_run, write_json
-from .training import distributed
 
 log = logging.getLogger("factrl.run")
 
@@ -58,10 +58,11 @@ def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: Ru
     run.update(pool={"name": cfg.pool.name, "path": cfg.pool.get("path"), "size": len(rows),
                      "sha256": pool_fingerprint(rows), "dedup": dedup})
     timer = from_config(cfg.timer, run / "timings.json")
+    steps = int(cfg.train.steps)  # checked before the run started (_check_settings): cannot fail here
     try:
         return train(cfg, method, identity, run.path, rows, timer=timer)
     finally:
-        timer.steps = int(cfg.train.steps)
+        timer.steps = steps
         timer.write()
 
 
@@ -86,6 +87,7 @@ def _follow_main(cfg: DictConfig, method: Any) -> None:
     (None: nothing to train); evaluation and recording are rank 0's alone.
     """
     from .pool import load_pool
+    from .training import distributed
     from .training.engine import train
 
     # Resolve (on first use: download) the model before the first collective, as rank 0 does, so
@@ -121,10 +123,13 @@ def run_task(cfg: DictConfig) -> dict | None:
         raise ConfigError(f"stage={stage!r}: use all (train, then evaluate), train (train only) or eval "
                           f"(evaluate a trained run)")
     method_cls = get_method(str(cfg.method.name))
-    method = method_cls(cfg.method)
+    method = method_cls(cfg.method)  # parses method.* (Method.settings_class): a bad value stops here
+    _check_settings(cfg)
     if stage == "train" and method.algorithm not in ("grpo", "ppo"):
         print(f"harness run: stage=train: method '{method.name}' trains nothing")
         return None
+    from .training import distributed  # torch: imported once a run starts, not for `--help`
+
     distributed.configure(60.0 * float((cfg.get("launcher") or {}).get("timeout_min") or 60))
     if not distributed.is_main():
         return _follow_main(cfg, method)
@@ -204,6 +209,7 @@ def _evaluate(cfg: DictConfig, identity: models.ModelIdentity, trained: Any, run
     training process's state could reach evaluation (harness/eval_process.py), else here with
     the trained model still in memory."""
     from .eval_process import evaluate_in_fresh_process, needs_fresh, processes_of
+    from .training import distributed
 
     adapter = trained.adapter_dir if trained else None
     if processes_of(cfg) > 1 or needs_fresh(cfg, trained=trained is not None, world_size=distributed.world_size()):
@@ -213,6 +219,17 @@ def _evaluate(cfg: DictConfig, identity: models.ModelIdentity, trained: Any, run
 
     return evaluate(cfg, identity=identity, adapter=adapter, out_dir=run / "eval",
                     model=trained.model if trained else None, tokenizer=trained.tokenizer if trained else None)
+
+
+def _check_settings(cfg: DictConfig) -> None:
+    """The `train` and `eval` groups, typed and checked (harness/settings.py) before a model is
+    loaded or a run directory made: `train.steps=two` or `+train.stepz=2` fails in a second."""
+    from factrl.evals.settings import EvalSettings
+
+    from .training.settings import TrainSettings
+
+    TrainSettings.from_mapping(cfg.train)
+    EvalSettings.from_config(cfg.eval)
 
 
 def _record(run: RunDir, cfg: DictConfig) -> None:
@@ -272,14 +289,39 @@ def _read_metrics(run: RunDir) -> dict:
     return read_json(file) if file.is_file() else {}
 
 
+HELP_KEYS = """
+Groups (group=option; `harness run --cfg job` prints the composed config):
+  method=corver|fspo|knowrl|rlfh|forag|raw|<plugin>   the reward method (`harness methods` lists them)
+  model=smollm2-135m|tiny-llama|llama-3.2-3b|...|org/name|/local/dir
+  judge=embedded|openai|none     the LLM judge of judge-based methods (judge.base_url=, judge.model=)
+  evidence=demo|file             the evidence store (evidence.store=STORE.sqlite3)
+  eval=demo|closed-book|truthfulqa|multihop   corpus=demo|wikipedia|remote|none   pool=demo|file
+  experiment=corver-a1|...       ablations and variants (configs/experiment/)
+  launcher=none|torchrun|accelerate   leaderboard=default|rundir   lora=default   timer=default
+
+Main keys (key=value):
+  train.steps=100                 optimizer steps (PPO methods: rollouts)
+  train.questions_per_step=3      Q questions per step
+  train.completions_per_question=16   C completions per question (the GRPO group)
+  train.learning_rate=1e-5  train.beta=0.001  train.max_completion_length=1000  train.save_steps=25
+  eval.limit=100                  score only the first N questions of each set (null: all)
+  eval.backend=hf|vllm|openai     eval.max_new_tokens=...
+  output_dir=runs                 where run directories go
+  leaderboard.store=PATH          the leaderboard SQLite file (leaderboard.enabled=false: record nothing)
+  seed=42  force=true (rerun a finished run)  resume=true
+  method.<key>=...                the method's options (configs/method/<name>.yaml documents each)
+
+A mistyped key or option, or a value of the wrong type, stops the run in a second with one line."""
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(__doc__.strip())
-        print("\nOverrides are Hydra's: group=option (method, model, pool, eval, train, lora, corpus, timer, "
-              "leaderboard, launcher) and key=value.\n`harness run --cfg job` prints the composed config; "
-              "`harness methods` lists methods.")
+        print(HELP_KEYS)
         return 0
     try:
         return hydra_entry(run_task, argv, "harness run")
     finally:
-        distributed.shutdown()  # under torchrun / accelerate: before exit, so no process aborts
+        distributed = sys.modules.get(f"{__package__}.training.distributed")
+        if distributed is not None:  # imported once a run started
+            distributed.shutdown()  # under torchrun / accelerate: before exit, so no process aborts

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -83,10 +82,9 @@ def set_floor(row: dict[str, Any], data_dir: str | None = None, use_cache: bool 
     out = {**best, "panel_version": PANEL_VERSION, "scorer": f"{scorer_info['name']} {scorer_info['version']}",
            "n": eval_set.count}  # type: ignore[dict-item]
     if use_cache:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_name(f".{cached.name}.tmp{os.getpid()}")
-        tmp.write_text(json.dumps(out), encoding="utf-8")
-        os.replace(tmp, cached)
+        from factrl.harness.rundir import atomic_write
+
+        atomic_write(cached, json.dumps(out))
     return out
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from factrl.harness import __version__
 from factrl.harness.errors import HarnessError
-from factrl.harness.rundir import git_commit, write_json
+from factrl.harness.rundir import atomic_write, git_commit, write_json
 
 from . import components as componentlib
 from . import formats, htmlpage, plots, reported_table, results, settings, uncertainty, versions
@@ -39,12 +39,8 @@ from .versions import model_key
 
 
 def _write(path: Path, text: str) -> Path:
-    """Atomic text write: a reader (or a web server) never sees half a page."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    """Atomic text write, mode 0644 as every published file: a web server never sees half a page."""
+    return atomic_write(path, text)
 
 
 def _generated() -> str:

@@ -85,7 +85,7 @@ def build_dataset(rows: list[dict], model_cfg: Any, *, tokenizer: Any = None, sy
 def _use_bf16(train_cfg: Any) -> bool:
     import torch
 
-    setting = train_cfg.get("bf16", "auto")
+    setting = train_cfg.bf16
     if setting == "auto":
         return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
     return bool(setting)
@@ -126,14 +126,14 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
         data_seed=int(train.seed),
         save_strategy="steps",
         save_steps=int(train.save_steps),
-        logging_steps=int(train.get("logging_steps", 1)),
+        logging_steps=int(train.logging_steps),
         report_to=[],
         ddp_timeout=int(timeout_s()),  # the harness's process group has this one (distributed.configure)
         bf16=_use_bf16(train),
         use_cpu=not torch.cuda.is_available(),
         **vllm_args(train),
         use_bias_correction_kl=bool(train.kl_bias_correction),  # explicit, not TRL's default
-        gradient_checkpointing=bool(train.get("gradient_checkpointing", False)),
+        gradient_checkpointing=bool(train.gradient_checkpointing),
         chat_template_kwargs=chat_kwargs or None,
         remove_unused_columns=False,
         disable_tqdm=False,

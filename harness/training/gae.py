@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import torch
 
+from .settings import KL_ESTIMATORS  # noqa: F401 - the estimator names live with the settings
+
 REWARD_CLIP = 10.0  # BASELINES 6: method rewards are clipped to [-10, 10] before the KL term
-
-
-KL_ESTIMATORS = ("k3", "k3_rlfh")
 
 
 def kl_k3(logps: torch.Tensor, ref_logps: torch.Tensor, estimator: str = "k3") -> torch.Tensor:

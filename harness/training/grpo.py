@@ -41,6 +41,7 @@ import torch
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
+from ..errors import RewardContractError
 from ..method import Method, RewardFn, RewardOutput
 from .distributed import check_whole_groups, gather_records, global_token_advantages
 
@@ -71,16 +72,22 @@ class _TokenReward:
         with self.phase("reward"):
             out: RewardOutput = self.reward_fn(prompts=prompt_texts, completions=texts, completion_ids=ids, rows=rows,
                                                policy=self.policy)
+        where = f"method={self.__name__}: its reward"
+        if not isinstance(out, RewardOutput):  # e.g. a TRL-style list of floats
+            raise RewardContractError(
+                f"{where} returned {type(out).__name__}, not RewardOutput; return "
+                f"factrl.harness.method.RewardOutput(token_returns=[one list per completion], ...)")
         returns = list(out.token_returns)
         if len(returns) != n:
-            raise ValueError(f"reward '{self.__name__}' returned {len(returns)} token-return lists for {n} completions")
+            raise RewardContractError(f"{where} returned {len(returns)} token-return lists for {n} completions; "
+                                      f"return one list (or None) per completion")
         for b, r in enumerate(returns):
             if r is not None and len(r) != len(ids[b]):
-                raise ValueError(f"reward '{self.__name__}': completion {b} has {len(ids[b])} tokens but "
-                                 f"{len(r)} returns; return one value per completion token")
+                raise RewardContractError(f"{where}: completion {b} has {len(ids[b])} tokens but {len(r)} returns; "
+                                          f"return one value per completion token")
         if out.extras is not None and len(out.extras) != n:
-            raise ValueError(f"reward '{self.__name__}' returned {len(out.extras)} extras for {n} completions; "
-                             f"return one dict per completion or None")
+            raise RewardContractError(f"{where} returned {len(out.extras)} extras for {n} completions; "
+                                      f"return one dict per completion or None")
         # A completion with no tokens carries no signal, whatever the method returned for it.
         returns = [r if ids[b] else None for b, r in enumerate(returns)]
         self.pending = returns
@@ -107,13 +114,19 @@ class TokenGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose advantages are per token, shape (B, T), from a Method's reward."""
 
     def __init__(self, *args, method_reward: RewardFn, reward_name: str, timer: Any = None,
-                 records_path: Path | None = None, std_floor: float = 0.0, adv_epsilon: float = 1e-4,
+                 records_path: Path | None = None, std_floor: float | None = None, adv_epsilon: float | None = None,
                  method: Method | None = None, presence_penalty: float = 0.0, **kwargs):
         # The method whose `shape_advantages` hook sees every batch (None: no shaping, as for
         # tests that hand in a bare reward function).
         self._method = method
         self._phase = timer.phase if timer is not None else (lambda _name: contextlib.nullcontext())
         self._token_reward = _TokenReward(method_reward, reward_name, self._phase, records_path)
+        if std_floor is None or adv_epsilon is None:  # train.advantage_std_floor / advantage_epsilon: the YAML's
+            from ..settings import defaults_from_yaml
+
+            train = defaults_from_yaml("train/default.yaml")
+            std_floor = train["advantage_std_floor"] if std_floor is None else std_floor
+            adv_epsilon = train["advantage_epsilon"] if adv_epsilon is None else adv_epsilon
         self._std_floor = std_floor
         self._adv_epsilon = adv_epsilon
         self._presence_penalty = float(presence_penalty)  # HF rollouts (vLLM gets it in generation_kwargs)
@@ -277,9 +290,9 @@ def truncate_jsonl(path: Path, last_step: int) -> int:
         else:
             dropped += 1
     if dropped:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
-        os.replace(tmp, path)  # atomic: a second kill leaves the old or the new file, never half
+        from ..rundir import atomic_write
+
+        atomic_write(path, "".join(f"{line}\n" for line in kept))  # a second kill leaves the old or the new file
     return dropped
 
 

@@ -25,7 +25,6 @@ reward is None ("no signal") gets zero advantage and no value loss.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,53 +32,12 @@ import torch
 from trl import GRPOTrainer
 
 from ..errors import ConfigError
-from ..settings import GIVEN, Settings, coerce
 from .critic import FullCritic, LoraCritic
 from .distributed import average_gradients, broadcast_parameters, deepspeed_stage, global_whiten, world_size
-from .gae import KL_ESTIMATORS, clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
+from .gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
+from .settings import PPOSettings
 from .grpo import TokenGRPOTrainer
 
-
-@dataclass(frozen=True)
-class PPOSettings(Settings):
-    """`train.ppo.*` (configs/train/default.yaml holds each default and its source) plus the KL
-    coefficient, `train.beta`, handed over by `from_config`."""
-
-    OWNER = "train.ppo"
-    DEFAULTS = "train/default.yaml:ppo"
-
-    gamma: float
-    lam: float
-    epochs: int
-    minibatches: int
-    cliprange: float
-    cliprange_value: float
-    vf_coef: float
-    critic: str
-    critic_learning_rate: float
-    whiten: bool
-    reward_clip: float
-    kl_estimator: str  # k3 (OpenRLHF, TRL) | k3_rlfh (RLFH's vendored, un-negated copy)
-    kl_coef: float = field(metadata=GIVEN)  # train.beta: the in-reward k3 KL coefficient
-
-    def __post_init__(self) -> None:
-        if self.kl_estimator not in KL_ESTIMATORS:
-            raise ValueError(f"kl_estimator={self.kl_estimator!r}: use k3 (OpenRLHF, TRL: exp(ref - logp) - "
-                             f"(ref - logp) - 1) or k3_rlfh (RLFH's copy: logp - ref)")
-        if self.critic not in ("lora", "full"):
-            raise ValueError(f"critic={self.critic!r}: use 'lora' (value head on a second adapter) or 'full' "
-                             f"(a separate copy of the model)")
-        if self.epochs < 1 or self.minibatches < 1:
-            raise ValueError(f"epochs={self.epochs} and train.ppo.minibatches={self.minibatches} must both be >= 1")
-        if not 0.0 < self.gamma <= 1.0:
-            raise ValueError(f"gamma={self.gamma} must be in (0, 1]")
-        if not 0.0 <= self.lam <= 1.0:
-            raise ValueError(f"lam={self.lam} must be in [0, 1]")
-
-    @classmethod
-    def from_config(cls, train_cfg: Any) -> "PPOSettings":
-        """From the `train` node: its `ppo` node (absent keys: the YAML's) and `beta`."""
-        return cls.from_mapping(train_cfg.get("ppo"), kl_coef=coerce(train_cfg.get("beta"), float, "train.beta"))
 
 
 def rollout_targets(rewards: torch.Tensor, valid: torch.Tensor, mask: torch.Tensor, values: torch.Tensor,

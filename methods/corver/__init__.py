@@ -35,10 +35,7 @@ def reward_from_config(settings: CorVerSettings | Any, *, tokenizer: Any, corpus
         if extractor is None:
             from .extractor import build_extractor
 
-            try:
-                extractor = build_extractor(settings.extractor)
-            except ValueError as err:
-                raise ConfigError(f"method.extractor: {err}") from None
+            extractor = build_extractor(settings.extractor)
     return CorVerReward(tokenizer=tokenizer, settings=settings, extractor=extractor, counter=counter,
                         corpus_config=corpus)
 

@@ -109,7 +109,7 @@ def test_vllm_settings_map_to_grpo_config_fields():
     ("train.vllm.max_model_length=100", "train.vllm.max_model_length=100 is under"),
     ("train.vllm.gpu_memory_utilization=1.5", "train.vllm.gpu_memory_utilization=1.5 must be in"),
     ("train.vllm.server_port=0", "server_port=0"),
-    ("+train.vllm.gpu_memory=0.3", "train.vllm.gpu_memory is not a vLLM setting"),
+    ("+train.vllm.gpu_memory=0.3", "train.vllm.gpu_memory: unknown key"),
     ("train.vllm.importance_sampling_mode=sequence", "train.vllm.importance_sampling_mode='sequence'"),
     ("train.vllm.importance_sampling_clip_min=4.0", "importance_sampling_clip_min=4.0 must be below"),
 ])

@@ -79,3 +79,22 @@ def test_parse_strict_reports_reasoning_and_where_it_ends():
     text = "<think> r </think><answer>x</answer>"
     parsed = nover.parse_strict(text)
     assert parsed.reasoning == " r " and parsed.answer == "x" and text[:parsed.think_end].endswith("</think>")
+
+
+def test_settings_are_typed_and_the_plugin_refuses_an_older_interface(monkeypatch):
+    import importlib
+    import sys
+
+    from factrl.harness import method as interface
+    from factrl.harness.errors import ConfigError
+
+    assert nover.NoverMethod.settings_class is nover.NoverSettings
+    assert nover.NoverMethod({"name": "nover", "proxy_keep": "0.5"}).settings.proxy_keep == 0.5
+    with pytest.raises(ConfigError, match=r"^method=nover: method.proxy_kep: unknown key \(did you mean "
+                                          r"method.proxy_keep\?\); valid: w_format, "):
+        nover.NoverMethod({"name": "nover", "proxy_kep": 0.5})
+    monkeypatch.setattr(interface, "INTERFACE_VERSION", 2)
+    for name in [m for m in sys.modules if m == "factrl_nover" or m.startswith("factrl_nover.")]:
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(ImportError, match=r"needs factrl-harness method interface version >= 3"):
+        importlib.import_module("factrl_nover")
