@@ -17,13 +17,13 @@ from typing import Any
 from .components import MARKER
 from .diagnostics import FLAG_MARK
 from .tables import Cell, Line, Table
-from .uncertainty import NOISE_MARK, includes_zero
+from .uncertainty import marks, undecided
 
 _MD_SPECIAL = "\\`*_[]|~$#"
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
           "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", MARKER: r"\ddag{}",
-          "§": r"\S{}", "±": r"$\pm$", "Δ": r"$\Delta$", "⚑": r"$\triangleright$"}
+          "§": r"\S{}", "±": r"$\pm$", "Δ": r"$\Delta$", "⚑": r"$\triangleright$", "◇": r"$\diamond$"}
 
 
 def md_escape(text: Any) -> str:
@@ -47,12 +47,16 @@ def _marked(line: Line, label: str, marker: str = MARKER) -> str:
     return f"{label} {marker}" if line.stand_ins else label
 
 
+def _diff_marks(cell: Cell) -> str:
+    """NOISE_MARK when the focus difference's interval includes 0, UNDECIDED_MARK when it is
+    below its MDE (neither without outcomes)."""
+    low, high = cell.ci if cell.ci else (None, None)
+    return "" if cell.diff is None else marks(cell.diff, low, high, cell.mde)
+
+
 def _diff_text(cell: Cell) -> str:
-    """' (+1.20)', with NOISE_MARK when its bootstrap interval includes 0 (no mark without one)."""
-    if cell.diff is None:
-        return ""
-    noise = NOISE_MARK if cell.ci and includes_zero(*cell.ci) else ""
-    return f" ({cell.diff:+.2f}{noise})"
+    """' (+1.20)', with the uncertainty marks of `_diff_marks`."""
+    return "" if cell.diff is None else f" ({cell.diff:+.2f}{_diff_marks(cell)})"
 
 
 def _flag(cell: Cell) -> str:
@@ -114,6 +118,10 @@ _CELL_FIELDS = {
     "vs_raw": lambda c: c.vs_raw[0] if c.vs_raw else None,
     "vs_raw_low": lambda c: c.vs_raw[1] if c.vs_raw else None,
     "vs_raw_high": lambda c: c.vs_raw[2] if c.vs_raw else None,
+    "diff_mde": lambda c: c.mde, "vs_raw_mde": lambda c: c.vs_raw_mde,
+    "diff_undecided": lambda c: undecided(c.diff, c.mde) if c.mde is not None else None,
+    "vs_raw_undecided": lambda c: undecided(c.vs_raw[0], c.vs_raw_mde) if c.vs_raw and c.vs_raw_mde is not None
+    else None,
     "flags": lambda c: "; ".join(c.flags) or None, "strict": lambda c: c.strict}
 
 
@@ -167,7 +175,7 @@ def _tex_cell(cell: Cell) -> str:
         text = rf"\textbf{{{text}}}"
     elif cell.mark == "second":
         text = rf"\underline{{{text}}}"
-    noise = r"\S" if cell.ci and includes_zero(*cell.ci) else ""
+    noise = latex_escape(_diff_marks(cell))
     flag = r"\,$\triangleright$" if cell.flags else ""
     return text + ("" if cell.diff is None else rf"\,{{\scriptsize ({cell.diff:+.2f}{noise})}}") + flag
 

@@ -20,7 +20,7 @@ from factrl.harness.timer import format_hms
 from .components import MARKER, row_stand_ins
 from .diagnostics import FLAG_MARK
 from .tables import Cell, Line, Table
-from .uncertainty import NOISE_MARK, includes_zero
+from .uncertainty import includes_zero, marks, undecided
 
 # (model label, set label) of a row, for labelling its links in a table's Provenance cell.
 RowParts = dict[str, tuple[str, str]]
@@ -53,9 +53,13 @@ def _td(cell: Cell) -> str:
         noise = cell.ci is not None and includes_zero(*cell.ci)
         if noise:  # inside the interval's noise: grey whatever its sign, with the legend's mark
             trend = "even"
-        interval = f' title="95% interval [{cell.ci[0]:+.2f}, {cell.ci[1]:+.2f}]"' if cell.ci else ""
+        tips = ([f"95% interval [{cell.ci[0]:+.2f}, {cell.ci[1]:+.2f}]"] if cell.ci else []) + (
+            [f"MDE {cell.mde:.2f}" + (" (cannot decide at this n)" if undecided(cell.diff, cell.mde) else "")]
+            if cell.mde is not None else [])
+        interval = f' title="{_e("; ".join(tips))}"' if tips else ""
+        low, high = cell.ci if cell.ci else (None, None)
         text += (f' <span class="diff {trend}"{interval}>({cell.diff:+.2f}'
-                 f'{NOISE_MARK if noise else ""})</span>')
+                 f'{_e(marks(cell.diff, low, high, cell.mde))})</span>')
     if cell.n is not None and cell.value is not None:
         spread = (f"se {cell.se:.2f}" if cell.seeds == 1 and cell.se is not None
                   else f"std {cell.std:.2f} over {cell.seeds} seeds" if cell.std is not None else "")
@@ -111,7 +115,7 @@ def table_html(table: Table, row_parts: RowParts) -> str:
         foot.append(f'<tr class="floor" data-method="{_e(line.method)}">{"".join(cells)}</tr>')
     notes = "".join(f"<li>{_e(n)}</li>" for n in table.notes)
     return (f'<h2 id="{_e(table.name)}">{_e(table.title)}</h2>\n<div class="wide">'
-            f'<table class="sortable" id="t-{_e(table.name)}">\n<thead><tr>{"".join(head)}</tr></thead>\n'
+            f'<table class="sortable{" wrap" if table.wrap else ""}" id="t-{_e(table.name)}">\n<thead><tr>{"".join(head)}</tr></thead>\n'
             f'<tbody>\n{chr(10).join(body)}\n</tbody>\n'
             + (f'<tfoot>\n{chr(10).join(foot)}\n</tfoot>\n' if foot else "")
             + f'</table></div>\n<ul class="notes">{notes}</ul>\n')

@@ -60,8 +60,11 @@ class Cell:
     seeds: int = 1
     ci: tuple[float, float] | None = None
     vs_raw: tuple[float, float | None, float | None] | None = None
+    # Minimum detectable differences (pp, stats.py) of `diff` and of the difference to Raw.
+    mde: float | None = None
+    vs_raw_mde: float | None = None
     flags: list[str] = field(default_factory=list)
-    strict: float | None = None  # strict accuracy (%, diagnostics.py) of a one-seed cell
+    strict: float | None = None  # strict accuracy (%, diagnostics.py), mean over the cell's seed rows
 
 
 @dataclass
@@ -92,6 +95,7 @@ class Table:
     notes: list[str] = field(default_factory=list)
     first_header: str = "Model"  # header of the group column ("" when groups are unnamed)
     footer: list[Line] = field(default_factory=list)  # lines after the groups (the gaming floor)
+    wrap: bool = False  # long cell texts (the uncertainty views): the HTML page lets them wrap
 
     @property
     def lines(self) -> list[Line]:

@@ -233,6 +233,6 @@ def test_the_page_fits_1400_px_without_horizontal_overflow(site, browser):
                       " Math.ceil(t.getBoundingClientRect().right), t.parentElement.scrollWidth,"
                       " t.parentElement.clientWidth])})")
     assert page["width"] >= 1380 and page["scroll"] <= page["width"], page
-    assert {t[0] for t in page["tables"]} == {"t-accuracy", "t-time", "t-multihop"}
+    assert {t[0] for t in page["tables"]} == {"t-accuracy", "t-accuracy_ci", "t-vs_raw", "t-time", "t-multihop"}
     for name, right, scroll, client in page["tables"]:
         assert right <= page["width"] and scroll <= client, (name, right, scroll, client)  # no inner scrolling
