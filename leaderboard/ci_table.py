@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import uncertainty
+from .diagnostics import STRICT_RULE_VERSION
 from .tables import Cell, Column, Layout, Line, Table
 
 
@@ -30,13 +31,21 @@ def _text(cell: Cell, raw: bool) -> str:
     spread = cell.se if cell.seeds == 1 else cell.std
     parts = [f"{cell.value:.2f}" + ("" if spread is None else f" ±{spread:.2f}")]
     if cell.strict is not None:
-        parts.append(f"strict {cell.strict:.2f}")
+        parts.append(strict_text(cell))
     if cell.vs_raw is not None and not raw:
         parts.append("Δraw " + uncertainty.diff_text(*cell.vs_raw, with_interval=True, mde_pp=cell.vs_raw_mde))
     if cell.diff is not None:
         low, high = cell.ci if cell.ci else (None, None)
         parts.append("Δbest " + uncertainty.diff_text(cell.diff, low, high, with_interval=True, mde_pp=cell.mde))
     return " · ".join(parts)
+
+
+def strict_text(cell: Cell) -> str:
+    """'strict 44.10 (gap 1.10)': strict accuracy and primary - strict (pp); the rule version
+    when it is not the current one ('strict v1 ...', rows recorded before v2)."""
+    rule = "" if cell.strict_rule in (None, STRICT_RULE_VERSION) else f" v{cell.strict_rule}"
+    gap = "" if cell.value is None or cell.strict is None else f" (gap {cell.value - cell.strict:.2f})"
+    return f"strict{rule} {cell.strict:.2f}{gap}"
 
 
 def _columns(accuracy: Table) -> list[Column]:
@@ -73,7 +82,9 @@ def ci_table(accuracy: Table, layout: Layout) -> Table:
     notes = ["Accuracy (%) ± standard error (one seed) or ± standard deviation across seeds (pp; [k seeds] on the "
              "line); n = questions per set. Δraw: difference to Raw, Δbest: the focus method's difference to the "
              f"best other line, each with its paired bootstrap {boot.level:.0%} interval [low, high] and its MDE in "
-             "pp. strict: accuracy without credit for answers listing several candidates (leaderboard/diagnostics.py)."]
+             f"pp. strict: strict accuracy v{STRICT_RULE_VERSION} (no credit for several answer blocks, a negated or "
+             "retracted gold, or several candidates; evals/strict.py), gap = accuracy - strict, the gaming signal "
+             "(strict v1: rows recorded before v2, the hedge rule)."]
     notes += _legend(accuracy)
     return Table("accuracy_ci", "Closed-book QA accuracy with uncertainty (%)", _columns(accuracy), groups, notes,
                  wrap=True)

@@ -122,7 +122,9 @@ _CELL_FIELDS = {
     "diff_undecided": lambda c: undecided(c.diff, c.mde) if c.mde is not None else None,
     "vs_raw_undecided": lambda c: undecided(c.vs_raw[0], c.vs_raw_mde) if c.vs_raw and c.vs_raw_mde is not None
     else None,
-    "flags": lambda c: "; ".join(c.flags) or None, "strict": lambda c: c.strict}
+    "flags": lambda c: "; ".join(c.flags) or None, "strict": lambda c: c.strict,
+    "strict_gap": lambda c: None if c.strict is None or c.value is None else c.value - c.strict,
+    "strict_rule": lambda c: c.strict_rule if c.strict is not None else None}
 
 
 def _uncertainty_columns(table: Table, keys: list[str]) -> list[tuple[str, tuple[str, Any]]]:

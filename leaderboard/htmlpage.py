@@ -63,7 +63,10 @@ def _td(cell: Cell) -> str:
     if cell.n is not None and cell.value is not None:
         spread = (f"se {cell.se:.2f}" if cell.seeds == 1 and cell.se is not None
                   else f"std {cell.std:.2f} over {cell.seeds} seeds" if cell.std is not None else "")
-        text = f'<span title="n={cell.n}{", " + spread if spread else ""}">{text}</span>'
+        tip = [f"n={cell.n}"] + ([spread] if spread else []) + (
+            [f"strict v{cell.strict_rule} {cell.strict:.2f} (gap {cell.value - cell.strict:.2f})"]
+            if cell.strict is not None else [])
+        text = f'<span title="{_e(", ".join(tip))}">{text}</span>'
     if cell.flags:
         text += f' <span class="flag" title="{_e("; ".join(cell.flags))}">{FLAG_MARK}</span>'
     cls = f' class="{cell.mark}"' if cell.mark else ""

@@ -65,6 +65,7 @@ class Cell:
     vs_raw_mde: float | None = None
     flags: list[str] = field(default_factory=list)
     strict: float | None = None  # strict accuracy (%, diagnostics.py), mean over the cell's seed rows
+    strict_rule: str | None = None  # its rule version ("2"; "1" for rows recorded before v2)
 
 
 @dataclass
@@ -251,10 +252,11 @@ def accuracy_table(rows: list[dict], layout: Layout) -> Table:
                 line.cells[name] = Cell()
                 continue
             info = uncertainty.seed_cell(members)
-            flagged = [f for r in members for f in diaglib.flags(r.get("diagnostics"))]
+            flagged = [f for r in members for f in diaglib.flags(r.get("diagnostics"), rowlib.primary(r))]
             line.cells[name] = Cell(info["value"], pct(info["value"]), row_ids=[r["row_id"] for r in members],
                                     n=info["n"], se=info["se"], std=info["std"], seeds=info["seeds"],
-                                    flags=flagged, strict=diaglib.strict_of(members))
+                                    flags=flagged, strict=diaglib.strict_of(members),
+                                    strict_rule=diaglib.strict_rule_of(members))
             vector = uncertainty.seed_vector(members)
             if vector is not None:
                 line.vectors[name] = vector
