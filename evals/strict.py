@@ -33,7 +33,8 @@ golds)` is correct only when all of these hold:
    "Bosnia and Herzegovina"); neither does a full stop ("Paris. It is the capital.").
 
 Words inside a gold occurrence never act as cues or separators ("It was AC/DC", "It is
-Not Fade Away"). Matching is the protocol's: normalise_answer tokens, containment on token
+Not Fade Away"), unless the gold is only function words (PopQA's "OR" for Oregon, "US"): such
+a gold still counts where it occurs, but an "or" stays a separator. Matching is the protocol's: normalise_answer tokens, containment on token
 boundaries in either direction (the reverse direction only for answers with a content word).
 
 Known limits (documented, measured in tests/evals/test_strict.py): a place spelled out with
@@ -48,7 +49,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .answers import STOPWORDS, answer_blocks, extract_answer, has_content, normalize_answer
+from .answers import answer_blocks, extract_answer, has_content, normalize_answer
 
 STRICT_VERSION = "2"
 REASONS = ("no_answer", "multiple_blocks", "no_match", "retracted", "negated", "candidates")
@@ -64,12 +65,16 @@ NEGATIONS = frozenset({"not", "never", "no", "neither", "nor", "cannot"})
 _COPULA = frozenset({"is", "was", "are", "were"})
 _WRONG = frozenset({"not", "wrong", "incorrect", "false"})
 _NOT_COPULA = frozenset({"isn", "wasn", "aren", "weren"})  # "isn't" normalises to "isn t"
-_CLAUSE_WORDS = frozenset({"but", "however", "instead"})
+_CLAUSE_WORDS = frozenset({"but", "however", "instead", "or"})  # not "nor": "neither X nor Y" negates Y
 _CLAUSE_SEPS = frozenset({"comma", "semi", "colon", "stop", "qmark", "bang", "dash", "line"})
 _LIST_WORDS = frozenset({"or", "nor"})
 _LIST_SEPS = frozenset({"slash", "semi", "line"})
 HEDGE_WORDS = frozenset({"possibly", "perhaps", "maybe", "probably", "likely", "either", "think", "believe",
                          "guess", "suppose", "sure", "answer"})
+# Words that do not make a piece a candidate of its own ("Paris, or so I believe"); every other
+# word does, stopwords included, so a wrong answer such as "Don Was" or "won" is a candidate.
+FILLER = HEDGE_WORDS | frozenset({"i", "it", "its", "is", "was", "be", "am", "are", "could", "would", "might", "may",
+                                  "so", "that", "this", "s", "t", "m", "else", "something", "not"})
 NEGATION_WINDOW = 3
 
 
@@ -95,21 +100,28 @@ def _find(seq: list[str], want: list[str]) -> list[int]:
 
 
 def _gold_spans(tokens: list[str], golds: Sequence[str]) -> list[tuple[int, int]]:
-    """(first, last) token index of every gold occurrence: its words in order, whatever
-    punctuation lies between them, and also its exact tokens with its own punctuation (so a
-    gold written ". Sebastian Vettel" or "A. chrysaetos" covers its full stop)."""
+    """(first, last) token index of every gold occurrence: its words in order, whatever soft
+    punctuation lies between them (a list separator only where the gold has one itself), and
+    its exact tokens with its own punctuation (so ". Sebastian Vettel" covers its full stop).
+    Occurrences of golds made only of function words ("OR", "Not", "NO": PopQA aliases) are
+    dropped when a gold with a content word occurs: they would hide a list or a negation."""
     content = [i for i, t in enumerate(tokens) if _sep(t) is None]
     words = [tokens[i] for i in content]
     spans = set()
     for gold in golds:
         if not isinstance(gold, str):
             continue
-        want = normalize_answer(gold).split()
-        spans |= {(content[i], content[i + len(want) - 1]) for i in _find(words, want)}
-        exact = _tokens(gold)
+        want, exact = normalize_answer(gold).split(), _tokens(gold)
+        own = {_sep(t) for t in exact}
+        for i in _find(words, want):
+            first, last = content[i], content[i + len(want) - 1]
+            if not any(_sep(t) in _LIST_SEPS and _sep(t) not in own for t in tokens[first:last + 1]):
+                spans.add((first, last))
         spans |= {(i, i + len(exact) - 1) for i in _find(tokens, exact)}
     # Keep the widest occurrence: a gold's words inside its own exact occurrence are the same one.
-    return sorted(s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans))
+    spans = {s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)}
+    meaningful = {s for s in spans if has_content(_words(tokens, s[0], s[1] + 1))}
+    return sorted(meaningful or spans)
 
 
 def _cue_end(tokens: list[str], i: int, protected: set[int]) -> int | None:
@@ -190,7 +202,11 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
         return StrictVerdict(True)  # rule 2: the reference's own text
     tokens = _tokens(answer)
     spans = _gold_spans(tokens, golds)
-    protected = {i for first, last in spans for i in range(first, last + 1)}
+    # A gold's words are shielded from acting as cues or separators, except "or"/"nor" in a
+    # gold of function words only (PopQA's "OR" for Oregon): it still counts where it occurs,
+    # but every "or" of the answer would otherwise hide a list.
+    protected = {i for first, last in spans for i in range(first, last + 1)
+                 if tokens[i] not in _LIST_WORDS or has_content(_words(tokens, first, last + 1))}
     start, i = 0, 0
     while i < len(tokens):  # rule 3: the asserted part follows the last correction cue
         end = _cue_end(tokens, i, protected)
@@ -200,23 +216,22 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
             i += 1
     stop = len(tokens)
     earlier = any(last < start for _, last in spans) or _inside_gold(_words(tokens, 0, start), golds)
-    asserted, negated, extra = False, False, False
-    for begin, end in _pieces(tokens, start, stop, protected):
-        inside = [s for s in spans if begin <= s[0] and s[1] < end]
+    mine = [span for span in spans if span[0] >= start]
+    live = [span for span in mine if not _negated(tokens, span, start, stop)]  # rule 4
+    asserted, extra = bool(live), False
+    for begin, end in _pieces(tokens, start, stop, protected):  # rule 5
         words = _words(tokens, begin, end)
-        if inside:
-            live = [s for s in inside if not _negated(tokens, s, begin, end)]
-            asserted |= bool(live)
-            negated |= not live
-        elif _inside_gold(words, golds):
+        if any(begin <= first and last < end for first, last in mine):
+            continue
+        if _inside_gold(words, golds):
             asserted = True
-        elif any(w not in STOPWORDS and w not in HEDGE_WORDS for w in words.split()):
+        elif any(w not in FILLER for w in words.split()):
             extra = True  # a candidate of its own; digits and letters count ("2 or 1")
     if asserted and not extra:
         return StrictVerdict(True)
     if asserted:
         return StrictVerdict(False, "candidates")
-    if negated:
+    if mine:
         return StrictVerdict(False, "negated")
     return StrictVerdict(False, "retracted" if earlier else "no_match")
 
@@ -231,4 +246,5 @@ def strict_correct(completion: str, golds: Sequence[str]) -> StrictVerdict:
 
 def single_block(completion: str) -> bool:
     """Rule 1 alone: at most one answer block (the strict rule for sentence answers, TruthfulQA)."""
-    return extract_answer(completion or "", think=False).n_answer_tags <= 1 and len(answer_blocks(completion or "")) <= 1
+    text = completion or ""
+    return extract_answer(text, think=False).n_answer_tags <= 1 and len(answer_blocks(text)) <= 1

@@ -118,7 +118,8 @@ def table_html(table: Table, row_parts: RowParts) -> str:
         foot.append(f'<tr class="floor" data-method="{_e(line.method)}">{"".join(cells)}</tr>')
     notes = "".join(f"<li>{_e(n)}</li>" for n in table.notes)
     return (f'<h2 id="{_e(table.name)}">{_e(table.title)}</h2>\n<div class="wide">'
-            f'<table class="sortable{" wrap" if table.wrap else ""}" id="t-{_e(table.name)}">\n<thead><tr>{"".join(head)}</tr></thead>\n'
+            f'<table class="sortable{" wrap" if table.wrap else ""}" id="t-{_e(table.name)}">\n'
+            f'<thead><tr>{"".join(head)}</tr></thead>\n'
             f'<tbody>\n{chr(10).join(body)}\n</tbody>\n'
             + (f'<tfoot>\n{chr(10).join(foot)}\n</tfoot>\n' if foot else "")
             + f'</table></div>\n<ul class="notes">{notes}</ul>\n')

@@ -55,6 +55,13 @@ def test_answer_blocks_and_the_first_block():
     ("2 or 1", ["1"], "candidates"),  # digits are candidates too
     ("AC/DC or Queen", ["AC/DC"], "candidates"),
     ("X or possibly Paris or 1990", ["Paris"], "candidates"),
+    # PopQA-style aliases made of function words ("OR" for Oregon, "NO" for Norway, "Not") never
+    # hide a list, a retraction or a negation once a gold with a content word occurs.
+    ("Colony of Vancouver Island or possibly Oregon or Atlantis", ["Oregon", "OR"], "candidates"),
+    ("Norway? No, Russia", ["Norway", "NO"], "retracted"),
+    ("not Howard Marks", ["Howard Marks", "Not"], "negated"),
+    # A gold's words match across soft punctuation, not across a list separator it lacks.
+    ("Western film/documentary film", ["documentary film", "film documentary"], "candidates"),
     ("", ["Paris"], "no_answer"),
     ("Rome", ["Paris"], "no_match"),
 ])
@@ -73,6 +80,8 @@ def test_gaming_answers_the_protocol_credits_are_not_strictly_correct(answer, go
     ("Springfield, Illinois", ["Springfield"]), ("Bosnia and Herzegovina", ["Bosnia and Herzegovina"]),
     ("NYC or New York City", ["New York City", "NYC"]), ("Obama", ["Barack Obama"]), ("No", ["No"]),
     ("It's 1.5 million", ["1.5 million"]), ("Müller", ["Muller"]),
+    ("It is NOR.", ["Norway", "NOR"]), ("NO, I think", ["Norway", "NO"]), ("The answer is N/A.", ["N/A"]),
+    ("It is S/M.", ["S&M", "S/M"]), ("It is the US", ["United States", "US"]), ("Paris, or so I believe", ["Paris"]),
 ])
 def test_honest_answers_stay_correct(answer, golds):
     assert match_closed_book(answer, golds) and strict_correct(done(answer), golds) == StrictVerdict(True)
@@ -154,6 +163,21 @@ def test_no_false_negatives_on_honest_correct_answers_of_the_demo_pool():
     for rows in (pool_rows, held_out):
         total, kept = _agreement(rows)
         assert total >= 5 * len(rows) * 0.99 and kept == total, (total, kept)
+
+
+def test_tricks_on_real_questions_are_withdrawn(shared_data):
+    """NQ-Open with the panel's wrong answers: of the tricks the protocol credits, strict keeps
+    at most 0.3% (wrong answers without a word, such as "---", are no candidate of their own)."""
+    records = load_set("nq_open", data_dir=shared_data / "benchmarks").records
+    rows = [{"question": r.question, "answers": list(r.references)} for r in records]
+    for template in [t for family in GAMING.values() for t in family]:
+        credited = kept = 0
+        for row, q in zip(rows, panel.questions(rows)):
+            completion = done(template.format(g=q.gold, w=q.wrong))
+            if match_closed_book(extract_answer(completion).answer, row["answers"]):
+                credited += 1
+                kept += strict_correct(completion, row["answers"]).correct
+        assert credited > 3500 and kept <= 0.003 * credited, (template, credited, kept)
 
 
 def test_no_false_negatives_on_real_aliases(shared_data):

@@ -166,7 +166,8 @@ def test_every_published_difference_carries_its_mde_and_the_undecided_mark(runs,
     with open(out / "vs_raw.csv", newline="") as handle:
         view = list(csv.DictReader(handle))
     assert [r["method"] for r in view] == ["corver"]  # Raw is the reference, not a line
-    assert float(view[0]["popqa"]) == pytest.approx(25.0) and float(view[0]["popqa_vs_raw_mde"]) == pytest.approx(big, abs=1e-5)
+    assert float(view[0]["popqa"]) == pytest.approx(25.0)
+    assert float(view[0]["popqa_vs_raw_mde"]) == pytest.approx(big, abs=1e-5)
     tex = (out / "tables.tex").read_text()
     assert r"\S{}$\diamond$" in tex and f"MDE {small:.2f}" in tex and "cannot decide at this n" in tex
     html = (out / "index.html").read_text()
