@@ -390,10 +390,13 @@ def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
     """All tables that have data, in publishing order; lines with stand-ins are marked."""
     accuracy = accuracy_table(rows, layout)
     tables = [accuracy] if accuracy.lines else []
+    tricks = None
     if accuracy.lines:
         from .floors import add_floor  # scores the constant-answer panel on each set (cached)
+        from .tricks import tricks_table  # and the probe panel's tricks, per question (cached)
 
         add_floor(accuracy, [r for r in rows if r["set"]["task"] in ACCURACY_TASKS], layout)
+        tricks = tricks_table(accuracy, [r for r in rows if r["set"]["task"] in ACCURACY_TASKS], layout)
     timed = time_table(accuracy, rows, layout)
     if timed is not None:
         tables.append(timed)
@@ -405,6 +408,8 @@ def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
     factscore = factscore_table(rows, layout)
     if factscore.lines:
         tables.append(factscore)
+    if tricks is not None:
+        tables.append(tricks)
     by_id = {row["row_id"]: row for row in rows}
     for table in tables:
         componentlib.mark_table(table, by_id)
