@@ -19,6 +19,7 @@ from factrl.harness.timer import format_hms
 
 from .components import MARKER, row_stand_ins
 from .diagnostics import FLAG_MARK
+from .marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK, row_fidelity, row_substitutes
 from .tables import Cell, Line, Table
 from .uncertainty import includes_zero, marks, undecided
 
@@ -78,6 +79,12 @@ def _method_cell(line: Line) -> str:
     if line.stand_ins:
         label += (f' <span class="standin" title="stand-in: {_e(", ".join(line.stand_ins))}">'
                   f"{MARKER}</span>")
+    if line.reconstructed:
+        label += (' <span class="standin" title="reconstructed: no public implementation, the reward is this '
+                  f'harness&#x27;s design">{RECONSTRUCTED_MARK}</span>')
+    if line.substitutes:
+        label += (f' <span class="standin" title="judge substitute: {_e("; ".join(line.substitutes))}">'
+                  f"{SUBSTITUTE_MARK}</span>")
     return f'<td class="text">{label}</td>'
 
 
@@ -157,6 +164,7 @@ def provenance_html(row: dict[str, Any], label: str) -> str:
     phases = ", ".join(f"{_e(k)} {format_hms(v['seconds'])}" for k, v in (timer.get("phases") or {}).items()
                        if v.get("seconds"))
     device = timer.get("device") or {}
+    fidelity = row_fidelity(row)
     items: list[tuple[str, Any]] = [
         ("run", _code(row["run"]["run_id"]) + f" ({_e(row['run'].get('kind'))}, {_e(row['run'].get('status'))})"),
         ("method", f"{_e(row['method']['name'])} · config {_code(row['method']['config_hash'])}"
@@ -184,6 +192,8 @@ def provenance_html(row: dict[str, Any], label: str) -> str:
         ("reward components", _components(row.get("components") or {})),
         ("stand-ins", "; ".join(f"{MARKER} {_e(label)}" + (f" ({_e(note)})" if note else "")
                                 for label, note in row_stand_ins(row)) or "none recorded"),
+        ("fidelity", _e(fidelity) + (f" {RECONSTRUCTED_MARK}" if fidelity == "reconstructed" else "")),
+        ("judge substitutes", "; ".join(f"{SUBSTITUTE_MARK} {_e(t)}" for t in row_substitutes(row)) or "none"),
     ]
     rid = _e(row["row_id"])
     return (f'<section class="prov" id="row-{rid}"><h3>{_e(label)}</h3>{_kv(items)}'

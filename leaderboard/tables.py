@@ -78,6 +78,8 @@ class Line:
     stand_ins: list[str] = field(default_factory=list)  # labels of stand-in components behind the line
     seeds: int = 1  # seed runs aggregated into this line (accuracy table)
     vectors: dict[str, Any] = field(default_factory=dict, repr=False)  # set -> (ids hash, outcomes)
+    reconstructed: bool = False  # the method has no public code (marks.py)
+    substitutes: list[str] = field(default_factory=list)  # "served X for the paper's Y" judges (marks.py)
 
     @property
     def row_ids(self) -> list[str]:

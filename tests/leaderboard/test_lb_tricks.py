@@ -34,8 +34,9 @@ def small_set(tmp_path):
 
 
 def _record(runs, store_path, eval_set, method, answers):
-    samples = [{"id": r.id, "correct": match_closed_book(a, r.references), "answer": a, "references": list(r.references),
-                "completion": f"<answer>{a}</answer>"} for r, a in zip(eval_set.records, answers)]
+    samples = [{"id": r.id, "correct": match_closed_book(a, r.references), "answer": a,
+                "references": list(r.references), "completion": f"<answer>{a}</answer>"}
+               for r, a in zip(eval_set.records, answers)]
     record_run(make_run_dir(runs, method=method, model="m", scores={"nq_open": 0.0}, samples={"nq_open": samples},
                             set_blocks={"nq_open": eval_set.describe()}), store_path)
 
@@ -97,7 +98,8 @@ def test_a_new_panel_version_is_picked_up_and_cached_apart(runs, store_path, sma
 def test_no_trick_table_without_the_set_or_when_turned_off(runs, store_path, small_set):
     _record(runs, store_path, small_set, "raw", ["x"] * 10)
     assert "tricks" not in _tables(store_path, floors={"tricks": False})
-    assert [line.method for line in _tables(store_path, floors={"tricks": False})["accuracy"].footer] == ["gaming-floor"]
+    footer = _tables(store_path, floors={"tricks": False})["accuracy"].footer
+    assert [line.method for line in footer] == ["gaming-floor"]
     record_run(make_run_dir(runs, method="raw", model="n", scores={"triviaqa": 0.5}), store_path)  # data not here
     tables = _tables(store_path)
     assert [c.key for c in tables["tricks"].columns] == ["nq_open", "macro"]
