@@ -191,6 +191,11 @@ class Method:
     algorithm: ClassVar[str] = "grpo"
     description: ClassVar[str] = ""
     version: ClassVar[str] = "1"
+    # How the method's reward relates to its paper: "original" (the authors' released code or a
+    # port of it) or "reconstructed" (no public code: the reward is this harness's design from
+    # the paper, e.g. FoRAG). The leaderboard marks reconstructed rows; declare it as a plain
+    # string literal, since the tables read it from the source without importing the method.
+    fidelity: ClassVar[str] = "original"
     # Defaults for `method.*` when the method ships no configs/method/<name>.yaml (plugins).
     config_defaults: ClassVar[dict[str, Any]] = {}
     # The method's settings dataclass (a factrl.harness.settings.Settings); parsed from `method.*`
@@ -201,11 +206,6 @@ class Method:
     # True: the reward must see whole groups (B = n x G consecutive completions of one row);
     # the multi-process engine checks the per-process batch for it.
     whole_groups: ClassVar[bool] = False
-    # How the method's reward relates to its paper: "original" (the authors' released code or a
-    # port of it) or "reconstructed" (no public code: the reward is this harness's design from
-    # the paper, e.g. FoRAG). The leaderboard marks reconstructed rows; declare it as a plain
-    # string literal, since the tables read it from the source without importing the method.
-    fidelity: ClassVar[str] = "original"
 
     def __init__(self, config: Any = None):
         """`config`: the composed `method` node (None or a partial dict: the defaults fill in)."""

@@ -84,8 +84,10 @@ def row_substitutes(row: dict[str, Any]) -> list[str]:
     out = []
     for item in _components(row):
         if item.get("kind") == "judge" and item.get("substitute") is True:
-            text = f"served {item.get('served_model') or item.get('model') or '?'} for the paper's " \
-                   f"{item.get('paper_model') or '?'}"
+            served_model = item.get("served_model") or item.get("model") or "?"
+            paper = item.get("paper_model")
+            text = (f"served {served_model} for the paper's {paper}" if paper
+                    else f"served {served_model} (a stand-in; the paper names no judge model)")
             if text not in out:
                 out.append(text)
     return out
