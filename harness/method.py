@@ -72,6 +72,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Protocol
 
 ALGORITHMS = ("grpo", "ppo", "none")
+FIDELITIES = ("original", "reconstructed")  # Method.fidelity
 # Version of this interface; bumped on any change a plugin must adapt to (1 = issues 1-12,
 # 2 = issue 13: needs_policy, whole_groups, setup_policy, on_checkpoint, the `policy=` keyword;
 # 3 = settings_class / Method.settings, RunContext.method_config removed, the engine closes the
@@ -199,6 +200,11 @@ class Method:
     algorithm: ClassVar[str] = "grpo"
     description: ClassVar[str] = ""
     version: ClassVar[str] = "1"
+    # How the method's reward relates to its paper: "original" (the authors' released code or a
+    # port of it) or "reconstructed" (no public code: the reward is this harness's design from
+    # the paper, e.g. FoRAG). The leaderboard marks reconstructed rows; declare it as a plain
+    # string literal, since the tables read it from the source without importing the method.
+    fidelity: ClassVar[str] = "original"
     # Defaults for `method.*` when the method ships no configs/method/<name>.yaml (plugins).
     config_defaults: ClassVar[dict[str, Any]] = {}
     # The method's settings dataclass (a factrl.harness.settings.Settings); parsed from `method.*`
@@ -270,3 +276,5 @@ class Method:
             raise TypeError(f"method {cls.name!r}: algorithm {cls.algorithm!r} is not one of {ALGORITHMS}")
         if not cls.description:
             raise TypeError(f"method {cls.name!r}: give a one-line `description`")
+        if cls.fidelity not in FIDELITIES:
+            raise TypeError(f"method {cls.name!r}: fidelity {cls.fidelity!r} is not one of {FIDELITIES}")

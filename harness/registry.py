@@ -75,6 +75,12 @@ def all_methods() -> dict[str, Entry]:
     return {name: _load(entry) for name, entry in _discover().items()}
 
 
+def method_target(name: str) -> str | None:
+    """The "module:attr" a method name is registered under (no import), or None."""
+    entry = _discover().get(name)
+    return entry.target if entry is not None else None
+
+
 def get_method(name: str) -> type[Method]:
     """The Method class registered as `name`, or a HarnessError listing what is available."""
     entries = _discover()

@@ -32,7 +32,8 @@ from factrl.harness.rundir import atomic_write, git_commit, write_json
 from . import components as componentlib
 from . import formats, htmlpage, plots, reported_table, results, settings, uncertainty, versions
 from . import reported as reportedlib
-from .ci_table import ci_table
+from .ci_table import views
+from .stats import mde_describe
 from .store import Store, strip_private
 from .tables import Layout, Table, build_tables, model_labels
 from .versions import model_key
@@ -123,9 +124,10 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
           f"Generated {_generated()} by factrl-harness "
           f"{__version__}; {len(rows)} rows. Full provenance: index.html and rows/<row_id>.json.", ""]
     md += [formats.markdown(t) for t in tables]
-    # The uncertainty view of Table 1 (ci_table.py): Markdown and LaTeX; the HTML page carries
-    # the same figures in the accuracy cells' tooltips and accuracy.csv in its columns.
-    extra = [ci_table(by_name["accuracy"], layout)] if "accuracy" in by_name else []
+    # The views of Table 1 (ci_table.py: uncertainty, difference to Raw) in every format;
+    # accuracy.csv carries the uncertainty view's figures as columns, vs_raw.csv its own.
+    extra = views(by_name.get("accuracy"), layout)
+    shown_views = list(extra)
     # The papers' numbers beside the measured lines (reported_table.py), after the uncertainty view.
     reported, comparisons = reported_table.build(by_name.get("accuracy"), rows, layout, reported_files)
     shown = [reported] if reported is not None else []
@@ -139,7 +141,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
         md.append(probe_tables.markdown(probe_results))
         files += list(probe_tables.write_tables(probe_results, out).values())
     files.append(_write(out / "leaderboard.md", "\n".join(md)))
-    for table in tables + shown:
+    for table in tables + [v for v in shown_views if v.name != "accuracy_ci"] + shown:
         files.append(_write(out / f"{table.name}.csv", formats.csv_text(table)))
     if reported_files:
         files.append(out / "reported.json")
@@ -177,7 +179,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
             ("harness", __version__), ("commit", git_commit()),
             ("generated", _generated())]
     files.append(_write(out / "index.html", htmlpage.page(
-        title=f"factrl-harness leaderboard, version {version}", meta=meta, tables=tables, rows=rows,
+        title=f"factrl-harness leaderboard, version {version}", meta=meta, tables=tables + shown_views, rows=rows,
         row_labels=labels, row_parts=_row_parts(rows, layout), plots=figures, plot_notes=notes, frozen=frozen)))
     if reported is not None:
         # Its own page (with the provenance of the measured rows it shows), so index.html keeps
@@ -196,6 +198,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
                 "probe": {"results": len(probe_results), "files": [str(p) for p in layout.settings.get("probe") or []]},
                 "files": written, "removed": stale, "plot_notes": notes,
                 "bootstrap": uncertainty.settings_of(layout.settings).describe(),
+                "mde": mde_describe(),
                 "harness_version": __version__, "git_commit": git_commit(),
                 "generated": _generated()}
     write_json(out / "manifest.json", manifest)
