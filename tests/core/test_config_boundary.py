@@ -24,7 +24,7 @@ def _run(tmp_path, *overrides, env=None):
     ("+method.lambda_cc=2", "harness run: error: method=corver: method.lambda_cc: unknown key (did you mean "
                             "method.lambda_c?); valid: "),
     ("+train.stepz=2", "harness run: error: train.stepz: unknown key (did you mean train.steps?)"),
-    ("judge=opnai", "harness run: error: unknown judge 'opnai'. Did you mean 'openai'? Valid: embedded, none, openai."),
+    ("judge=opnai", "harness run: error: unknown judge 'opnai'. Did you mean 'openai'? Valid: embedded, none, openai, reference."),
     ("evidence=fil", "harness run: error: unknown evidence 'fil'. Did you mean 'file'? Valid: demo, file."),
     ("train.steps=two", "harness run: error: train.steps='two' is not an integer; set a whole number"),
     ("eval.limit=some", "harness run: error: eval.limit='some' is not an integer; set a whole number"),
