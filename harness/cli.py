@@ -65,9 +65,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"harness {name}: error: {err}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM where the command asked for it (harness/signals.py)
         print(f"harness {name}: interrupted; rerun the same command to resume.", file=sys.stderr)
-        return 130
+        return int(getattr(err, "exit_code", 130))
     return int(status or 0)
 
 

@@ -140,6 +140,9 @@ def run_task(cfg: DictConfig) -> dict | None:
         if not run.finished:  # an interrupt after finish() (e.g. while recording) keeps it finished
             run.update(status="failed" if not isinstance(err, KeyboardInterrupt) else "interrupted",
                        error=f"{type(err).__name__}: {err}"[:2000])
+            if isinstance(err, KeyboardInterrupt):
+                log.warning("interrupted (%s); the same command resumes from the last checkpoint",
+                            err or type(err).__name__)
         raise
     finally:
         detach_log(handler)
@@ -210,10 +213,12 @@ def main(argv: list[str]) -> int:
               "`harness methods` lists methods.")
         return 0
     from .launcher import maybe_launch
+    from .signals import raise_on_sigterm
 
     launched = maybe_launch(argv)  # launcher=accelerate|torchrun: this command again, in N processes
     if launched is not None:
         return launched
+    raise_on_sigterm()  # a time limit's SIGTERM marks the run interrupted (resumable), not `running`
     try:
         return hydra_entry(run_task, argv, "harness run")
     finally:

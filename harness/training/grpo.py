@@ -165,6 +165,13 @@ class TokenGRPOTrainer(GRPOTrainer):
             return advantages
         return shaped * mask  # padding never carries an advantage, whatever the hook did
 
+    def _get_train_sampler(self, dataset=None):
+        """TRL's sampler with the shuffle keyed by epoch, so a resumed run replays no epoch's
+        order (training/data_order.py)."""
+        from .data_order import EpochRepeatSampler
+
+        return EpochRepeatSampler.like(super()._get_train_sampler(dataset))
+
     # -- checkpoints: whole or absent (training/checkpoints.py) -------------------------------
     def checkpoint_parts(self) -> list[str]:
         """Files (relative to checkpoint-N/) without which this run cannot resume from a checkpoint."""

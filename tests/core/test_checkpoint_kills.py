@@ -107,3 +107,60 @@ def test_rotation_keeps_the_newest_checkpoints_by_step(tmp_path):
         _fake_checkpoint(tmp_path / f"checkpoint-{step}", {"trainer_state.json": b"{}"}, seal=True)
     checkpoints.rotate(tmp_path, 2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint-10", "checkpoint-2"]
+
+
+# Two epochs: 4 pool questions at 2 per step are 2 steps per epoch; 4 steps, a checkpoint each.
+EPOCHS = ["train.learning_rate=1e-2", "train.steps=4", "train.save_steps=1", "train.questions_per_step=2",
+          "train.completions_per_question=2", "train.max_completion_length=8", "pool.limit=4"]
+
+
+@pytest.mark.slow  # 5 runs, 4 in subprocesses (about 60 s on 2 shared cores)
+def test_a_run_killed_after_every_checkpoint_of_two_epochs_is_the_uninterrupted_run(tmp_path):
+    """Killed after checkpoints 1, 2 (the end of epoch 1) and 3, resumed each time: the same
+    questions at every step, the same rewards and the same adapter, bit for bit."""
+    import os
+    import subprocess
+
+    from tests.core.toy_training import train_toy
+    from tests.helpers import REPO
+    from tests.kills import TEST_ENV
+
+    train_toy(tmp_path / "straight", EPOCHS)
+    cmd = [sys.executable, "-m", "tests.core.toy_training", str(tmp_path / "killed"), *EPOCHS]
+    for kill in ("1", "2", "3", None):
+        env = {**os.environ, **TEST_ENV, "PYTHONPATH": str(REPO)}
+        env.pop("HARNESS_KILL_AT_STEP", None)
+        if kill:
+            env["HARNESS_KILL_AT_STEP"] = kill
+        done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == (137 if kill else 0), done.stderr[-3000:]
+
+    def records(run):
+        return [json.loads(x) for x in (tmp_path / run / "train" / "reward_records.jsonl").read_text().splitlines()]
+
+    straight, killed = records("straight"), records("killed")
+    order = [sorted({r["question"] for r in straight if r["step"] == s}) for s in (1, 2, 3, 4)]
+    assert sorted(order[0] + order[1]) == sorted(order[2] + order[3])  # each epoch: the whole pool
+    assert [order[0], order[1]] != [order[2], order[3]]  # reshuffled for epoch 2
+    assert killed == straight
+    a, b = _weights(tmp_path / "straight" / "train" / "adapter"), _weights(tmp_path / "killed" / "train" / "adapter")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_epoch_sampler_draws_trls_stream_and_any_epoch_afresh():
+    from trl.trainer.utils import RepeatSampler
+
+    from factrl.harness.training.data_order import EpochRepeatSampler
+
+    def make(cls):
+        return cls(list(range(10)), mini_repeat_count=2, batch_size=3, repeat_count=2, seed=7)
+
+    trl, ours = make(RepeatSampler), make(EpochRepeatSampler)
+    stream = [list(trl) for _ in range(4)]  # one TRL sampler, four passes (an uninterrupted run)
+    for epoch in range(4):
+        ours.set_epoch(epoch)
+        assert list(ours) == stream[epoch]
+    fresh = make(EpochRepeatSampler)  # a resumed run's new sampler
+    fresh.set_epoch(2)
+    assert list(fresh) == stream[2] != list(make(RepeatSampler))
+    assert list(EpochRepeatSampler.like(make(RepeatSampler))) == stream[0]
