@@ -57,9 +57,10 @@ class Judge:
                  cache: JudgeCache | None = None, server: Any = None):
         self.settings, self.served_model, self.endpoint_id = settings, served_model, endpoint_id
         self._component, self._server, self._cache = component, server, cache
-        self._loop = LoopThread()
         self._transport = Transport(base_url, api_key, timeout=settings.timeout, max_retries=settings.max_retries,
-                                    backoff=settings.backoff, label="judge", logger=log)
+                                    backoff=settings.backoff, label="judge", logger=log,
+                                    key_setting=f"{settings.api_key_env} (judge.api_key_env)")
+        self._loop = LoopThread()  # after the Transport, which may refuse the settings
         self.display_url = self._transport.display_url
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._stats = JudgeStats()
