@@ -30,7 +30,7 @@ from .cache import MISSING, JudgeCache, cache_key
 from .loop import LoopThread
 from .prompts import PROMPTS, JudgePrompt, ParseError
 from .settings import JudgeSettings
-from .stats import FILENAME, JudgeStats, check_failed_share
+from .stats import FILENAME, WRITE_EVERY_S, JudgeStats, check_failed_share
 from .transport import RequestFailed, RequestState, ServerRefused, Transport, parse_chat
 
 log = logging.getLogger("factrl.harness.judge")
@@ -64,6 +64,7 @@ class Judge:
         self.display_url = self._transport.display_url
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._stats = JudgeStats()
+        self._stats_written = 0.0
         self.stats_path = Path(run_dir) / FILENAME if run_dir is not None else None
         if self.stats_path is not None and self.stats_path.is_file():
             self._stats.resume_from(self.stats_path)
@@ -129,9 +130,14 @@ class Judge:
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _write_stats(self) -> None:
-        if self.stats_path is not None:
-            self._stats.write(self.stats_path, self.describe())
+    def _write_stats(self, *, throttled: bool = False) -> None:
+        if self.stats_path is None:
+            return
+        now = time.monotonic()
+        if throttled and now - self._stats_written < WRITE_EVERY_S:
+            return
+        self._stats_written = now
+        self._stats.write(self.stats_path, self.describe())
 
     def _sampling(self, prompt: JudgePrompt) -> dict[str, Any]:
         max_tokens = min(self.settings.max_tokens, prompt.max_tokens or self.settings.max_tokens)
@@ -207,6 +213,7 @@ class Judge:
 
     def _count(self, prompt: JudgePrompt, state: RequestState, **extra: float) -> None:
         self._stats.add(prompt.name, calls=state.sent, retries=max(0, state.sent - 1), **extra)
+        self._write_stats(throttled=True)  # a killed attempt's calls stay accounted
 
     async def _check(self) -> None:
         s, url = self.settings, self.display_url
