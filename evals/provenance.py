@@ -41,18 +41,56 @@ def stable_key(descriptor: dict) -> dict:
 
 
 def adapter_info(adapter: str | Path | None) -> dict | None:
-    """{"path", "sha256"} of a LoRA adapter directory (hash of its file names and bytes)."""
+    """{"path", "sha256"} of a LoRA adapter directory; sha256 is `adapter_content_hash`."""
     if not adapter:
         return None
     path = Path(adapter).expanduser()
     if not (path / "adapter_config.json").is_file():
         raise HarnessError(f"adapter={adapter}: no adapter_config.json there; give a PEFT LoRA adapter directory "
                            f"(e.g. <run>/train/adapter).")
-    digest = hashlib.sha256()
-    for file in sorted(p for p in path.iterdir() if p.is_file()):
-        digest.update(file.name.encode())
-        digest.update(file.read_bytes())
-    return {"path": str(path.resolve()), "sha256": digest.hexdigest()}
+    return {"path": str(path.resolve()), "sha256": adapter_content_hash(path)}
+
+
+# adapter_config.json fields that say where or with what the adapter was made, not what it computes.
+_CONFIG_NOT_CONTENT = ("base_model_name_or_path", "revision", "peft_version")
+_CONFIG_SETS = ("target_modules", "exclude_modules", "modules_to_save")  # PEFT stores sets as lists
+
+
+def adapter_content_hash(path: Path) -> str:
+    """What the adapter computes, hashed: its canonical config and its tensors (name, dtype,
+    shape, bytes, by name). Not hashed: training_args.bin (it embeds the output path), READMEs,
+    tokenizer copies, the base model's path, and the order PEFT happened to write a set in; so
+    two identical trainings hash the same wherever they ran."""
+    import json
+
+    config = json.loads((path / "adapter_config.json").read_text(encoding="utf-8"))
+    config = {k: (sorted(v) if k in _CONFIG_SETS and isinstance(v, list) else v) for k, v in config.items()
+              if k not in _CONFIG_NOT_CONTENT and v not in (None, {}, [])}
+    digest = hashlib.sha256(b"factrl.adapter/1\0")
+    digest.update(json.dumps(config, sort_keys=True, separators=(",", ":")).encode())
+    weights = path / "adapter_model.safetensors"
+    if weights.is_file():
+        for name, dtype, shape, data in _safetensors(weights):
+            digest.update(f"\0{name}\0{dtype}\0{shape}\0".encode())
+            digest.update(data)
+    else:  # an older PEFT's pickled adapter_model.bin: its bytes are all there is to hash
+        for file in sorted(path.glob("adapter_model*.bin")):
+            digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def _safetensors(path: Path):
+    """(name, dtype, shape, raw bytes) of each tensor, sorted by name (the documented layout:
+    8-byte little-endian header length, JSON header, data)."""
+    import json
+
+    raw = path.read_bytes()
+    size = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + size])
+    base = 8 + size
+    for name in sorted(k for k in header if k != "__metadata__"):
+        start, end = header[name]["data_offsets"]
+        yield name, header[name]["dtype"], header[name]["shape"], raw[base + start:base + end]
 
 
 def recorded_generation(folder: Path, *, limit: int | None, predictions: str) -> dict:

@@ -80,6 +80,19 @@ def check_group_choices(overrides: list[str]) -> None:
                                    f"Valid: {', '.join(sorted(valid))}.")
 
 
+def check_no_secrets(overrides: list[str]) -> None:
+    """Refuse a secret-looking override (`judge.api_key=...`, `+x.token=...`) without echoing it:
+    shell history, process lists and job logs keep command lines, and no setting reads such a
+    key (the judge reads its key from the variable `judge.api_key_env` names)."""
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        name = key.lstrip("+~")
+        if sep and value and SECRET_KEY.search(name.rsplit(".", 1)[-1]):
+            raise HarnessError(f"{name}=...: secrets are not taken on the command line (shell history and process "
+                               f"lists keep them); export the key in an environment variable and pass its name, "
+                               f"e.g. judge.api_key_env=OPENAI_API_KEY.")
+
+
 def register_method_configs() -> None:
     """Give every registered method without a configs/method/<name>.yaml its class defaults,
     and one without a configs/protocol/method/<name>.yaml its `protocol_defaults`.
@@ -113,6 +126,7 @@ def compose(overrides: list[str] | None = None, config_name: str = CONFIG_NAME) 
     """The composed root config, as `harness run` would see it (without Hydra's runtime)."""
     register_method_configs()
     prepared = prepare_overrides(list(overrides or []))
+    check_no_secrets(prepared)
     check_group_choices(prepared)
     return _compose_prepared(prepared, config_name)
 
@@ -198,6 +212,7 @@ def hydra_entry(task: Callable[[DictConfig], Any], argv: list[str], prog: str,
 
     wrapped = hydra.main(config_path=f"pkg://{CONFIG_MODULE}", config_name=config_name, version_base="1.3")(_task)
     prepared = prepare_overrides(argv)
+    check_no_secrets(prepared)
     check_group_choices(prepared)
     check_overrides(prepared, config_name)  # Hydra's many-line errors, as one HarnessError line
     saved = sys.argv

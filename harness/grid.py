@@ -81,6 +81,8 @@ def _grid_file(name: str) -> tuple[str, str]:
             return path.read_text(encoding="utf-8"), str(path)
         except OSError as err:
             raise ConfigError(f"grid file {path}: cannot read it ({err}).") from None
+        except UnicodeDecodeError as err:
+            raise ConfigError(f"grid file {path}: not UTF-8 text (byte {err.start}).") from None
     folder = resources.files("factrl.configs").joinpath("grid")
     shipped = sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
     if name not in shipped:

@@ -193,6 +193,9 @@ def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
         if not run.finished:  # an interrupt after finish() (e.g. while recording) keeps it finished
             run.update(status="failed" if not isinstance(err, KeyboardInterrupt) else "interrupted",
                        error=f"{type(err).__name__}: {err}"[:2000])
+            if isinstance(err, KeyboardInterrupt):
+                log.warning("interrupted (%s); the same command resumes from the last checkpoint",
+                            err or type(err).__name__)
         raise
     finally:
         detach_log(handler)
@@ -319,6 +322,11 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip())
         print(HELP_KEYS)
         return 0
+    from .signals import raise_on_sigterm
+
+    # A time limit's SIGTERM marks the run interrupted (resumable), not `running`. Under a launcher
+    # (run_task re-executes the job in N processes) every process gets its own SIGTERM from Slurm.
+    raise_on_sigterm()
     try:
         return hydra_entry(run_task, argv, "harness run")
     finally:

@@ -61,14 +61,20 @@ def _asset_version() -> str:
 def _documents(kind: str, path: Path, text_field: str, title_field: str) -> Iterator[tuple[str, str]]:
     from ..corpus.sources import iter_documents
 
-    for doc in iter_documents([str(path)], text_field=text_field, keep=(title_field,)):
+    empty: list[str] = []  # records with no text: they hold no passage, and are reported, not hidden
+    for doc in iter_documents([str(path)], text_field=text_field, keep=(title_field,), skipped=empty):
         key = "title" if kind == DEMO_KIND else title_field
         title = doc.meta.get(key)
-        if not isinstance(title, str) or not title.strip():
-            where = f"{path}:{doc.meta.get('line', '?')}"
+        where = f"{path}:{doc.meta.get('line', '?')}"
+        if isinstance(title, str) and not title.strip():
+            raise DataError(f"{where}: field '{title_field}' is empty; every document needs its article title.")
+        if not isinstance(title, str):
             raise DataError(f"{where}: no string field '{title_field}'; set --title-field to the field that "
                             f"holds the article title.")
         yield title.strip(), doc.text
+    if empty:
+        log.warning("evidence build: skipped %d record(s) with empty '%s' (first: %s)", len(empty), text_field,
+                    empty[0])
 
 
 def _settings(kind: str, path: Path, splitter, passage_tokens: int, text_field: str, title_field: str

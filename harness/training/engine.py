@@ -238,9 +238,8 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
 def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, dataset: Any, out: Path,
                        adapter_dir: Path, phase: Any, timer: Any, critic_model: Any = None) -> TrainResult:
     """Reward, trainer, resume, train, save: the part of `train` whose cleanups ctx holds."""
-    from transformers.trainer_utils import get_last_checkpoint
-
     from .advantages import advantage_std_floor
+    from .checkpoints import resume_point
     from .grpo import (JsonlLogCallback, KillSwitchCallback, TimingsCallback, TokenGRPOTrainer, checkpoint_step,
                        truncate_jsonl)
     from .optim import announce_fallback
@@ -275,7 +274,11 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
                                  critic_model=critic_model, **common)
         else:
             trainer = TokenGRPOTrainer(args=grpo_args(cfg, out), **common)
-    checkpoint = get_last_checkpoint(str(out)) if out.is_dir() else None
+    # The newest complete checkpoint; rank 0 removes newer incomplete ones (training/checkpoints.py).
+    checkpoint = resume_point(out, trainer.checkpoint_parts(), clean=False)
+    barrier()
+    if is_main():
+        checkpoint = resume_point(out, trainer.checkpoint_parts())
     if checkpoint:
         log.info("resuming from %s", checkpoint)
     # Steps after the checkpoint (or all, with none) are trained again: forget their log lines.

@@ -208,22 +208,79 @@ class TokenGRPOTrainer(GRPOTrainer):
             return advantages
         return shaped * mask  # padding never carries an advantage, whatever the hook did
 
+    def _get_train_sampler(self, dataset=None):
+        """TRL's sampler with the shuffle keyed by epoch, so a resumed run replays no epoch's
+        order (training/data_order.py)."""
+        from .data_order import EpochRepeatSampler
+
+        return EpochRepeatSampler.like(super()._get_train_sampler(dataset))
+
+    # -- checkpoints: whole or absent (training/checkpoints.py) -------------------------------
+    def checkpoint_parts(self) -> list[str]:
+        """Files (relative to checkpoint-N/) without which this run cannot resume from a checkpoint."""
+        parts = ["trainer_state.json", "adapter_model.safetensors"]
+        if not self.is_deepspeed_enabled:  # DeepSpeed keeps its optimizer in its own global_step folder
+            parts += ["optimizer.pt", "scheduler.pt"]
+        if getattr(self, "_policy", None) is not None:
+            from .policy import copy_parts
+
+            parts += copy_parts(self._policy.copies)
+        return parts
+
+    def _get_output_dir(self, trial):
+        # While a checkpoint is saved, TRL and transformers write under its staging folder.
+        staging = getattr(self, "_staging_root", None)
+        return str(staging) if staging is not None else super()._get_output_dir(trial)
+
     def _save_checkpoint(self, model, trial):
+        """TRL's checkpoint plus the harness's parts, staged and sealed (training/checkpoints.py)."""
+        import shutil
+
+        from . import checkpoints
+        from .distributed import barrier
+
         with self._phase("save"):
-            return super()._save_checkpoint(model, trial)
+            out, step = Path(super()._get_output_dir(trial)), int(self.state.global_step)
+            root = checkpoints.staging_root(out, step)
+            if self.args.should_save and root.exists():
+                shutil.rmtree(root)
+            barrier()
+            self._staging_root = root
+            try:
+                super()._save_checkpoint(model, trial)  # its rotation sees the staging folder only
+            finally:
+                self._staging_root = None
+            folder = root / f"{checkpoints.PREFIX}-{step}"
+            self._save_checkpoint_parts(folder)
+            barrier()  # every process's files (RNG states) are in the folder before it is sealed
+            if self.args.should_save:
+                checkpoints.seal(folder, out / folder.name, self.checkpoint_parts())
+                checkpoints.rotate(out, self.args.save_total_limit)
+            barrier()
+
+    def _save_checkpoint_parts(self, folder: Path) -> None:
+        """The harness's parts of a checkpoint: the method's `on_checkpoint`, then the policy's
+        adapter copies (PPO adds its critic)."""
+        policy = getattr(self, "_policy", None)
+        if policy is None:
+            return
+        self._method.on_checkpoint(policy, step=int(self.state.global_step))
+        if self.state.is_world_process_zero:
+            from .policy import POLICY_ADAPTERS_DIR
+
+            policy.save_copies(folder / POLICY_ADAPTERS_DIR)
 
     # -- policy access inside the reward (issue 13; training/policy.py) ----------------------
     def _setup_policy(self, method: Method | None):
         """The PolicyHandle for a method with `needs_policy`, its copies made, saved per checkpoint."""
         if method is None or not getattr(method, "needs_policy", False):
             return None
-        from .policy import PolicyCheckpointCallback, PolicyHandle
+        from .policy import PolicyHandle
 
         policy = PolicyHandle(self.accelerator.unwrap_model(self.model), self.processing_class)
         method.setup_policy(policy)  # before train() builds the optimizer: frozen copies stay out of it
         self._token_reward.policy = policy
-        self.add_callback(PolicyCheckpointCallback(method, policy))
-        return policy
+        return policy  # its copies are saved with each checkpoint (_save_checkpoint_parts)
 
     def train(self, resume_from_checkpoint=None, **kwargs):
         """TRL's train, after restoring the policy's adapter copies from the checkpoint resumed."""
@@ -236,7 +293,20 @@ class TokenGRPOTrainer(GRPOTrainer):
                       else get_last_checkpoint(self.args.output_dir))
             if folder:
                 loaded = self._policy.load_copies(Path(folder) / POLICY_ADAPTERS_DIR)
+                if sorted(loaded) != sorted(self._policy.copies):  # never a silently fresh copy
+                    from ..errors import DataError
+
+                    raise DataError(f"checkpoint {folder} holds policy copies {loaded}, the method made "
+                                    f"{self._policy.copies}; resume from a checkpoint this method wrote, or "
+                                    f"start a new run directory")
                 log.info("restored policy adapter copies %s from %s", loaded, folder)
+        if (isinstance(resume_from_checkpoint, (str, Path)) and not (self.is_deepspeed_enabled or self.is_fsdp_enabled)
+                and checkpoint_step(resume_from_checkpoint) >= self.args.max_steps):
+            # transformers trains one step before it checks max_steps: a run killed after its last
+            # checkpoint would train (and checkpoint) a step past train.steps. Load, do not train.
+            log.info("%s holds the last step; nothing left to train", Path(resume_from_checkpoint).name)
+            self._load_from_checkpoint(str(resume_from_checkpoint))
+            return None
         return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
 
     def _save(self, output_dir=None, state_dict=None):

@@ -219,14 +219,16 @@ class PPOTrainer(TokenGRPOTrainer):
         return actor
 
     # -- checkpoints -----------------------------------------------------------------------
-    def _save_checkpoint(self, model, trial):
-        super()._save_checkpoint(model, trial)
-        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+    def checkpoint_parts(self) -> list[str]:
+        from .critic import CHECKPOINT_FILE
 
-        folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+        return [*super().checkpoint_parts(), CHECKPOINT_FILE]
+
+    def _save_checkpoint_parts(self, folder: Path) -> None:
+        """The critic inside the staged checkpoint, so it is sealed with the rest."""
+        super()._save_checkpoint_parts(folder)
         if self.state.is_world_process_zero:  # the critic is replicated; one process writes it
-            with self._phase("save"):
-                self._critic.save(folder)
+            self._critic.save(folder)
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
         """Policy adapter from the checkpoint's root, critic from critic.safetensors.

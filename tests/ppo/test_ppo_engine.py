@@ -130,16 +130,48 @@ def test_killed_run_resumes_with_equal_critic_weights(tmp_path):
         assert torch.allclose(pa[key], pb[key], atol=1e-6), key
 
 
-def test_a_checkpoint_without_its_critic_is_refused(tmp_path):
-    from factrl.harness.errors import DataError
+@pytest.mark.slow  # 4 runs, 3 in subprocesses (about 50 s on 2 shared cores)
+def test_kills_during_saves_resume_to_the_uninterrupted_critic_and_policy(tmp_path):
+    """kill -9 after TRL's files of checkpoint 1 are written but before its critic, then at the
+    first moment of checkpoint 2's save: each rerun resumes from the newest whole checkpoint (an
+    in-place save left checkpoint-1/ without critic.safetensors, and the rerun stopped)."""
+    from tests.kills import run_until, step_file, step_folder
+
+    overrides = [*FAST, "train.ppo.epochs=1", "train.steps=3", "train.save_steps=1",
+                 "train.completions_per_question=2", "train.max_completion_length=8"]
+    train_toy_ppo(tmp_path / "straight", overrides)
+    run, log = tmp_path / "killed", tmp_path / "attempts.log"
+    cmd = [sys.executable, "-m", "tests.ppo.toy_ppo", str(run), *overrides]
+    assert run_until(cmd, log, step_file(run / "train", 1, "trainer_state.json")) == -9
+    assert run_until(cmd, log, step_folder(run / "train", 2)) == -9
+    assert run_until(cmd, log) == 0, log.read_text()[-3000:]
+    assert "Traceback" not in log.read_text()
+    a, b = _critic_state(tmp_path / "straight"), _critic_state(run)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    pa = load_file(str(tmp_path / "straight" / "train" / "adapter" / "adapter_model.safetensors"))
+    pb = load_file(str(run / "train" / "adapter" / "adapter_model.safetensors"))
+    assert all(torch.equal(pa[k], pb[k]) for k in pa)
+    records = [(tmp_path / r / "train" / "reward_records.jsonl").read_text() for r in ("straight", "killed")]
+    assert records[0] == records[1]
+
+
+def test_a_checkpoint_without_its_critic_is_skipped_for_the_previous_one(tmp_path, caplog):
+    import logging
 
     run = tmp_path / "run"
-    env = {**os.environ, "HARNESS_KILL_AT_STEP": "1", "PYTHONPATH": str(REPO)}
-    script = [sys.executable, "-m", "tests.ppo.toy_ppo", str(run), "train.ppo.epochs=1"]
+    env = {**os.environ, "HARNESS_KILL_AT_STEP": "2", "PYTHONPATH": str(REPO)}
+    overrides = ["train.ppo.epochs=1", "train.steps=3", "train.save_steps=1", "train.completions_per_question=2",
+                 "train.max_completion_length=8"]
+    script = [sys.executable, "-m", "tests.ppo.toy_ppo", str(run), *overrides]
     assert subprocess.run(script, cwd=REPO, env=env, capture_output=True, timeout=600).returncode == 137
-    (run / "train" / "checkpoint-1" / "critic.safetensors").unlink()
-    with pytest.raises(DataError, match="critic.safetensors is missing"):
-        train_toy_ppo(run, ["train.ppo.epochs=1"])
+    (run / "train" / "checkpoint-2" / "critic.safetensors").unlink()
+    with caplog.at_level(logging.INFO, logger="factrl.harness.training"):
+        train_toy_ppo(run, overrides)
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert skipped == ["skipped incomplete checkpoint(s) checkpoint-2 (no critic.safetensors), "
+                       "removed; resuming from checkpoint-1"]
+    steps = [json.loads(x)["step"] for x in (run / "train" / "log.jsonl").read_text().splitlines()]
+    assert steps[:3] == [1, 2, 3]  # step 2 trained again from checkpoint 1
 
 
 def test_full_critic_is_a_separate_trained_copy(tmp_path):
