@@ -115,11 +115,13 @@ class RunContext:
         self.on_close(store.close)
         return store
 
-    def open_judge(self, judge_cfg: Any) -> Any:
-        """The started, checked judge of `judge_cfg` (factrl.harness.judge.open_judge), closed with the run."""
+    def open_judge(self, judge_cfg: Any, *, prompts: Any = (), evidence: Any = None) -> Any:
+        """The started, checked judge of `judge_cfg` (factrl.harness.judge.open_judge), closed with the run.
+        `prompts`: the JudgePrompts the reward asks (listed in the judge component from the start);
+        `evidence`: the run's evidence store, for judge=reference's answers that read it."""
         from .judge import open_judge
 
-        judge = open_judge(judge_cfg, run_dir=self.run_dir)
+        judge = open_judge(judge_cfg, run_dir=self.run_dir, prompts=tuple(prompts), evidence=evidence)
         self.on_close(judge.close)
         return judge
 

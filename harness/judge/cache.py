@@ -56,6 +56,17 @@ class JudgeCache:
                              (key, prompt, version, model, text, created))
             self._db.commit()
 
+    def get_meta(self, name: str) -> str | None:
+        """An endpoint record (e.g. whether it takes structured replies), or None."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return None if row is None else row[0]
+
+    def put_meta(self, name: str, value: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
+            self._db.commit()
+
     def __len__(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM judge_cache").fetchone()[0])

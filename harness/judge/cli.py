@@ -5,6 +5,8 @@
     harness judge check judge=openai judge.base_url=http://127.0.0.1:8000/v1 judge.model=M
     harness judge ask simpleqa_grade '{"question": "Capital of France?", "gold": "Paris", "answer": "Paris"}'
     harness judge ask atomic_facts '{"text": "Paris is in France."}' judge.cache=null
+    harness judge ask simpleqa_grade '{"question": "q", "gold": "Paris", "answer": "Paris"}' judge=reference
+    harness judge ask factrl.methods.rlfh.prompts:VERIFY '{...}' judge=reference   # any JudgePrompt by module:NAME
 
 Trailing `key=value` words are config overrides, as for `harness run`.
 """
@@ -28,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="preflight: the server answers and knows judge.model")
     check.add_argument("overrides", nargs="*", help="config overrides, e.g. judge=openai judge.base_url=URL")
     ask = sub.add_parser("ask", help="ask one item with a shared prompt and print the result as JSON")
-    ask.add_argument("prompt", help="simpleqa_grade | atomic_facts")
+    ask.add_argument("prompt", help="simpleqa_grade | atomic_facts | module:NAME of any JudgePrompt")
     ask.add_argument("item", help="the item as a JSON object, e.g. '{\"text\": \"...\"}'")
     ask.add_argument("overrides", nargs="*", help="config overrides")
     return parser
@@ -40,14 +42,33 @@ def _judge_cfg(overrides: list[str]):
     return compose(overrides).judge
 
 
+def _prompt(spec: str):
+    """A shared prompt by name, or any JudgePrompt as `module:NAME` (a method's or an evaluation's)."""
+    from . import PROMPTS, JudgePrompt
+
+    if spec in PROMPTS:
+        return PROMPTS[spec]
+    module, _, name = spec.partition(":")
+    if name:
+        import importlib
+
+        try:
+            found = getattr(importlib.import_module(module), name, None)
+        except ImportError as err:
+            raise HarnessError(f"judge prompt {spec!r}: cannot import {module} ({err}).") from None
+        if isinstance(found, JudgePrompt):
+            return found
+    raise HarnessError(f"unknown judge prompt {spec!r}; valid: {', '.join(PROMPTS)}, or module:NAME of a JudgePrompt "
+                       f"(e.g. factrl.methods.rlfh.prompts:VERIFY).")
+
+
 def main(argv: list[str]) -> int:
-    from . import PROMPTS, open_judge
+    from . import open_judge
 
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     if args.command == "ask":
-        if args.prompt not in PROMPTS:
-            raise HarnessError(f"unknown judge prompt {args.prompt!r}; valid: {', '.join(PROMPTS)}.")
+        prompt = _prompt(args.prompt)
         try:
             item = json.loads(args.item)
         except ValueError as err:
@@ -55,12 +76,14 @@ def main(argv: list[str]) -> int:
         if not isinstance(item, dict):
             raise HarnessError("the item must be a JSON object, e.g. '{\"text\": \"...\"}'.")
     cfg = _judge_cfg(args.overrides)
+    if args.command == "serve" and str(cfg.get("backend")) == "reference":
+        raise HarnessError("judge=reference answers in-process: there is no server to start; use judge=embedded.")
     with open_judge(cfg) as judge:
         if args.command == "check":
             print(f"judge ok: {judge.served_model} at {judge.display_url}")
         elif args.command == "ask":
             try:
-                result = judge.ask(PROMPTS[args.prompt], item)
+                result = judge.ask(prompt, item)
             except KeyError as err:
                 raise HarnessError(f"{err.args[0]}; add it to the item.") from None
             print(json.dumps({"ok": result.ok, "value": result.value, "error": result.error, "cached": result.cached,

@@ -6,7 +6,11 @@ with explicit `max_retries` and `timeout`; it honours Retry-After), at most `con
 requests in flight (an asyncio semaphore). Per item:
 
 1. the cache (successful parses only) and the batch's identical items are looked up first;
-2. the reply is parsed by the prompt's strict parser; an unreadable reply is re-asked at most
+   the request carries the prompt's `decoding` where set, the judge group's for the rest
+   (`decoding_for`), and that effective decoding is part of the cache key;
+2. a prompt with a `schema` is asked for a structured reply where the endpoint takes one
+   (`judge.reply_mode`, structured.py; probed once), decoded by `parse_json`; otherwise the
+   text reply is parsed by the prompt's strict parser; an unreadable reply is re-asked at most
    `max_reasks` times (the reply and a format reminder are added to the conversation);
 3. an item whose transport budget runs out, that the server refuses, or whose replies stay
    unreadable is a failure: `JudgeResult(ok=False, value=None)`, counted, never cached. The
@@ -26,10 +30,12 @@ from typing import Any, Sequence
 
 from factrl.harness.errors import ConfigError, HarnessError
 
+from . import structured
 from .cache import MISSING, JudgeCache, cache_key
 from .loop import LoopThread
-from .prompts import PROMPTS, JudgePrompt, ParseError
+from .provenance import PromptLog
 from .settings import JudgeSettings
+from .spec import JudgePrompt, ParseError
 from .stats import FILENAME, JudgeStats, check_failed_share
 from .transport import RequestFailed, RequestState, ServerRefused, Transport, parse_chat
 
@@ -62,6 +68,10 @@ class Judge:
                                     backoff=settings.backoff, label="judge", logger=log)
         self.display_url = self._transport.display_url
         self._slots = asyncio.Semaphore(settings.concurrency)
+        self._prompts = PromptLog()
+        # Whether the endpoint takes structured replies: None until probed (structured.py).
+        self._structured: bool | None = None
+        self._probe_lock = asyncio.Lock()
         self._stats = JudgeStats()
         self.stats_path = Path(run_dir) / FILENAME if run_dir is not None else None
         if self.stats_path is not None and self.stats_path.is_file():
@@ -70,10 +80,17 @@ class Judge:
 
     # --- public API ---------------------------------------------------------------------------
 
+    def register(self, *prompts: JudgePrompt) -> None:
+        """Name the prompts this run will ask, so the component lists them before the first call
+        (train/components.json is written before training); asking registers a prompt too."""
+        for prompt in prompts:
+            self._prompts.record(prompt, self._mode_of(prompt))
+
     def ask_many(self, prompt: JudgePrompt, items: Sequence[dict]) -> list[JudgeResult]:
         """One result per item, in order; failures are results (ok=False), never exceptions."""
         if self._closed:
             raise HarnessError("the judge is closed; open a new one with open_judge(...)")
+        self._prompts.record(prompt, self._mode_of(prompt))
         started = time.perf_counter()
         try:
             return self._loop.run(self._ask_all(prompt, list(items)))
@@ -100,8 +117,25 @@ class Judge:
         return self._stats.snapshot()["totals"]
 
     def describe(self) -> dict[str, Any]:
-        """The judge's component entry (kind "judge") for train/components.json."""
-        return dict(self._component)
+        """The judge's component entry (kind "judge") for train/components.json (provenance.py):
+        what answered, the paper's judge, the prompts asked and the reply mode used."""
+        prompts = self._prompts.as_dict()
+        used = structured.JSON_SCHEMA if structured.JSON_SCHEMA in self._prompts.modes() else structured.TEXT
+        return {**self._component, "reply_mode": used, "reply_mode_setting": self.settings.reply_mode,
+                "structured_supported": self._structured, "prompts": prompts}
+
+    def decoding_for(self, prompt: JudgePrompt) -> dict[str, Any]:
+        """The decoding a request for `prompt` carries: the prompt's fields where set, the judge
+        group's for the rest, every reply bounded by `judge.max_tokens_cap`; top_p only if set."""
+        s, own = self.settings, prompt.decoding.given()
+        decoding: dict[str, Any] = {"temperature": float(own.get("temperature", s.temperature)),
+                                    "max_tokens": int(own.get("max_tokens", s.max_tokens))}
+        top_p = own.get("top_p", s.top_p)
+        if top_p is not None:
+            decoding["top_p"] = float(top_p)
+        if s.max_tokens_cap is not None:
+            decoding["max_tokens"] = min(decoding["max_tokens"], int(s.max_tokens_cap))
+        return decoding
 
     def close(self) -> None:
         """Close the client, stop an embedded server, write judge_stats.json; safe to call twice."""
@@ -132,18 +166,29 @@ class Judge:
         if self.stats_path is not None:
             self._stats.write(self.stats_path, self.describe())
 
-    def _sampling(self, prompt: JudgePrompt) -> dict[str, Any]:
-        max_tokens = min(self.settings.max_tokens, prompt.max_tokens or self.settings.max_tokens)
-        return {"temperature": self.settings.temperature, "max_tokens": max_tokens}
+    def _mode_of(self, prompt: JudgePrompt) -> str:
+        """The reply mode `prompt` is asked in: text, json_schema, or auto (not probed yet)."""
+        if prompt.schema is None or self.settings.reply_mode == structured.TEXT:
+            return structured.TEXT
+        if self.settings.reply_mode == structured.JSON_SCHEMA:
+            return structured.JSON_SCHEMA
+        if self._structured is None:
+            return "auto"
+        return structured.JSON_SCHEMA if self._structured else structured.TEXT
 
     async def _ask_all(self, prompt: JudgePrompt, items: list[dict]) -> list[JudgeResult]:
-        sampling = self._sampling(prompt)
+        decoding = self.decoding_for(prompt)
+        conversations = [prompt.render(item) for item in items]
+        if prompt.schema is not None and self.settings.reply_mode != structured.TEXT:
+            await self._ensure_probed()
+        mode = self._mode_of(prompt)
+        self._prompts.record(prompt, mode)
         # At temperature > 0 two identical items are two samples: neither shared nor cached,
         # unless the prompt says its replies may be reused.
-        reusable = sampling["temperature"] == 0 or prompt.cache_sampled
-        conversations = [prompt.render(item) for item in items]
+        reusable = decoding["temperature"] == 0 or prompt.cache_sampled
+        keyed = {**decoding, structured.FIELD: structured.JSON_SCHEMA} if mode == structured.JSON_SCHEMA else decoding
         keys = [cache_key(endpoint=self.endpoint_id, model=self.served_model, prompt=prompt.name,
-                          version=prompt.version, sampling=sampling, messages=messages) for messages in conversations]
+                          version=prompt.version, sampling=keyed, messages=messages) for messages in conversations]
         results: list[JudgeResult | None] = [None] * len(items)
         first_of: dict[str, int] = {}
         pending: list[int] = []
@@ -160,7 +205,7 @@ class Judge:
             else:
                 pending.append(i)
         self._stats.add(prompt.name, items=len(items), cache_hits=hits, deduplicated=duplicates)
-        answers = await asyncio.gather(*(self._ask_one(prompt, conversations[i], keys[i], sampling, reusable)
+        answers = await asyncio.gather(*(self._ask_one(prompt, conversations[i], keys[i], decoding, reusable, mode)
                                          for i in pending))
         for i, answer in zip(pending, answers):
             results[i] = answer
@@ -169,16 +214,31 @@ class Judge:
                 results[i] = results[first_of[key]]
         return results  # type: ignore[return-value]
 
-    async def _ask_one(self, prompt: JudgePrompt, messages: list[dict], key: str, sampling: dict,
-                       reusable: bool) -> JudgeResult:
+    async def _ask_one(self, prompt: JudgePrompt, messages: list[dict], key: str, decoding: dict,
+                       reusable: bool, mode: str) -> JudgeResult:
         conversation, attempts, reasks = list(messages), 0, 0
         while True:
             state = RequestState()
-            body = {"model": self.served_model, "messages": conversation, **sampling}
+            body = {"model": self.served_model, "messages": conversation, **decoding}
+            if mode == structured.JSON_SCHEMA:
+                body[structured.FIELD] = structured.response_format(prompt.name, prompt.schema or {})
             try:
                 async with self._slots:
                     completion = await self._transport.post("chat", body, parse_chat, state=state)
-            except (RequestFailed, ServerRefused) as err:
+            except ServerRefused as err:
+                if (mode == structured.JSON_SCHEMA and self.settings.reply_mode == "auto"
+                        and structured.names_the_field(err)):
+                    # The probe's finding went stale (a server swapped under the same URL): text from now on.
+                    attempts += state.sent
+                    self._count(prompt, state)
+                    self._remember_structured(False)
+                    mode = structured.TEXT
+                    self._prompts.record(prompt, mode)
+                    continue
+                self._count(prompt, state, failures=1)
+                log.warning("judge %s: item failed (%s)", prompt.name, err)
+                return JudgeResult(None, False, str(err), attempts=attempts + state.sent, reasks=reasks)
+            except RequestFailed as err:
                 self._count(prompt, state, failures=1)
                 log.warning("judge %s: item failed (%s)", prompt.name, err)
                 return JudgeResult(None, False, str(err), attempts=attempts + state.sent, reasks=reasks)
@@ -187,8 +247,9 @@ class Judge:
                         output_tokens=completion.completion_tokens or 0)
             try:
                 if completion.finish_reason == "length":  # a cut reply may lose its last fact or grade
-                    raise ParseError(f"reply cut at max_tokens={sampling['max_tokens']}")
-                value = prompt.parse(completion.text)
+                    raise ParseError(f"reply cut at max_tokens={decoding['max_tokens']}")
+                value = (structured.decode_reply(prompt, completion.text) if mode == structured.JSON_SCHEMA
+                         else prompt.parse(completion.text))
             except ParseError as err:
                 self._stats.add(prompt.name, parse_failures=1)
                 if reasks >= self.settings.max_reasks:
@@ -203,6 +264,54 @@ class Judge:
             if reusable and self._cache is not None:
                 self._cache.put(key, value, prompt=prompt.name, version=prompt.version, model=self.served_model)
             return JudgeResult(value, True, attempts=attempts, reasks=reasks)
+
+    # --- structured replies: probed once per endpoint -----------------------------------------
+
+    def _remember_structured(self, supported: bool) -> None:
+        self._structured = supported
+        if self._cache is not None:
+            self._cache.put_meta(structured.record_key(self.endpoint_id, self.served_model),
+                                 "true" if supported else "false")
+
+    async def _ensure_probed(self) -> None:
+        async with self._probe_lock:  # concurrent first batches probe once
+            if self._structured is None:
+                record = self._cache.get_meta(structured.record_key(self.endpoint_id, self.served_model)) \
+                    if self._cache is not None else None
+                if record in ("true", "false"):
+                    self._structured = record == "true"
+                else:
+                    supported = await self._probe()
+                    if supported is None:  # no answer: text for this run, probed again next run
+                        self._structured = False
+                    else:
+                        self._remember_structured(supported)
+                for prompt in self._prompts.prompts():  # registered as "auto": now the mode they get
+                    self._prompts.record(prompt, self._mode_of(prompt))
+        if self._structured is False and self.settings.reply_mode == structured.JSON_SCHEMA:
+            raise ConfigError(f"judge.reply_mode=json_schema, but the judge at {self.display_url} does not take "
+                              f"structured replies (response_format json_schema); set judge.reply_mode=auto or text.")
+
+    async def _probe(self) -> bool | None:
+        """True / False: the endpoint follows / refuses or ignores a trivial schema; None: no answer."""
+        body = structured.probe_body(self.served_model)
+        try:
+            completion = await self._transport.post("chat", body, parse_chat,
+                                                    max_retries=min(1, self.settings.max_retries))
+        except ServerRefused as err:
+            if structured.names_the_field(err):
+                log.info("judge at %s: no structured replies (%s refuses response_format); asking in text",
+                         self.display_url, err.status)
+            else:
+                log.warning("judge: the structured-reply probe was refused (%s); asking in text", err)
+            return False
+        except RequestFailed as err:
+            log.warning("judge: the structured-reply probe failed (%s); asking in text for this run", err)
+            return None
+        followed = structured.probe_followed(completion.text)
+        log.info("judge at %s: structured replies %s", self.display_url,
+                 "supported" if followed else f"ignored (the probe got {completion.text[:40]!r}); asking in text")
+        return followed
 
     def _count(self, prompt: JudgePrompt, state: RequestState, **extra: float) -> None:
         self._stats.add(prompt.name, calls=state.sent, retries=max(0, state.sent - 1), **extra)
@@ -239,8 +348,5 @@ class Judge:
             raise ConfigError(f"judge check: {err}") from None
         except RequestFailed as err:
             raise ConfigError(f"judge.base_url={url} does not answer a chat completion ({err}): {down}.") from None
-
-
-def prompt_versions() -> dict[str, str]:
-    """Versions of the shared prompts (recorded in the judge's component entry)."""
-    return {name: p.version for name, p in PROMPTS.items()}
+        if s.reply_mode != structured.TEXT:
+            await self._ensure_probed()

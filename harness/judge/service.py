@@ -5,7 +5,11 @@
 - `openai`: any OpenAI-compatible server at `judge.base_url` serving `judge.model`; the API key
   comes from the environment variable named by `judge.api_key_env` (a dummy when unset, which
   local servers accept).
+- `reference`: no server; each prompt's reference answer, in-process (reference.py).
 - `none`: a ConfigError for methods that need a judge.
+
+Every judge's component records the served model, the paper's judge (`judge.paper_model`) and
+whether it is a substitute for it (provenance.py).
 
 The judge is checked (`Judge.check()`) before it is returned unless `check=False`, so a URL
 that does not answer or a model the server does not know stops the run before training.
@@ -14,14 +18,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from factrl.harness.config import redact_url
 from factrl.harness.errors import ConfigError
 
 from .cache import JudgeCache
-from .client import Judge, prompt_versions
+from .client import Judge
+from .provenance import judge_component
 from .settings import JudgeSettings, read_settings
+from .spec import JudgePrompt
 
 SERVER_LOG = "judge_server.log"
 
@@ -42,8 +48,9 @@ def _api_key(settings: JudgeSettings) -> str:
 
 
 def _common(settings: JudgeSettings) -> dict[str, Any]:
-    return {"temperature": settings.temperature, "max_tokens": settings.max_tokens,
-            "max_reasks": settings.max_reasks, "prompts": prompt_versions()}
+    """The group's decoding (for prompts that leave it unset) and re-ask bound."""
+    return {"temperature": settings.temperature, "top_p": settings.top_p, "max_tokens": settings.max_tokens,
+            "max_tokens_cap": settings.max_tokens_cap, "max_reasks": settings.max_reasks}
 
 
 def _embedded_identity(name: str) -> Any:
@@ -66,11 +73,12 @@ def _open_embedded(settings: JudgeSettings, run_dir: Path | None) -> Judge:
     server = EmbeddedServer(identity.path, startup_timeout=settings.startup_timeout, log_path=log_path,
                             threads=settings.threads, device=settings.device, dtype=settings.dtype)
     base_url = server.start()
-    component = {"kind": "judge", "backend": "embedded", "model": identity.name, "revision": identity.revision,
-                 "stand_in": settings.stand_in, "label": f"{identity.name} judge (transformers serve)",
-                 "sha256": identity.sha256, "server": "transformers serve", **_common(settings)}
-    if settings.note:
-        component["note"] = settings.note
+    # The embedded judge is a stand-in whatever judge.stand_in says: no paper used a local 135M judge.
+    component = judge_component(backend="embedded", model=identity.name, revision=identity.revision,
+                                served_model=identity.name, paper_model=settings.paper_model, stand_in=True,
+                                label=f"{identity.name} judge (transformers serve)", note=settings.note
+                                or "a local model stands in for the paper's judge", sha256=identity.sha256,
+                                server="transformers serve", **_common(settings))
     try:
         # The port changes every run, so the cache keys on the weights, not the URL.
         return Judge(settings, base_url=base_url, served_model=identity.path,
@@ -83,28 +91,40 @@ def _open_embedded(settings: JudgeSettings, run_dir: Path | None) -> Judge:
 
 def _open_openai(settings: JudgeSettings, run_dir: Path | None) -> Judge:
     url = redact_url(str(settings.base_url))
-    component = {"kind": "judge", "backend": "openai", "model": settings.model, "revision": None,
-                 "stand_in": settings.stand_in, "label": f"{settings.model} judge", "base_url": url,
-                 **_common(settings)}
-    if settings.note:
-        component["note"] = settings.note
+    component = judge_component(backend="openai", model=settings.model, served_model=settings.model,
+                                paper_model=settings.paper_model, stand_in=settings.stand_in,
+                                label=f"{settings.model} judge", note=settings.note, base_url=url,
+                                **_common(settings))
     return Judge(settings, base_url=str(settings.base_url), served_model=str(settings.model),
                  endpoint_id=url.rstrip("/"), component=component, api_key=_api_key(settings), run_dir=run_dir,
                  cache=_cache(settings))
 
 
-def open_judge(judge_cfg: Any, *, run_dir: str | Path | None = None, check: bool = True) -> Judge:
-    """The judge `judge_cfg` describes, started (embedded) and checked; close it (or use `with`)."""
+def open_judge(judge_cfg: Any, *, run_dir: str | Path | None = None, check: bool = True, evidence: Any = None,
+               prompts: Sequence[JudgePrompt] = ()) -> Any:
+    """The judge `judge_cfg` describes, started (embedded) and checked; close it (or use `with`).
+
+    `prompts`: the prompts the caller will ask, registered so the component lists them from the
+    start (and judge=reference refuses one without a reference answer before any work).
+    `evidence`: the run's evidence store, for the reference answers that read it."""
     settings = read_settings(judge_cfg)
     if settings.backend == "none":
-        raise ConfigError("this method needs a judge but judge=none; use judge=embedded (offline stand-in) or "
-                          "judge=openai judge.base_url=URL judge.model=NAME.")
+        raise ConfigError("this method needs a judge but judge=none; use judge=reference (rule-based stand-in), "
+                          "judge=embedded (a local model) or judge=openai judge.base_url=URL judge.model=NAME.")
     run_path = Path(run_dir) if run_dir is not None else None
-    judge = _open_embedded(settings, run_path) if settings.backend == "embedded" else _open_openai(settings, run_path)
-    if check:
-        try:
+    if settings.backend == "reference":
+        from .reference import ReferenceJudge
+
+        judge: Any = ReferenceJudge(settings, run_dir=run_path, evidence=evidence)
+    elif settings.backend == "embedded":
+        judge = _open_embedded(settings, run_path)
+    else:
+        judge = _open_openai(settings, run_path)
+    try:
+        judge.register(*prompts)
+        if check:
             judge.check()
-        except BaseException:
-            judge.close()
-            raise
+    except BaseException:
+        judge.close()
+        raise
     return judge

@@ -1,4 +1,4 @@
-"""The `judge` config group (configs/judge/{none,embedded,openai}.yaml) read into checked settings.
+"""The `judge` config group (configs/judge/{none,embedded,openai,reference}.yaml) read into checked settings.
 
 Each bad value is a one-line ConfigError naming the field (`judge.<field>`) and what to set;
 an absent field takes the value of the backend's own file (configs/judge/<backend>.yaml).
@@ -8,13 +8,17 @@ variable (`api_key_env`); the key is read when the judge opens and handed to the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from factrl.harness.errors import ConfigError
 from factrl.harness.settings import Settings, defaults_from_yaml, in_range, parse, plain
 
-BACKENDS = ("none", "embedded", "openai")
+BACKENDS = ("none", "embedded", "openai", "reference")
+REPLY_MODES = ("auto", "text", "json_schema")
 EMBEDDED_ONLY = ("startup_timeout", "threads", "device", "dtype")  # options of the local server
+# Keys only a served judge (embedded, openai) reads: the reference and none options accept and ignore them.
+SERVED_ONLY = ("base_url", "api_key_env", "timeout", "max_retries", "backoff", "concurrency", "max_reasks",
+               "temperature", "top_p", "max_tokens", "max_tokens_cap", "reply_mode", "cache", *EMBEDDED_ONLY)
 
 
 @dataclass(frozen=True)
@@ -34,12 +38,16 @@ class JudgeSettings(Settings):
     backoff: float
     concurrency: int
     max_reasks: int
-    temperature: float
-    max_tokens: int
+    temperature: float  # for prompts whose Decoding leaves it unset
+    top_p: float | None  # idem; None: not sent (the server's default)
+    max_tokens: int  # idem
+    max_tokens_cap: int | None  # bounds every reply, a prompt's own max_tokens included (CPU stand-ins)
+    reply_mode: Literal["auto", "text", "json_schema"]  # structured replies (docs/CONTRACTS.md)
     cache: str | None  # auto | a path | None (off)
     max_failed_share: float
     stand_in: bool
     note: str | None
+    paper_model: str | None  # the judge the method's paper used (set by configs/protocol/method/*.yaml)
     # embedded only (None for judge=openai, which has no local server)
     startup_timeout: float | None = None
     threads: int | None = None
@@ -57,6 +65,11 @@ class JudgeSettings(Settings):
         in_range("max_reasks", self.max_reasks, 0, 5)
         in_range("temperature", self.temperature, 0.0, 2.0)
         in_range("max_tokens", self.max_tokens, 1)
+        if self.top_p is not None and not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p={self.top_p:g} is out of range; set a value in (0, 1] or null "
+                             f"(the server's default)")
+        if self.max_tokens_cap is not None:
+            in_range("max_tokens_cap", self.max_tokens_cap, 1)
         in_range("max_failed_share", self.max_failed_share, 0.0, 1.0)
         if self.stand_in and not self.note:
             raise ValueError("stand_in=true needs judge.note: say which judge it stands in for.")
@@ -85,20 +98,51 @@ class NoJudgeSettings(Settings):
 
     OWNER = "judge"
     DEFAULTS = "judge/none.yaml"
+    IGNORE = SERVED_ONLY
 
     backend: str
     model: str | None
+    paper_model: str | None
 
 
-def read_settings(judge_cfg: Any) -> JudgeSettings | NoJudgeSettings:
+@dataclass(frozen=True)
+class ReferenceSettings(Settings):
+    """judge=reference (configs/judge/reference.yaml): each prompt's reference answer, in-process.
+
+    It has no server and no decoding, so the served judges' keys (`SERVED_ONLY`) are accepted and
+    have no effect: a protocol file that tunes the served judge for a model (e.g. the reply cap of
+    configs/protocol/method_model/rlfh_tiny-llama.yaml) applies whichever judge a run picks."""
+
+    OWNER = "judge"
+    DEFAULTS = "judge/reference.yaml"
+    IGNORE = SERVED_ONLY
+
+    backend: str
+    model: str
+    max_failed_share: float
+    stand_in: bool
+    note: str | None
+    paper_model: str | None
+
+    def __post_init__(self) -> None:
+        in_range("max_failed_share", self.max_failed_share, 0.0, 1.0)
+        if not self.stand_in:
+            raise ValueError("stand_in=false: the reference judge is always a stand-in (rule-based answers)")
+        if not self.note:
+            raise ValueError("note: missing; say what the reference judge stands in for")
+
+
+def read_settings(judge_cfg: Any) -> JudgeSettings | NoJudgeSettings | ReferenceSettings:
     """The checked settings of a `judge` node or dict, over the defaults of its backend's file."""
     data = dict(plain(judge_cfg) or {})
     backend = str(data.get("backend") or "none")
     if backend not in BACKENDS:
-        raise ConfigError(f"judge.backend={backend!r} is not valid; use judge=embedded (offline stand-in) or "
-                          f"judge=openai judge.base_url=URL judge.model=NAME.")
+        raise ConfigError(f"judge.backend={backend!r} is not valid; use judge=reference (rule-based stand-in), "
+                          f"judge=embedded (a local model) or judge=openai judge.base_url=URL judge.model=NAME.")
     if backend == "none":
         return NoJudgeSettings.from_mapping(data)
+    if backend == "reference":
+        return ReferenceSettings.from_mapping(data)
     if backend == "openai":
         if not data.get("base_url") or str(data.get("base_url")) == "???":
             raise ConfigError("judge=openai needs judge.base_url (e.g. http://127.0.0.1:8000/v1 for `vllm serve`).")

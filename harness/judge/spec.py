@@ -121,7 +121,8 @@ class JudgePrompt:
 
     def __post_init__(self) -> None:
         if not isinstance(self.decoding, Decoding):
-            raise TypeError(f"judge prompt {self.name}: decoding must be a Decoding, got {type(self.decoding).__name__}")
+            raise TypeError(f"judge prompt {self.name}: decoding must be a Decoding, "
+                            f"got {type(self.decoding).__name__}")
         if self.max_tokens is not None:
             if self.decoding.max_tokens is not None and self.decoding.max_tokens != self.max_tokens:
                 raise ValueError(f"judge prompt {self.name}: max_tokens={self.max_tokens} and decoding.max_tokens="

@@ -47,7 +47,7 @@ def test_registered_with_the_protocol_settings():
     alone = hydra_compose(["experiment=forag-adjusted", "model=llama-3.2-3b"])  # the experiment picks the method
     assert (alone.method.name, alone.train.learning_rate, alone.train.completions_per_question) == ("forag", 5e-7, 1)
     cfg = compose()
-    assert cfg.judge.backend == "embedded" and cfg.evidence.name == "demo"  # the no-override run's services
+    assert cfg.judge.backend == "reference" and cfg.evidence.name == "demo"  # the no-override run's services
 
 
 def test_builds_and_records_components(store_path, tmp_path, tokenizer):

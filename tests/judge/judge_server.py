@@ -4,8 +4,16 @@ Answers the shared judge prompts the way a good judge would:
 - SIMPLEQA_GRADE: "A" when the gold (any of " / "-joined) occurs in the graded answer, "C" for
   "I don't know", else "B";
 - ATOMIC_FACTS: one "- " line per sentence of the text, or "NON_FACTUAL: no claims" for none.
-Other chats get "A" (the preflight ping). GET /v1/models lists `models`; a chat for another
-model gets OpenAI's 404. Faults are scripted per item (`failures[key]` lists the actions of its
+The model output in a prompt is read from its material blocks (factrl.harness.judge.find_material).
+Other chats get "A" (the preflight ping).
+
+Structured replies (`structured=`): "follow" answers a request carrying
+`response_format` json_schema with JSON that conforms to the schema (`conform`: the good text
+reply mapped onto it; the probe's {"ok": true}); "refuse" answers such a request with 400 naming
+the field, as a server without structured outputs does; "ignore" (default: the text path other
+tests script) drops the field and answers in prose, as `transformers serve` does.
+
+GET /v1/models lists `models`; a chat for another model gets OpenAI's 404. Faults are scripted per item (`failures[key]` lists the actions of its
 next attempts; the key is the graded answer or the facts text) or drawn at random for every
 attempt (`fault_rate`, seeded per item and attempt), and every arrival is recorded.
 """
@@ -18,42 +26,74 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler
 
+from factrl.harness.judge import find_material
 from tests.local_server import LocalServer
 
 # action -> what the server does instead of a good reply
 FAULTS = ("slow", "429", "500", "badjson", "garbage", "cut", "400")
 
 
+def _material(text: str, label: str) -> str | None:
+    return next((body for name, body in find_material(text) if name == label), None)
+
+
 def item_key(messages: list[dict]) -> str:
     text = messages[0]["content"]
-    graded = re.search(r"^Answer to grade: (.*)$", text, re.MULTILINE)
-    if graded:
-        return graded.group(1).strip()
-    facts = re.search(r"<<<\n(.*)\n>>>", text, re.DOTALL)
-    return facts.group(1).strip() if facts else text
+    answer = _material(text, "answer") if "Answer to grade:" in text else None
+    if answer is not None:
+        return answer.strip()
+    facts = _material(text, "text")
+    return facts.strip() if facts is not None else text
 
 
 def good_reply(messages: list[dict]) -> str:
     text = messages[0]["content"]
-    graded = re.search(r"^Gold answer: (.*)$\n^Answer to grade: (.*)$", text, re.MULTILINE)
-    if graded:
-        golds, answer = graded.group(1).lower().split(" / "), graded.group(2).lower()
+    gold = re.search(r"^Gold answer: (.*)$", text, re.MULTILINE)
+    answer = _material(text, "answer")
+    if gold and answer is not None:
+        golds, answer = gold.group(1).lower().split(" / "), answer.lower()
         if "don't know" in answer:
             return "C"
         return "A" if any(g in answer for g in golds) else "B"
-    facts = re.search(r"<<<\n(.*)\n>>>", text, re.DOTALL)
-    if facts:
-        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", facts.group(1)) if len(s.split()) >= 3]
+    facts = _material(text, "text")
+    if facts is not None:
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", facts) if len(s.split()) >= 3]
         return "\n".join(f"- {s}" for s in sentences) if sentences else "NON_FACTUAL: no claims"
     return "A"
+
+
+def conform(schema: dict, reply: str):
+    """A JSON value of `schema` carrying what the text `reply` says (enough JSON Schema for judge
+    prompts: objects, enums, strings, string arrays of "- " lines, booleans, numbers)."""
+    kind = schema.get("type")
+    if "enum" in schema:
+        word = reply.strip().strip(".").strip()
+        return next((v for v in schema["enum"] if str(v).lower() == word.lower()), schema["enum"][0])
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {name: conform(props[name], reply) for name in schema.get("required", list(props))}
+    if kind == "array":
+        lines = [line[2:].strip() for line in reply.splitlines() if line.startswith("- ")]
+        return [conform(schema.get("items", {"type": "string"}), line) for line in lines]
+    if kind == "boolean":
+        return True
+    if kind in ("number", "integer"):
+        found = re.search(r"-?\d+(?:\.\d+)?", reply)
+        number = float(found.group()) if found else 0.0
+        return int(number) if kind == "integer" else number
+    return reply
 
 
 class JudgeServer(LocalServer):
     request_queue_size = 64  # room for the benchmark's and the fault test's bursts
 
     def __init__(self, *, models=("judge-model",), latency: float = 0.0, retry_after: str = "1",
-                 fault_rate: float = 0.0, fault_kinds=("slow", "429", "500", "badjson", "garbage"), seed: int = 0):
+                 fault_rate: float = 0.0, fault_kinds=("slow", "429", "500", "badjson", "garbage"), seed: int = 0,
+                 structured: str = "ignore", reply_for=None):
         super().__init__(_Handler)
+        assert structured in ("follow", "refuse", "ignore")
+        self.structured = structured
+        self.reply_for = reply_for  # messages -> the text a good judge replies (None: good_reply)
         self.models, self.latency, self.retry_after = list(models), latency, retry_after
         self.fault_rate, self.fault_kinds, self.seed = fault_rate, tuple(fault_kinds), seed
         self.failures: dict[str, list[str]] = {}
@@ -128,7 +168,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(400, {"error": {"message": "prompt too long", "type": "invalid_request_error"}})
         if action == "slow":
             time.sleep(1.5)  # longer than the tests' client timeout
-        text = good_reply(body["messages"]) if action != "garbage" else "Well, it depends on the context."
+        schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
+        if schema is not None and server.structured == "refuse":
+            return self._send(400, {"error": {"message": "response_format is not supported by this server",
+                                              "type": "invalid_request_error", "param": "response_format"}})
+        reply_for = server.reply_for or good_reply  # looked up per call: tests/evals/semantic_server swaps it
+        text = reply_for(body["messages"]) if action != "garbage" else "Well, it depends on the context."
+        if schema is not None and server.structured == "follow" and action != "cut":
+            text = json.dumps(conform(schema, text))  # a server that enforces the schema: even garbage conforms
         if action == "cut":
             text, finish = text[:1] + " and more", "length"
         else:

@@ -30,7 +30,8 @@ def test_bad_input_is_one_line_with_the_fix(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"harness judge: error: judge.base_url=http://127.0.0.1:{port}/v1 does not answer")
     assert cli_main(["judge", "ask", "grade", "{}", "judge=none"]) == 2
-    assert "unknown judge prompt 'grade'; valid: simpleqa_grade, atomic_facts." in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unknown judge prompt 'grade'; valid: simpleqa_grade, atomic_facts, or module:NAME" in err
     with JudgeServer() as server:
         assert cli_main(["judge", "ask", "atomic_facts", '{"txt": "x"}', *_openai(server.url)]) == 2
     assert "judge prompt atomic_facts needs item['text']; add it to the item." in capsys.readouterr().err

@@ -17,9 +17,10 @@ SECRET = "sk-judge-secret-value"
 
 
 def _cfg(server, tmp_path, **extra):
+    # Text replies: the structured path (reply_mode auto / json_schema) is test_judge_structured.py's.
     return {"backend": "openai", "base_url": server.url, "model": "judge-model", "api_key_env": "JUDGE_TEST_KEY",
             "timeout": 0.5, "max_retries": 2, "backoff": 0.01, "concurrency": 4, "max_reasks": 1,
-            "cache": str(tmp_path / "judge.sqlite3"), "max_failed_share": 0.5, **extra}
+            "cache": str(tmp_path / "judge.sqlite3"), "max_failed_share": 0.5, "reply_mode": "text", **extra}
 
 
 def _grade_items(answers, gold="Paris"):
@@ -128,7 +129,7 @@ def test_bad_settings_are_one_line_errors(overrides, message):
 
 
 def test_judge_none_is_refused_by_methods_that_need_one():
-    with pytest.raises(ConfigError, match=r"judge=none; use judge=embedded"):
+    with pytest.raises(ConfigError, match=r"judge=none; use judge=reference"):
         open_judge({"backend": "none"})
 
 
@@ -138,7 +139,8 @@ def test_every_judge_option_composes_with_the_root_config(option):
     cfg = compose([f"judge={option}", *extra])
     settings = read_settings(cfg.judge)
     assert settings.backend == option
-    assert compose([]).judge.backend == "embedded"  # the default
+    assert compose([]).judge.backend == "reference"  # the embedded models' default
+    assert compose(["model=llama-3.2-3b"]).judge.backend == "embedded"  # the root default
 
 
 def test_failed_share_stops_the_run_with_the_counts(server, tmp_path):
@@ -157,4 +159,5 @@ def test_describe_records_the_judge_without_credentials(server, tmp_path):
     with open_judge(_cfg(server, tmp_path, base_url=url), check=False) as judge:
         entry = judge.describe()
     assert entry["kind"] == "judge" and entry["backend"] == "openai" and entry["stand_in"] is False
-    assert "pw-in-url" not in json.dumps(entry) and entry["prompts"] == {"simpleqa_grade": "1", "atomic_facts": "1"}
+    assert "pw-in-url" not in json.dumps(entry) and entry["prompts"] == {}  # nothing asked yet
+    assert (entry["served_model"], entry["paper_model"], entry["substitute"]) == ("judge-model", None, None)

@@ -43,6 +43,10 @@ def test_embedded_judge_serves_offline_counts_failures_and_stops(tmp_path):
     assert stats["calls"] == stats["items"] + stats["retries"] + stats["reasks"]
     assert entry["kind"] == "judge" and entry["backend"] == "embedded" and entry["model"] == "tiny-llama"
     assert entry["stand_in"] is True and entry["note"] and len(entry["sha256"]) == 64
+    assert (entry["served_model"], entry["substitute"]) == ("tiny-llama", True)
+    # transformers serve takes no JSON schema (it ignores response_format): found once by the preflight probe
+    assert entry["structured_supported"] is False and entry["reply_mode"] == "text"
+    assert entry["prompts"]["simpleqa_grade"]["reply_mode"] == "text"
     assert (run / "judge_server.log").is_file()
     doc = json.loads((run / "judge_stats.json").read_text())
     assert doc["judge"]["stand_in"] is True and doc["totals"]["items"] == 2

@@ -15,8 +15,10 @@ from tests.judge.judge_server import JudgeServer, good_reply
 
 
 def _cfg(server, tmp_path, **extra):
+    # Text replies (an unreadable reply is what structured replies remove; see test_judge_structured.py).
     return {"backend": "openai", "base_url": server.url, "model": "judge-model", "timeout": 0.5, "max_retries": 2,
-            "backoff": 0.01, "concurrency": 8, "max_reasks": 1, "cache": str(tmp_path / "judge.sqlite3"), **extra}
+            "backoff": 0.01, "concurrency": 8, "max_reasks": 1, "cache": str(tmp_path / "judge.sqlite3"),
+            "reply_mode": "text", **extra}
 
 
 def _cached_rows(tmp_path) -> list[tuple[str, str]]:
@@ -83,7 +85,7 @@ def test_random_faults_at_30_percent_cost_only_their_items(tmp_path):
         assert result.value == (expected_grades[i] if result.ok else None)
     for text, result in zip(texts, fact_results):
         if result.ok:
-            assert result.value == [line[2:] for line in good_reply([{"content": f"<<<\n{text}\n>>>"}]).splitlines()]
+            assert result.value == [line[2:] for line in good_reply(ATOMIC_FACTS.render({"text": text})).splitlines()]
     failed = sum(not r.ok for r in results)
     assert stats["failures"] == failed and stats["items"] == 48
     assert stats["calls"] == arrivals == stats["items"] + stats["retries"] + stats["reasks"]

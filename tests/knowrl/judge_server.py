@@ -2,7 +2,9 @@
 
 Speaks /v1/chat/completions, /v1/models and /health. Replies are scripted by needle: the
 first `script` entry whose needle occurs in the request's messages decides the reply (a
-string, or a list consumed one per request, whose last entry then repeats). A reply can be a
+string, or a list consumed one per request, whose last entry then repeats). Needles see the
+prompt with its material blocks unwrapped (`<material-h label="answer">Warsaw</material-h>`
+reads as `Warsaw`), so a script names the model output as it was written. A reply can be a
 fault instead of text: "500" (server error), "slow" (sleeps past the client's timeout),
 "badjson" (a truncated body). Without a matching needle the server answers `default` (a
 string or such a list). A model
@@ -11,6 +13,7 @@ name other than `models` is refused with 404, as OpenAI and vLLM do.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
@@ -40,8 +43,12 @@ class JudgeServer(LocalServer):
         return [_text(body) for body in self.requests]
 
 
+_MATERIAL = re.compile(r'<material-([0-9a-f]{12})(?: label="[^"]*")?>(.*?)</material-\1>', re.DOTALL)
+
+
 def _text(body: dict) -> str:
-    return "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    return _MATERIAL.sub(lambda m: m.group(2), text)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -48,7 +48,7 @@ def test_registered_with_the_paper_defaults():
     assert (train.completions_per_question, train.learning_rate, train.beta, train.temperature) == (16, 1e-5, 0.001, 1.0)
     assert compose().method.nli.backend == "standin"  # the embedded models' protocol file
     cfg = compose()
-    assert cfg.judge.backend == "embedded" and cfg.evidence.name == "demo"  # the no-override run's services
+    assert cfg.judge.backend == "reference" and cfg.evidence.name == "demo"  # the no-override run's services
 
 
 def test_builds_and_records_components(store_path, tmp_path):
@@ -58,7 +58,7 @@ def test_builds_and_records_components(store_path, tmp_path):
         assert set(components) == {"judge", "nli", "evidence", "retrieval", "settings"}
         assert stand_in_names(components) == ["nli", "retrieval"]
         assert components["settings"]["threshold"] == 0.3 and components["settings"]["k"] == 5
-        assert components["settings"]["grade_prompt"] == "simpleqa_grade@1"
+        assert components["settings"]["grade_prompt"] == "simpleqa_grade@2"
         ctx.close()  # the registered cleanups close the judge (and write its stats) and the store
     assert (tmp_path / "judge_stats.json").is_file()
 

@@ -64,7 +64,7 @@ def test_a_failing_judge_stops_the_run_and_a_rerun_resumes(tmp_path, store_path)
     pool = tmp_path / "pool.json"
     pool.write_text(json.dumps([ROWS["curie"], ROWS["einstein"]]))
     fact = "- Marie Curie was born in Warsaw."
-    with JudgeServer({"Reply with the letter A": "A"}, default=[fact] * 4 + ["500"]) as server:
+    with JudgeServer({"Reply with the letter A": "A", "Say hello.": "hello"}, default=[fact] * 4 + ["500"]) as server:
         command = ["run", "method=knowrl", "model=tiny-llama", "judge=openai", f"judge.base_url={server.url}",
                    "judge.model=judge-test", "judge.api_key_env=null", "judge.cache=null", "judge.max_retries=1",
                    "evidence=file", f"evidence.store={store_path}", "pool=file", f"pool.path={pool}",

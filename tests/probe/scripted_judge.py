@@ -27,7 +27,7 @@ class ObedientJudge(JudgeServer):
             if "I don't know" in answer:
                 return "C"
             return "A" if match_closed_book(answer, gold) else "B"
-        marked = re.search(r"<<<\n(.*)\n>>>", text, re.DOTALL)
+        marked = re.search(r"^Text:\n(.*)", text, re.DOTALL | re.MULTILINE)  # the facts prompt (material unwrapped)
         if marked is None:
             return self.default  # the client's preflight
         facts = [s.strip() for s in re.split(r"(?<=[.!?])\s+", marked.group(1)) if len(s.split()) >= 3]

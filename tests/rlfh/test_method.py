@@ -43,8 +43,8 @@ def test_protocol_configs():
     assert big.train.beta == 0.05 and big.train.temperature == 0.7
     key = compose(["experiment=rlfh-author-key", "model=llama-3.2-3b"])
     assert key.method.name == "rlfh" and key.train.top_p == 0.9 and key.train.temperature == 1.0
-    embedded = compose(["method=rlfh"])  # smollm2-135m: embedded judge, demo evidence
-    assert embedded.judge.backend == "embedded" and embedded.evidence.name == "demo"
+    embedded = compose(["method=rlfh"])  # smollm2-135m: the reference judge, demo evidence
+    assert embedded.judge.backend == "reference" and embedded.evidence.name == "demo"
 
 
 def test_hedges_are_case_insensitive():
