@@ -7,9 +7,9 @@
    JSON schema, so the run reports "unsupported" and grades in text: items, parse failures,
    failed items, seconds per item. reply_mode=json_schema is then tried and must be refused.
 2. The scripted schema server (tests/judge/judge_server.py, 127.0.0.1) with a sloppy-judge
-   profile: 30% of replies are prose. Text mode (re-asks off) loses those items to the parser;
+   profile: 30% of replies are prose (60 distinct items). Text mode (re-asks off) loses those items to the parser;
    json_schema mode gets schema-conforming JSON for every one (what constrained decoding does).
-3. judge=reference: the same grade items in-process (items per second).
+3. judge=reference: 2,000 grade items in-process.
 
 Each part prints one line per mode. Runs in a few minutes on 2 CPU cores (part 1 dominates:
 server start ~20 s, then about a second per reply). Nothing here asserts.
@@ -48,11 +48,16 @@ def grade_items(n: int) -> list[dict]:
     return items
 
 
-def _row(label: str, judge, results, seconds: float) -> str:
-    stats = judge.stats()
+def _ask(label: str, judge, prompt, items: list[dict]) -> str:
+    """Ask one batch; the line reports this batch's own counts (the judge's counters are cumulative)."""
+    before = judge.stats()
+    started = time.perf_counter()
+    results = judge.ask_many(prompt, items)
+    seconds = time.perf_counter() - started
+    parse_failures = judge.stats()["parse_failures"] - before["parse_failures"]
     failed = sum(not r.ok for r in results)
-    return (f"{label:<34} items {len(results):>4}  parse failures {int(stats['parse_failures']):>4}  "
-            f"failed {failed:>4}  {seconds / max(1, len(results)):.4f} s/item")
+    return (f"{label:<40} items {len(results):>4}  parse failures {int(parse_failures):>4}  "
+            f"failed {failed:>4}  {seconds / max(1, len(results)):.5f} s/item")
 
 
 def embedded(items: list[dict], cache: Path) -> list[str]:
@@ -66,9 +71,7 @@ def embedded(items: list[dict], cache: Path) -> list[str]:
         lines.append(f"embedded SmolLM2-135M: started and probed in {ready:.1f}s; structured replies "
                      f"{'supported' if entry['structured_supported'] else 'UNSUPPORTED (asks in text)'}")
         for prompt, batch in ((SIMPLEQA_GRADE, items), (ATOMIC_FACTS, [{"text": t} for t in TEXTS])):
-            t0 = time.perf_counter()
-            results = judge.ask_many(prompt, batch)
-            lines.append(_row(f"embedded {prompt.name} (auto -> text)", judge, results, time.perf_counter() - t0))
+            lines.append(_ask(f"embedded {prompt.name} (auto -> text)", judge, prompt, batch))
     try:
         with open_judge({**cfg, "reply_mode": "json_schema"}):
             lines.append("embedded reply_mode=json_schema: accepted (unexpected)")
@@ -86,18 +89,13 @@ def scripted(items: list[dict]) -> list[str]:
             cfg = {"backend": "openai", "base_url": server.url, "model": "judge-model", "api_key_env": None,
                    "cache": None, "max_reasks": 0, "max_failed_share": 1.0, "reply_mode": mode}
             with open_judge(cfg) as judge:
-                t0 = time.perf_counter()
-                results = judge.ask_many(SIMPLEQA_GRADE, items)
-                lines.append(_row(f"scripted server, reply_mode={mode}", judge, results, time.perf_counter() - t0))
+                lines.append(_ask(f"scripted server, reply_mode={mode}", judge, SIMPLEQA_GRADE, items))
     return lines
 
 
 def reference(items: list[dict]) -> list[str]:
-    batch = items * max(1, 2000 // len(items))
     with open_judge({"backend": "reference"}) as judge:
-        t0 = time.perf_counter()
-        results = judge.ask_many(SIMPLEQA_GRADE, batch)
-        return [_row("reference (in-process)", judge, results, time.perf_counter() - t0)]
+        return [_ask("reference (in-process)", judge, SIMPLEQA_GRADE, items)]
 
 
 def main() -> None:
@@ -108,7 +106,7 @@ def main() -> None:
     items = grade_items(args.items)
     with tempfile.TemporaryDirectory() as scratch:
         lines = [] if args.skip_embedded else embedded(items, Path(scratch))
-    lines += scripted(items * 5) + reference(items)
+    lines += scripted(grade_items(max(60, args.items))) + reference(grade_items(2000))
     print("\n".join(lines))
 
 

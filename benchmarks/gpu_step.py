@@ -2,6 +2,15 @@
 
     python benchmarks/gpu_step.py [--shape paper|tiny] [--steps 2] [--out gpu_step.txt]
                                   [--model llama-3.2-3b] [--rollout auto|hf|vllm]
+                                  [--max-completion-length N] [--model-path DIR] [--index-dir DIR]
+
+Comparing with the CorVer paper's Table 2 (1:49 h for 100 steps of Llama-3.2-3B on one H100,
+about 65 s a step) needs what the defaults leave out: real completion lengths (random weights
+almost never emit EOS, so every completion runs to the limit; `--max-completion-length` emulates a
+real mean, or `--model-path` gives real weights), the real corpus (`--index-dir` with
+`--corpus-tokenizer`; the default is a fixture index of a few documents, so the reward's cost is
+a lower bound), and the GPU (an H200 decodes about 1.4x faster than an H100). The report ends with
+`100 steps ~ h:mm` from the last measured step, beside the tokens per step it had.
 
 Needs no network: the model is `model.source=random` (the real class and shape from
 configs/model/<model>.yaml's `architecture:`, random weights, the tiny-llama Llama-2 tokenizer;
@@ -20,9 +29,13 @@ Each variant trains `--steps` steps through the harness's own engine pieces (eng
 grpo_args, lora_config, TokenGRPOTrainer, CorVer's build_reward) timed by harness.timer:
 1. CorVer (corpus reward on), 2. the same with `method.lambda_c=0` (response-level reward only,
 ablation A1), so the ratio is CorVer's cost over plain response-level GRPO. The first step of
-each is a warm-up (CUDA kernels, allocator); the last step is the one compared. Peak memory:
-torch.cuda.max_memory_allocated per variant on CUDA; on the CPU the process's peak RSS so far.
-Everything printed also goes to `--out` (flushed line by line, so a killed run keeps its part).
+each is a warm-up (CUDA kernels, allocator); the last step is the one compared. Each variant
+runs in a process of its own (`--variant`), so neither sees the other's allocator, vLLM engine
+or CUDA state. Peak memory on CUDA: torch.cuda.max_memory_allocated and max_memory_reserved,
+and the device's own peak (total - free from torch.cuda.mem_get_info, sampled every 50 ms, which
+counts the CUDA context, cuBLAS workspaces and vLLM's own pool); the plan is compared with the
+device peak. On the CPU: the process's peak RSS. Everything printed also goes to `--out`
+(flushed line by line, so a killed run keeps its part).
 """
 from __future__ import annotations
 
@@ -71,13 +84,18 @@ def build_fixture_index(root: Path, tokenizer) -> Path:
 
 
 def overrides(args: argparse.Namespace, index_dir: Path, use_vllm: bool) -> list[str]:
-    common = [f"model={args.model}", "model.source=random", "model.tokenizer_from=tiny-llama", "method=corver",
+    weights = ([f"model.path={args.model_path}"] if getattr(args, "model_path", None)
+               else ["model.source=random", "model.tokenizer_from=tiny-llama"])
+    common = [f"model={args.model}", *weights, "method=corver",
               "method.extractor.backend=heuristic", f"train.steps={args.steps}", "train.save_steps=100000",
-              f"corpus.index_dir={index_dir}", "corpus.tokenizer=tiny-llama", "corpus.cache=false",
-              f"train.use_vllm={str(use_vllm).lower()}"]
+              f"corpus.index_dir={index_dir}", f"corpus.tokenizer={getattr(args, 'corpus_tokenizer', 'tiny-llama')}",
+              "corpus.cache=false", f"train.use_vllm={str(use_vllm).lower()}"]
+    if getattr(args, "max_completion_length", None):
+        common.append(f"train.max_completion_length={int(args.max_completion_length)}")
     if args.shape == "tiny":
+        length = int(getattr(args, "max_completion_length", None) or 8)
         return common + ["model.dtype=float32", f"+model.shrink={TINY_SHRINK}", "train.questions_per_step=2",
-                         "train.completions_per_question=2", "train.max_completion_length=8",
+                         "train.completions_per_question=2", f"train.max_completion_length={length}",
                          "train.max_prompt_length=256", "train.micro_batch_size=null",
                          "train.gradient_checkpointing=false", "lora.r=4", "lora.alpha=8"]
     return common + ["model.dtype=bfloat16"]  # batch, limits, LoRA and memory settings: the protocol's
@@ -92,13 +110,49 @@ def _peak_reset() -> None:
         torch.cuda.reset_peak_memory_stats()
 
 
-def _peak() -> tuple[int, str]:
+class DevicePeak:
+    """The device's peak use (total - free, torch.cuda.mem_get_info), sampled in a thread: it counts
+    what the caching allocator's statistics leave out (CUDA context, cuBLAS and NCCL workspaces,
+    vLLM's own memory pool)."""
+
+    def __init__(self, every_s: float = 0.05):
+        import threading
+
+        self.peak, self.every_s = 0, every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import torch
+
+        while not self._stop.is_set():
+            free, total = torch.cuda.mem_get_info()
+            self.peak = max(self.peak, int(total - free))
+            self._stop.wait(self.every_s)
+
+    def __enter__(self) -> "DevicePeak":
+        import torch
+
+        if torch.cuda.is_available():
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+
+def _peaks(device: DevicePeak) -> dict[str, int]:
+    """Peak bytes by measure (CUDA: allocated, reserved, the device's; CPU: the process's RSS)."""
     import torch
 
     if torch.cuda.is_available():
         torch.cuda.synchronize()
-        return int(torch.cuda.max_memory_allocated()), "cuda max_memory_allocated"
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, "cpu peak RSS of the process"
+        return {"cuda max_memory_allocated": int(torch.cuda.max_memory_allocated()),
+                "cuda max_memory_reserved": int(torch.cuda.max_memory_reserved()),
+                "device peak (mem_get_info)": int(device.peak)}
+    return {"cpu peak RSS of the process": int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024}
 
 
 def materialise(cfg, root: Path) -> Path:
@@ -167,9 +221,9 @@ def run_variant(cfg, name: str, out_dir: Path, tokenizer) -> dict:
                                    callbacks=[clock])
     init_s = float(timer.to_dict()["phases"]["init"]["seconds"])
     try:
-        with timer.phase("update"):
+        with DevicePeak() as device, timer.phase("update"):
             trainer.train()
-        peak, measure = _peak()
+        peaks = _peaks(device)
     finally:
         ctx.close(raise_errors=False)
     lengths = [e["completions/mean_length"] for e in trainer.state.log_history if "completions/mean_length" in e]
@@ -180,7 +234,8 @@ def run_variant(cfg, name: str, out_dir: Path, tokenizer) -> dict:
     gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
-    return {"name": name, "init_s": init_s, "steps": clock.steps, "peak_bytes": peak, "measure": measure}
+    return {"name": name, "init_s": init_s, "steps": clock.steps, "peaks": peaks,
+            "peak_bytes": max(peaks.values())}
 
 
 def _step_line(i: int, step: dict) -> str:
@@ -193,14 +248,74 @@ def _step_line(i: int, step: dict) -> str:
             f"{tokens / step['seconds'] if step['seconds'] else 0:.0f} tok/s per step; rollout+reward {generation:.2f} s")
 
 
-def main(argv: list[str] | None = None) -> int:
+VARIANTS = {"corver": [], "response-only": ["method.lambda_c=0"]}
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=("paper", "tiny"), default="paper")
     parser.add_argument("--steps", type=int, default=2, help="steps per variant; the first is a warm-up")
     parser.add_argument("--out", type=Path, default=Path("gpu_step.txt"))
     parser.add_argument("--model", default="llama-3.2-3b")
     parser.add_argument("--rollout", choices=("auto", "hf", "vllm"), default="auto")
-    args = parser.parse_args(argv)
+    parser.add_argument("--max-completion-length", type=int, default=None,
+                        help="rollout token limit (default: the protocol's 1,000; a real mean length emulates real "
+                             "completions, which random weights never end early)")
+    parser.add_argument("--model-path", type=Path, default=None, help="real weights (a local HF folder) instead of "
+                        "random ones of the --model shape")
+    parser.add_argument("--index-dir", type=Path, default=None, help="a real infini-gram index instead of the "
+                        "fixture index (with --corpus-tokenizer)")
+    parser.add_argument("--corpus-tokenizer", default="tiny-llama", help="the index's tokenizer (corpus.tokenizer)")
+    parser.add_argument("--variant", choices=tuple(VARIANTS), help=argparse.SUPPRESS)  # one variant, in this process
+    parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+    return parser
+
+
+def _variant(args: argparse.Namespace) -> int:
+    """A child process: one variant, its result as JSON in --result."""
+    import json
+
+    import torch
+
+    from factrl.harness import models
+    from factrl.harness.config import compose
+
+    if not torch.cuda.is_available():
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    cfg = compose(overrides(args, args.index_dir, args.rollout == "vllm") + VARIANTS[args.variant])
+    tokenizer = models.load_tokenizer(models.resolve(cfg.model), cfg.model)
+    result = run_variant(cfg, args.variant, args.result.parent / "train", tokenizer)
+    args.result.write_text(json.dumps(result), encoding="utf-8")
+    return 0
+
+
+def _run_in_process_of_its_own(name: str, args: argparse.Namespace, root: Path, index_dir: Path,
+                               model_path: Path | None, rollout: str) -> dict:
+    import json
+    import subprocess
+
+    result = root / f"{name}.json"
+    command = [sys.executable, str(Path(__file__).resolve()), "--variant", name, "--result", str(result),
+               "--shape", args.shape, "--steps", str(args.steps), "--model", args.model, "--rollout", rollout,
+               "--index-dir", str(index_dir), "--corpus-tokenizer", args.corpus_tokenizer, "--out",
+               str(root / f"{name}.txt")]
+    command += ["--model-path", str(model_path)] if model_path else []
+    command += ["--max-completion-length", str(args.max_completion_length)] if args.max_completion_length else []
+    done = subprocess.run(command, env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
+    if done.returncode != 0 or not result.is_file():
+        raise RuntimeError(f"variant {name} failed (exit {done.returncode})")
+    return json.loads(result.read_text(encoding="utf-8"))
+
+
+def _hm(seconds: float) -> str:
+    minutes = int(round(seconds / 60))
+    return f"{minutes // 60}:{minutes % 60:02d}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.variant:
+        return _variant(args)
     started = time.perf_counter()
     report = Report(args.out)
 
@@ -212,15 +327,20 @@ def main(argv: list[str] | None = None) -> int:
 
     from factrl.harness import models
     from factrl.harness.config import compose
+    from factrl.harness.errors import HarnessError
+    from factrl.harness.gpus import check_one_process
     from factrl.harness.memory_plan import GB, plan_for_config
     from factrl.harness.model_shapes import architecture, parameter_count
 
+    try:
+        check_one_process("gpu_step.py")  # several visible GPUs: TRL refuses nn.DataParallel at init
+    except HarnessError as err:
+        report(f"gpu_step: {err}")
+        return 2
     cuda = torch.cuda.is_available()
     if args.shape == "paper" and not cuda:
         report("gpu_step: --shape paper needs a CUDA GPU (bf16 3B model); use --shape tiny on a CPU")
         return 2
-    if not cuda:
-        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     has_vllm = importlib.util.find_spec("vllm") is not None
     use_vllm = {"auto": cuda and has_vllm, "hf": False, "vllm": True}[args.rollout]
     if use_vllm and not (cuda and has_vllm):
@@ -231,32 +351,35 @@ def main(argv: list[str] | None = None) -> int:
            f"device={device} torch={torch.__version__} transformers={transformers.__version__} trl={trl.__version__}")
     with tempfile.TemporaryDirectory(prefix="gpu-step-") as tmp:
         root = Path(tmp)
-        tok_cfg = compose(["model=tiny-llama"]).model
-        tokenizer = models.load_tokenizer(models.resolve(tok_cfg), tok_cfg)
-        index_dir = build_fixture_index(root, tokenizer)
-        base = overrides(args, index_dir, use_vllm)
-        cfg = compose(base)
-        if use_vllm:
-            base = base + [f"model.path={materialise(cfg, root)}"]
-            cfg = compose(base)
-        variants = (("corver", cfg), ("response-only", compose(base + ["method.lambda_c=0"])))
+        index_dir = args.index_dir
+        if index_dir is None:
+            tok_cfg = compose(["model=tiny-llama"]).model
+            index_dir = build_fixture_index(root, models.load_tokenizer(models.resolve(tok_cfg), tok_cfg))
+        cfg = compose(overrides(args, index_dir, use_vllm))
+        model_path = args.model_path
+        if use_vllm and model_path is None:
+            model_path = materialise(cfg, root)  # vLLM loads weights from disk
+            cfg = compose(overrides(argparse.Namespace(**{**vars(args), "model_path": model_path}), index_dir,
+                                    use_vllm))
         arch = architecture(cfg.model, cfg.model.get("shrink"))
         train = cfg.train
-        report(f"model: {arch['model_type']} {parameter_count(arch) / 1e9:.3f}B "
-               f"parameters (random weights, {cfg.model.dtype}); batch {train.questions_per_step} x "
-               f"{train.completions_per_question}, limit {train.max_completion_length} tokens, micro-batch "
-               f"{train.get('micro_batch_size') or 'all'}, gradient checkpointing {train.gradient_checkpointing}, "
-               f"LoRA r {cfg.lora.r}, extractor {cfg.method.extractor.backend}, corpus {index_dir.name} (fixture)")
+        weights = f"weights from {args.model_path}" if args.model_path else "random weights"
+        report(f"model: {arch['model_type']} {parameter_count(arch) / 1e9:.3f}B parameters ({weights}, "
+               f"{cfg.model.dtype}); batch {train.questions_per_step} x {train.completions_per_question}, limit "
+               f"{train.max_completion_length} tokens, micro-batch {train.get('micro_batch_size') or 'all'}, "
+               f"gradient checkpointing {train.gradient_checkpointing}, LoRA r {cfg.lora.r}, extractor "
+               f"{cfg.method.extractor.backend}, corpus {index_dir}" + ("" if args.index_dir else " (fixture)"))
         plan = plan_for_config(cfg) if args.shape == "paper" else None
         for line in (plan.lines() if plan else []):
             report(f"  plan: {line}")
         results = []
-        for name, variant_cfg in variants:
-            report(f"{name}:")
-            result = run_variant(variant_cfg, name, root / "train", tokenizer)
+        for name in VARIANTS:
+            report(f"{name} (a process of its own):")
+            result = _run_in_process_of_its_own(name, args, root, index_dir, model_path,
+                                                "vllm" if use_vllm else "hf")
             results.append(result)
-            report(f"  init {result['init_s']:.1f} s; peak memory {result['peak_bytes'] / GB:.2f} GB "
-                   f"({result['measure']})")
+            peaks = ", ".join(f"{value / GB:.2f} GB {measure}" for measure, value in result["peaks"].items())
+            report(f"  init {result['init_s']:.1f} s; peak memory {peaks}")
             for i, step in enumerate(result["steps"], 1):
                 report(_step_line(i, step))
     corver, plain = (r["steps"][-1] for r in results)
@@ -264,8 +387,17 @@ def main(argv: list[str] | None = None) -> int:
            f"reward {corver['reward']:.3f} s vs {plain['reward']:.3f} s "
            f"({100 * corver['reward'] / corver['seconds']:.2f}% of CorVer's step), peak memory "
            f"{results[0]['peak_bytes'] / max(results[1]['peak_bytes'], 1):.3f}")
+    tokens = corver.get("completion_tokens", 0.0)
+    batch = int(train.questions_per_step) * int(train.completions_per_question)
+    report(f"100 steps ~ {_hm(100 * corver['seconds'] + results[0]['init_s'])} (CorVer's last step "
+           f"{corver['seconds']:.1f} s x 100 + init {results[0]['init_s']:.0f} s); tokens per step {tokens:.0f} "
+           f"(mean completion {tokens / max(batch, 1):.0f} of the {train.max_completion_length}-token limit). "
+           f"The paper's Table 2: 1:49 for 100 steps on one H100"
+           + ("" if args.model_path else "; random weights run every completion to the limit"))
     if plan is not None:
-        report(f"planned peak {plan.total / GB:.1f} GB vs measured {max(r['peak_bytes'] for r in results) / GB:.1f} GB")
+        measured = {k: max(r["peaks"].get(k, 0) for r in results) for k in results[0]["peaks"]}
+        report(f"planned peak {plan.total / GB:.1f} GB (an estimate) vs measured: "
+               + ", ".join(f"{v / GB:.1f} GB {k}" for k, v in measured.items()))
     report(f"gpu_step: done in {time.perf_counter() - started:.1f} s; full output in {args.out}")
     return 0
 

@@ -14,11 +14,12 @@ from typing import Any
 
 
 def evaluate(cfg: Any, *, identity: Any, adapter: Any = None, out_dir: Any, model: Any = None,
-             tokenizer: Any = None) -> dict:
+             tokenizer: Any = None, shard: Any = None) -> dict:
     """Generate and score every set of `cfg.eval`; see `factrl.evals.runner.evaluate`."""
     from .runner import evaluate as _evaluate
 
-    return _evaluate(cfg, identity=identity, adapter=adapter, out_dir=out_dir, model=model, tokenizer=tokenizer)
+    return _evaluate(cfg, identity=identity, adapter=adapter, out_dir=out_dir, model=model, tokenizer=tokenizer,
+                     shard=shard)
 
 
 def __getattr__(name: str) -> Any:

@@ -8,7 +8,11 @@ plain string operations:
   "ss"; dotless "ı" and the stroked letters ł ø đ ħ ŧ become i l o d h t), every non-alphanumeric
   character (ASCII or Unicode punctuation, symbols, emoji, `_`) to a space, articles a/an/the
   dropped, spaces collapsed. The result is a space-joined token string.
-- `extract_answer`: the final answer of a completion (`<think>...</think><answer>...</answer>`).
+- `extract_answer`: the final answer of a completion (`<think>...</think><answer>...</answer>`);
+  `block="first"` reads the first block instead (KnowRL's release reads the first).
+- `answer_blocks`: every closed answer block, in order.
+- `strict_correct`, `StrictVerdict`, `STRICT_VERSION`: strict accuracy v2 (evals/strict.py),
+  beside the protocol's matcher, never replacing it.
 - `is_refusal`: the normalised answer is exactly one of the three abstention forms.
 - `match_closed_book`: bidirectional containment on token boundaries, with the reverse
   direction (answer inside a reference) allowed only for answers with a content token.
@@ -163,12 +167,19 @@ def _positions(completion: str, pattern: re.Pattern) -> tuple[list[int], list[tu
     return opens, closes
 
 
-def extract_answer(completion: str, *, think: bool = True) -> Extraction:
+def extract_answer(completion: str, *, think: bool = True, block: str = "last") -> Extraction:
     """Split a completion into its final answer and reasoning (see `Extraction`).
 
     think=False skips the reasoning (`think` is then ""): scorers only need the answer.
+    block: "last" (the protocol's rule, above) or "first": the first closed block (the first
+    `</answer>` and the nearest `<answer>` before it, i.e. `answer_blocks(completion)[0]`); with
+    no closed block, the text after the first `<answer>` up to the next one (`closed` False).
     Never raises on text: unclosed, repeated, nested or stray tags all give a defined result.
     """
+    if block != "last":
+        if block != "first":
+            raise ValueError(f"extract_answer: block must be 'last' or 'first', got {block!r}")
+        return _extract_first(completion or "", think)
     if not completion:
         return _NO_ANSWER
     if completion.isascii():
@@ -210,6 +221,36 @@ def _extract_general(completion: str, think: bool = True) -> Extraction:
         if end is not None:
             return Extraction(completion[start:end].strip(), think, True, True, len(opens))
     return Extraction(completion[opens[-1]:].strip(), think, True, False, len(opens))
+
+
+def answer_blocks(completion: str) -> list[str]:
+    """Every closed answer block of a completion, stripped, in order.
+
+    A block is the text between a `</answer>` and the nearest `<answer>` before it that no
+    earlier block used, so nested blocks give their innermost text and the last element is
+    `extract_answer(completion).answer` whenever that block is closed."""
+    if not completion:
+        return []
+    blocks, open_at = [], None
+    for tag in _ANSWER_TAG.finditer(completion):
+        if not tag.group(1):
+            open_at = tag.end()
+        elif open_at is not None:
+            blocks.append(completion[open_at:tag.start()].strip())
+            open_at = None
+    return blocks
+
+
+def _extract_first(completion: str, think: bool) -> Extraction:
+    last = _extract_general(completion, think)  # the think block and the tag count
+    if not last.has_answer_block:
+        return last
+    blocks = answer_blocks(completion)
+    if blocks:
+        return Extraction(blocks[0], last.think, True, True, last.n_answer_tags)
+    opens = [t.end() for t in _ANSWER_TAG.finditer(completion) if not t.group(1)]
+    end = opens[1] - len(_OPEN) if len(opens) > 1 else len(completion)
+    return Extraction(completion[opens[0]:end].strip(), last.think, True, False, last.n_answer_tags)
 
 
 # --------------------------------------------------------------------------------------------
@@ -269,3 +310,16 @@ def match_closed_book(answer: str, references: Sequence[str]) -> bool:
     """
     refs = tuple(references) if not isinstance(references, tuple) else references
     return match_prepared(normalize_answer(answer), _prepared(refs))[0]
+
+
+_STRICT_NAMES = ("STRICT_VERSION", "StrictVerdict", "strict_correct")
+
+
+def __getattr__(name: str):
+    """Strict accuracy lives in evals/strict.py (it builds on this module); re-exported lazily
+    so that importing either module first works."""
+    if name in _STRICT_NAMES:
+        from . import strict
+
+        return getattr(strict, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

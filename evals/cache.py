@@ -12,6 +12,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+from factrl.harness.sqlite_fs import configure as configure_journal
+
 from .backends.base import Generation
 
 
@@ -22,7 +24,8 @@ class ResponseCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._scope = json.dumps(scope, sort_keys=True, default=str)
         self._db = sqlite3.connect(self.path, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")  # concurrent runs read while one writes
+        # WAL: concurrent runs read while one writes; DELETE on a network file system (harness/sqlite_fs.py).
+        configure_journal(self._db, self.path)
         self._db.execute("PRAGMA synchronous=NORMAL")  # a lost last entry only costs a regeneration
         self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, text TEXT NOT NULL, "
                          "finish_reason TEXT, n_tokens INTEGER)")

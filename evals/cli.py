@@ -53,6 +53,7 @@ main options (Hydra overrides):
   eval.backend=hf|vllm|openai   transformers (default, CPU or GPU) | vLLM offline (GPU) | an OpenAI-compatible
                                 server: eval.openai.base_url=http://127.0.0.1:8000/v1 [eval.openai.model=NAME]
   eval.limit=N                  only the first N questions of each set (default: all)
+  eval.processes=N              generate in N processes, one GPU each (data parallel), merged before scoring
   eval.scorer=default|corver-official   PROTOCOL 6's scorer, or the released CorVer script's
   eval.max_new_tokens=N         shorter answers than the preset's 1,000 (quick CPU runs)
   eval.data_dir=DIR             local copies of the sets (eval.data.<set>=FILE for one set)
@@ -90,17 +91,23 @@ def eval_main(argv: list[str]) -> int:
 
 
 def _eval_task(cfg) -> dict:
+    from factrl.harness.eval_process import evaluate_in_fresh_process, processes_of
+    from factrl.harness.model_shapes import for_disk_loaders
     from factrl.harness.models import resolve
     from factrl.harness.rundir import attach_log, detach_log, open_run, write_json
 
     from .runner import evaluate
 
     started = time.monotonic()
-    identity = resolve(cfg.model)
+    identity = for_disk_loaders(resolve(cfg.model), cfg)  # a random model for vLLM: saved to disk first
     run = open_run(cfg, kind="eval")
     handler = attach_log(run)
     try:
-        result = evaluate(cfg, identity=identity, adapter=cfg.get("adapter"), out_dir=run / "eval")
+        if processes_of(cfg) > 1:  # data-parallel generation: eval.processes processes, one GPU each
+            result = evaluate_in_fresh_process(cfg, identity=identity, adapter=cfg.get("adapter"), out_dir=run / "eval",
+                                               log_file=run / "run.log")
+        else:
+            result = evaluate(cfg, identity=identity, adapter=cfg.get("adapter"), out_dir=run / "eval")
         write_json(run / "metrics.json", result)
         run.finish()
     except BaseException:

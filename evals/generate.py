@@ -93,13 +93,29 @@ def _check_descriptor(folder: Path, descriptor: dict, compare: Callable[[dict], 
     write_json(file, descriptor)
 
 
+@dataclass(frozen=True)
+class Shard:
+    """One of `count` data-parallel generation processes: it generates the records whose index in
+    their set is `index` mod `count`, into its own folders, skipping what the evaluation's own
+    folder (`done_dir`/<set>/generations.jsonl) already holds (harness/eval_process.py merges)."""
+
+    index: int
+    count: int
+    done_dir: Path
+
+    def mine(self, position: int) -> bool:
+        return position % self.count == self.index
+
+
 def generate_sets(jobs: list[SetJob], *, system: str, descriptor: dict,
                   make_backend: Callable[[], Backend], cache: ResponseCache | None = None,
-                  compare: Callable[[dict], dict] = dict, progress_every: float = 30.0) -> dict[str, dict]:
+                  compare: Callable[[dict], dict] = dict, progress_every: float = 30.0,
+                  shard: Shard | None = None) -> dict[str, dict]:
     """Complete every set's generations.jsonl; returns per-set counts {resumed, cached, generated}.
 
     descriptor: written to each set's generation.json; `compare(descriptor)` is what must be
     equal for existing generations to be extended (paths may differ between machines).
+    shard: generate only this process's slice (Shard).
     """
     stats: dict[str, dict] = {}
     pending: list[tuple[SetJob, int]] = []  # (job, record index)
@@ -109,8 +125,12 @@ def generate_sets(jobs: list[SetJob], *, system: str, descriptor: dict,
             job.folder.mkdir(parents=True, exist_ok=True)
             _check_descriptor(job.folder, descriptor, compare)
             done = read_generations(job.path)
-            todo = [i for i, r in enumerate(job.eval_set.records) if r.id not in done]
-            stats[job.eval_set.name] = {"resumed": job.eval_set.count - len(todo), "cached": 0, "generated": 0}
+            if shard is not None:
+                done = {**read_generations(Path(shard.done_dir) / job.eval_set.name / GENERATIONS), **done}
+            todo = [i for i, r in enumerate(job.eval_set.records)
+                    if r.id not in done and (shard is None or shard.mine(i))]
+            mine = job.eval_set.count if shard is None else sum(map(shard.mine, range(job.eval_set.count)))
+            stats[job.eval_set.name] = {"resumed": mine - len(todo), "cached": 0, "generated": 0}
             writers[job.eval_set.name] = JsonlAppender(job.path)
             pending += [(job, i) for i in todo]
 

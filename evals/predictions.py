@@ -10,13 +10,12 @@ than no score.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from factrl.harness.errors import DataError
+from factrl.harness.rundir import atomic_write
 
 from .sets import EvalSet
 
@@ -115,19 +114,13 @@ def align(eval_set: EvalSet, rows: dict[str, dict], where: str) -> list[str]:
 
 
 def write_jsonl(path: Path, rows: Iterable[dict]) -> None:
-    """Write rows atomically (temp file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False))
-                handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write rows atomically (`atomic_write`: temp file + rename)."""
+    def write(handle) -> None:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False))
+            handle.write("\n")
+
+    atomic_write(path, write)
 
 
 class JsonlAppender:

@@ -41,18 +41,56 @@ def stable_key(descriptor: dict) -> dict:
 
 
 def adapter_info(adapter: str | Path | None) -> dict | None:
-    """{"path", "sha256"} of a LoRA adapter directory (hash of its file names and bytes)."""
+    """{"path", "sha256"} of a LoRA adapter directory; sha256 is `adapter_content_hash`."""
     if not adapter:
         return None
     path = Path(adapter).expanduser()
     if not (path / "adapter_config.json").is_file():
         raise HarnessError(f"adapter={adapter}: no adapter_config.json there; give a PEFT LoRA adapter directory "
                            f"(e.g. <run>/train/adapter).")
-    digest = hashlib.sha256()
-    for file in sorted(p for p in path.iterdir() if p.is_file()):
-        digest.update(file.name.encode())
-        digest.update(file.read_bytes())
-    return {"path": str(path.resolve()), "sha256": digest.hexdigest()}
+    return {"path": str(path.resolve()), "sha256": adapter_content_hash(path)}
+
+
+# adapter_config.json fields that say where or with what the adapter was made, not what it computes.
+_CONFIG_NOT_CONTENT = ("base_model_name_or_path", "revision", "peft_version")
+_CONFIG_SETS = ("target_modules", "exclude_modules", "modules_to_save")  # PEFT stores sets as lists
+
+
+def adapter_content_hash(path: Path) -> str:
+    """What the adapter computes, hashed: its canonical config and its tensors (name, dtype,
+    shape, bytes, by name). Not hashed: training_args.bin (it embeds the output path), READMEs,
+    tokenizer copies, the base model's path, and the order PEFT happened to write a set in; so
+    two identical trainings hash the same wherever they ran."""
+    import json
+
+    config = json.loads((path / "adapter_config.json").read_text(encoding="utf-8"))
+    config = {k: (sorted(v) if k in _CONFIG_SETS and isinstance(v, list) else v) for k, v in config.items()
+              if k not in _CONFIG_NOT_CONTENT and v not in (None, {}, [])}
+    digest = hashlib.sha256(b"factrl.adapter/1\0")
+    digest.update(json.dumps(config, sort_keys=True, separators=(",", ":")).encode())
+    weights = path / "adapter_model.safetensors"
+    if weights.is_file():
+        for name, dtype, shape, data in _safetensors(weights):
+            digest.update(f"\0{name}\0{dtype}\0{shape}\0".encode())
+            digest.update(data)
+    else:  # an older PEFT's pickled adapter_model.bin: its bytes are all there is to hash
+        for file in sorted(path.glob("adapter_model*.bin")):
+            digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def _safetensors(path: Path):
+    """(name, dtype, shape, raw bytes) of each tensor, sorted by name (the documented layout:
+    8-byte little-endian header length, JSON header, data)."""
+    import json
+
+    raw = path.read_bytes()
+    size = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + size])
+    base = 8 + size
+    for name in sorted(k for k in header if k != "__metadata__"):
+        start, end = header[name]["data_offsets"]
+        yield name, header[name]["dtype"], header[name]["shape"], raw[base + start:base + end]
 
 
 def recorded_generation(folder: Path, *, limit: int | None, predictions: str) -> dict:
@@ -76,6 +114,12 @@ def prompt_format(model_cfg: Any) -> dict:
             "chat_template_sha256": hashlib.sha256(str(template).encode()).hexdigest()[:16] if template else None}
 
 
+def _processes(settings: EvalSettings) -> dict:
+    """Data-parallel generation changes which prompts share a batch (as the batch size does); one
+    process adds nothing, so one-process descriptors stay what they were."""
+    return {"processes": int(settings.processes)} if int(settings.processes) > 1 else {}
+
+
 def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
     """What about the backend can change a completion (recorded, and part of the cache key)."""
     if settings.backend == "hf":
@@ -87,9 +131,11 @@ def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         dtype = torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)
-        return {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": settings.batch_size}
+        return {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": settings.batch_size,
+                **_processes(settings)}
     if settings.backend == "vllm":
-        return {k: settings.vllm.get(k) for k in ("max_model_len", "tensor_parallel_size", "enforce_eager")}
+        return {**{k: settings.vllm.get(k) for k in ("max_model_len", "tensor_parallel_size", "enforce_eager")},
+                **_processes(settings)}
     # Written to metrics.json and the leaderboard: no credentials in the URL, no secret-looking keys.
     from urllib.parse import urlsplit, urlunsplit
 

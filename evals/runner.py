@@ -13,12 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from factrl.harness.models import ModelIdentity, cache_dir
+from factrl.harness.models import ModelIdentity, writable_cache_dir
 from factrl.harness.prompts import system_prompt
 
 from .backends import Decoding, build_backend
 from .cache import ResponseCache
-from .generate import SetJob, generate_sets, read_generations
+from .generate import SetJob, Shard, generate_sets, read_generations
 from .judged import JudgedEvals
 from .metrics import run_metrics
 from .provenance import describe_generation, stable_key
@@ -28,7 +28,7 @@ from .sets import load_set
 
 
 def evaluate(cfg: Any, *, identity: ModelIdentity, adapter: str | Path | None = None, out_dir: str | Path,
-             model: Any = None, tokenizer: Any = None) -> dict:
+             model: Any = None, tokenizer: Any = None, shard: Shard | None = None) -> dict:
     """Generate and score every set of `cfg.eval`; returns the run-level metrics dict.
 
     cfg: the composed root config (uses cfg.eval, cfg.model, cfg.seed, cfg.device).
@@ -36,6 +36,8 @@ def evaluate(cfg: Any, *, identity: ModelIdentity, adapter: str | Path | None = 
     adapter: a LoRA adapter directory evaluated on top of the model, or None.
     model, tokenizer: optional already-loaded model (with the adapter applied) for backend=hf,
         so a training run does not load its weights twice; `adapter` then only describes it.
+    shard: one data-parallel generation process (generate.Shard): it generates its slice into
+        `out_dir` and returns {"counts": ...}; nothing is scored (the merged evaluation scores).
     """
     settings = EvalSettings.from_config(cfg.get("eval"))
     out = Path(out_dir)
@@ -51,6 +53,9 @@ def evaluate(cfg: Any, *, identity: ModelIdentity, adapter: str | Path | None = 
     jobs = [SetJob(s, out / s.name) for s in sets]
     # The judge, evidence store and masked LM of the judged evaluations open before generation,
     # so a missing store or an uncached model fails now rather than after generating.
+    if shard is not None:
+        return {"counts": _generate(cfg, settings, jobs, descriptor, system, identity, model_cfg, decoding, adapter,
+                                    model, tokenizer, shard)}
     judged = JudgedEvals.open(settings, cfg, out)
     try:
         return _generate_and_score(cfg, settings, jobs, descriptor, system, identity, model_cfg, decoding, adapter,
@@ -62,23 +67,8 @@ def evaluate(cfg: Any, *, identity: ModelIdentity, adapter: str | Path | None = 
 
 def _generate_and_score(cfg, settings, jobs, descriptor, system, identity, model_cfg, decoding, adapter, model,
                         tokenizer, judged) -> dict:
-    cache = None
-    if settings.cache and decoding.greedy:  # sampled generations are never cached
-        cache = ResponseCache(cache_dir() / "eval-cache.sqlite", stable_key(descriptor))
-
-    def make_backend():
-        return build_backend(settings.backend, identity, model_cfg, decoding, adapter=adapter,
-                             settings=settings.vllm if settings.backend == "vllm" else settings.openai,
-                             batch_size=settings.batch_size, device=cfg.get("device"), model=model,
-                             tokenizer=tokenizer)
-
-    try:
-        counts = generate_sets(jobs, system=system, descriptor=descriptor, make_backend=make_backend, cache=cache,
-                               compare=stable_key)
-    finally:
-        if cache is not None:
-            cache.close()
-
+    counts = _generate(cfg, settings, jobs, descriptor, system, identity, model_cfg, decoding, adapter, model,
+                       tokenizer)
     scorer = settings.make_scorer()
     results = {}
     for job in jobs:
@@ -87,3 +77,23 @@ def _generate_and_score(cfg, settings, jobs, descriptor, system, identity, model
         results[job.eval_set.name] = score_set(job.eval_set, rows, scorer, generation, job.folder, str(job.path),
                                                judged=judged)
     return run_metrics(results)
+
+
+def _generate(cfg, settings, jobs, descriptor, system, identity, model_cfg, decoding, adapter, model, tokenizer,
+              shard: Shard | None = None) -> dict:
+    cache = None
+    if settings.cache and decoding.greedy:  # sampled generations are never cached
+        cache = ResponseCache(writable_cache_dir() / "eval-cache.sqlite", stable_key(descriptor))
+
+    def make_backend():
+        return build_backend(settings.backend, identity, model_cfg, decoding, adapter=adapter,
+                             settings=settings.vllm if settings.backend == "vllm" else settings.openai,
+                             batch_size=settings.batch_size, device=cfg.get("device"), model=model,
+                             tokenizer=tokenizer)
+
+    try:
+        return generate_sets(jobs, system=system, descriptor=descriptor, make_backend=make_backend, cache=cache,
+                             compare=stable_key, shard=shard)
+    finally:
+        if cache is not None:
+            cache.close()

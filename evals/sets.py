@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from factrl.harness.errors import DataError, HarnessError
+from factrl.harness.errors import DataError, HarnessError, did_you_mean
 from factrl.harness.hashing import sha256_file
 
 from .answers import prepare_references
 from .loaders import Fields, Record, dedupe, load_hub, parse_rows, read_rows
-from .suggestions import did_you_mean
 
 TASKS = ("closed_book", "truthfulqa", "multihop")
 CLOSED_BOOK_FIVE = ("triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa")  # PROTOCOL 6 macro

@@ -9,7 +9,7 @@ import importlib
 import os
 import sys
 
-from .errors import HarnessError
+from .errors import HarnessError, closest
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("factrl.harness.run:main", "train a method, evaluate it and record the run (Hydra overrides; -m sweeps)"),
@@ -35,6 +35,26 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+def _check_utf8(argv: list[str]) -> None:
+    """One line for an argument that is not UTF-8 (Python hands such bytes over as lone
+    surrogates, which fail much later, deep in a store or a cache key). The value is not echoed:
+    it may be anything, a secret included."""
+    for number, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as err:
+            where = f"character {err.start}"
+            try:  # the bytes the shell passed, to name the first bad one
+                raw = arg.encode("utf-8", "surrogateescape")
+                raw.decode("utf-8")
+            except UnicodeEncodeError:
+                pass
+            except UnicodeDecodeError as bad:
+                where = f"byte {bad.start}: 0x{raw[bad.start]:02x}"
+            raise HarnessError(f"command-line argument {number} is not UTF-8 text ({where}); pass UTF-8 "
+                               f"text") from None
+
+
 def _load(target: str):
     module_name, func_name = target.split(":")
     return getattr(importlib.import_module(module_name), func_name)
@@ -52,22 +72,21 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
-        from difflib import get_close_matches
-
-        hint = get_close_matches(name, COMMANDS, n=1)
-        suggestion = f" Did you mean `harness {hint[0]}`?" if hint else ""
+        hint = closest(name, COMMANDS)
+        suggestion = f" Did you mean `harness {hint}`?" if hint else ""
         print(f"harness: unknown command '{name}'.{suggestion} Valid: {', '.join(COMMANDS)}.", file=sys.stderr)
         return 2
     try:
+        _check_utf8(rest)
         status = _load(COMMANDS[name][0])(rest)
     except HarnessError as err:
         if os.environ.get("HARNESS_DEBUG"):
             raise
         print(f"harness {name}: error: {err}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM where the command asked for it (harness/signals.py)
         print(f"harness {name}: interrupted; rerun the same command to resume.", file=sys.stderr)
-        return 130
+        return int(getattr(err, "exit_code", 130))
     return int(status or 0)
 
 

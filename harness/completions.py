@@ -378,8 +378,11 @@ def align(tokenizer: Any, ids: Sequence[int], *, splitter: str = "reference",
 
 
 def token_returns(sigma: Sequence[int | None], response_return: float,
-                  sentence_rewards: Sequence[float] | None, lambda_c: float) -> list[float]:
-    """PROTOCOL 3: R(t) = R_response + 1[sigma(t) is a sentence] * lambda_c * r_c(sigma(t))."""
+                  sentence_rewards: Sequence[float] | None = None, lambda_c: float | None = None) -> list[float]:
+    """PROTOCOL 3: R(t) = R_response + 1[sigma(t) is a sentence] * lambda_c * r_c(sigma(t)).
+    lambda_c (the method's setting, e.g. CorVer's method.lambda_c) is needed with sentence rewards."""
+    if sentence_rewards and lambda_c is None:
+        raise ValueError("token_returns: pass lambda_c (the weight of the sentence rewards) with sentence_rewards")
     if not sentence_rewards or lambda_c == 0:
         return [float(response_return)] * len(sigma)
     return [float(response_return) + (lambda_c * sentence_rewards[s] if s is not None else 0.0)

@@ -24,6 +24,11 @@ class SettingError(ConfigError, ValueError):
     as the settings dataclasses' own `__post_init__` checks are."""
 
 
+class RewardContractError(HarnessError, ValueError):
+    """A method's reward broke the reward contract (harness/method.py): not a RewardOutput, or
+    the wrong number of values. One line naming the method and the fix; also a ValueError."""
+
+
 class ModelNotFoundError(HarnessError):
     """A model id or path cannot be resolved offline."""
 
@@ -52,5 +57,5 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return f" Did you mean '{hint}'?" if hint else ""
 
 
-__all__ = ["ConfigError", "DataError", "HarnessError", "ModelNotFoundError", "SettingError", "closest",
-           "did_you_mean"]
+__all__ = ["ConfigError", "DataError", "HarnessError", "ModelNotFoundError", "RewardContractError", "SettingError",
+           "closest", "did_you_mean"]

@@ -15,15 +15,18 @@ through Hydra multirun with the chosen `hydra/launcher` (basic = one after anoth
 local / slurm = submitit, the `cluster` extra). Jobs record with `leaderboard=rundir` (only
 their run directory; cluster-safe) unless a `leaderboard=` override says otherwise; the
 summary prints the `harness leaderboard rebuild` command that builds the store.
+
+A cell that another live process holds (its claim file, harness/run_claims.py: a job still pending
+in the queue or running) is skipped, unless `--relaunch`; the grid claims every cell it submits
+("pending") and its jobs take those claims over, so a second `harness grid` while the first one's
+jobs wait or run launches nothing twice. `--eval-jobs` runs each sweep as a training sweep
+(`stage=train`) followed by an evaluation sweep (`stage=eval`, with `--eval-timeout-min`), so
+training and evaluation each get a job and a time limit of their own (docs/CLUSTER.md).
 """
 from __future__ import annotations
 
 import argparse
 import shlex
-import subprocess
-import sys
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -49,7 +52,9 @@ class Cell:
     experiment: str | None
     fixed: tuple[str, ...]  # grid + block + command-line overrides (hydra.* excluded)
     run_dir: Path | None = None
-    status: str = "todo"  # done | todo | resume
+    status: str = "todo"  # done | todo | resume | claimed
+    claim_path: Path | None = None
+    holder: dict | None = None  # the live claim of another process (status claimed)
 
     @property
     def overrides(self) -> list[str]:
@@ -76,6 +81,8 @@ def _grid_file(name: str) -> tuple[str, str]:
             return path.read_text(encoding="utf-8"), str(path)
         except OSError as err:
             raise ConfigError(f"grid file {path}: cannot read it ({err}).") from None
+        except UnicodeDecodeError as err:
+            raise ConfigError(f"grid file {path}: not UTF-8 text (byte {err.start}).") from None
     folder = resources.files("factrl.configs").joinpath("grid")
     shipped = sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
     if name not in shipped:
@@ -135,15 +142,24 @@ def load_grid(name: str, extra: list[str], seeds: list[int] | None = None,
     return grid
 
 
-def look_up(grid: Grid) -> None:
-    """Set each cell's run directory and status (done | resume | todo) as `harness run` would find it."""
+def look_up(grid: Grid, token: str | None = None) -> None:
+    """Set each cell's run directory and status (done | resume | todo, or claimed: not finished
+    and held by a live process other than `token`'s) as `harness run` would find it."""
+    from .run_claims import claim_path, holder
     from .config import compose
     from .rundir import find_run
 
     for cell in grid.cells:
-        run = find_run(compose(cell.overrides))
+        cfg = compose(cell.overrides)
+        run = find_run(cfg)
         cell.run_dir = run.path if run else None
         cell.status = "todo" if run is None else ("done" if run.finished else "resume")
+        cell.claim_path = claim_path(cfg)
+        cell.holder = None
+        if cell.status != "done":
+            cell.holder = holder(cell.claim_path, float((cfg.get("claim") or {}).get("stale_s", 900)), token)
+            if cell.holder is not None:
+                cell.status = "claimed"
 
 
 def sweeps(cells: list[Cell]) -> list[list[str]]:
@@ -181,15 +197,14 @@ def _check_launcher(launcher: str) -> None:
                           "or use --launcher basic (one job after another on this machine).") from None
 
 
-def _launch(index: int, total: int, line: list[str], launcher: str, hydra_args: list[str]) -> tuple[int, float]:
-    command = [sys.executable, "-m", "factrl.harness.cli", "run", "-m", *line, f"hydra/launcher={launcher}",
-               *hydra_args]
-    print(f"[{index}/{total}] harness run -m {shlex.join(command[5:])}", flush=True)
-    started = time.monotonic()
-    code = subprocess.run(command).returncode  # noqa: S603 -- our own CLI; a job may run for hours
-    seconds = time.monotonic() - started
-    print(f"[{index}/{total}] exit {code} after {seconds:.1f} s", flush=True)
-    return code, seconds
+def _describe_holder(cell: Cell) -> str:
+    from .run_claims import describe
+
+    return describe(cell.claim_path, cell.holder or {}) if cell.claim_path is not None else "?"
+
+
+def _output_dir(extra: list[str]) -> str:
+    return next((o.split("=", 1)[1] for o in reversed(extra) if o.startswith("output_dir=")), "runs")
 
 
 def _table(grid: Grid) -> str:
@@ -200,7 +215,9 @@ def _table(grid: Grid) -> str:
 
 def _counts(grid: Grid) -> str:
     done = sum(c.status == "done" for c in grid.cells)
-    return f"{len(grid.cells)} cells, {done} done, {len(grid.cells) - done} todo"
+    claimed = sum(c.status == "claimed" for c in grid.cells)
+    return (f"{len(grid.cells)} cells, {done} done, {len(grid.cells) - done - claimed} todo"
+            + (f", {claimed} claimed by other jobs" if claimed else ""))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -215,8 +232,17 @@ def _parser() -> argparse.ArgumentParser:
                              "slurm (configs/hydra/launcher/slurm.yaml)")
     parser.add_argument("--seeds", default=None, help="comma-separated seeds replacing every block's (e.g. 42,43,44)")
     parser.add_argument("--block", action="append", default=None, help="only this block of the grid (repeatable)")
-    parser.add_argument("--parallel", type=int, default=1,
-                        help="sweeps launched at once (default 1; more for slurm, whose sweeps wait on the queue)")
+    parser.add_argument("--parallel", type=int, default=None,
+                        help="sweeps launched at once (default: all of them for slurm, whose sweeps wait on the "
+                             "queue; 1 otherwise)")
+    parser.add_argument("--relaunch", action="store_true",
+                        help="also launch cells that another process claims (a pending or running job); cancel "
+                             "those jobs first, or two jobs share one run directory")
+    parser.add_argument("--eval-jobs", action="store_true",
+                        help="per sweep: a training sweep (stage=train), then an evaluation sweep (stage=eval) "
+                             "with jobs and time limits of their own")
+    parser.add_argument("--eval-timeout-min", type=int, default=None,
+                        help="with --eval-jobs: hydra.launcher.timeout_min of the evaluation sweeps")
     return parser
 
 
@@ -226,39 +252,47 @@ def main(argv: list[str]) -> int:
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else None
     except ValueError:
         raise ConfigError(f"--seeds {args.seeds}: must be comma-separated integers, e.g. 42,43,44.") from None
-    if args.parallel < 1:
+    if args.parallel is not None and args.parallel < 1:
         raise ConfigError(f"--parallel {args.parallel}: must be at least 1.")
+    if args.eval_timeout_min is not None and (not args.eval_jobs or args.eval_timeout_min < 1):
+        raise ConfigError("--eval-timeout-min: give a positive number of minutes, together with --eval-jobs.")
     hydra_args = [o for o in args.overrides if o.startswith(("hydra.", "hydra/"))]
     extra = [o for o in args.overrides if o not in hydra_args]
     if not any(o.startswith("leaderboard=") for o in extra):
         extra.append("leaderboard=rundir")  # cluster-safe: jobs never share a SQLite file
     grid = load_grid(args.grid, extra, seeds, args.block)
     look_up(grid)
-    todo = [c for c in grid.cells if c.status != "done"]
+    wanted = ("todo", "resume", "claimed") if args.relaunch else ("todo", "resume")
+    todo = [c for c in grid.cells if c.status in wanted]
+    claimed = [c for c in grid.cells if c.status == "claimed" and c not in todo]
     lines = sweeps(todo)
     print(f"grid {grid.name} ({grid.source}): {_counts(grid)}\n{_table(grid)}")
     if args.dry_run:
         print(f"sweeps ({len(lines)}, hydra/launcher={args.launcher}):")
-        print("\n".join(f"  harness run -m {shlex.join(line)}" for line in lines) or "  none: every cell is done")
+        print("\n".join(f"  harness run -m {shlex.join(line)}" for line in lines) or "  none: nothing to launch")
         return 0
+    for cell in claimed:
+        print(f"  skipped (claimed, --relaunch launches it anyway): {cell.label}: "
+              f"{_describe_holder(cell)}")
     if not todo:
-        print("nothing to launch: every cell is done")
+        print("nothing to launch: every cell is done" + (f" or claimed ({len(claimed)})" if claimed else ""))
         return 0
     _check_launcher(args.launcher)
-    with ThreadPoolExecutor(max_workers=args.parallel) as pool:
-        results = list(pool.map(lambda item: _launch(item[0] + 1, len(lines), item[1], args.launcher, hydra_args),
-                                enumerate(lines)))
+    from .grid_launch import launch_all
+
+    results, todo, lines = launch_all(grid, todo, args, hydra_args, extra)
     look_up(grid)
     launched = {id(c) for c in todo}
     finished = [c for c in grid.cells if id(c) in launched and c.status == "done"]
-    missing = [c for c in grid.cells if c.status != "done"]
-    print(f"grid {grid.name}: {len(grid.cells)} cells: {len(grid.cells) - len(todo)} already done, {len(todo)} launched "
-          f"in {len(lines)} sweep(s) ({sum(s for _, s in results):.1f} s): {len(finished)} finished, "
-          f"{len(missing)} not finished")
+    missing = [c for c in grid.cells if id(c) in launched and c.status != "done"]
+    held = f"{len(claimed)} claimed by other jobs, " if claimed else ""
+    print(f"grid {grid.name}: {len(grid.cells)} cells: {len(grid.cells) - len(todo) - len(claimed)} already done, "
+          f"{held}{len(todo)} launched in {len(lines)} sweep(s) ({sum(s for _, s in results):.1f} s): "
+          f"{len(finished)} finished, {len(missing)} not finished")
     for cell in missing:
         print(f"  not finished: {cell.label} ({cell.run_dir or 'no run directory'})")
     if any(o == "leaderboard=rundir" for o in extra):
-        out = next((o.split("=", 1)[1] for o in reversed(extra) if o.startswith("output_dir=")), "runs")
+        out = _output_dir(extra)
         store = next((o.split("=", 1)[1] for o in reversed(extra) if o.startswith("leaderboard.store=")),
                      "leaderboard.sqlite")
         print(f"leaderboard: harness leaderboard rebuild {shlex.quote(out)} --store {shlex.quote(store)} [--replace]")

@@ -22,9 +22,21 @@ Terms (bytes; bf16 weights, b = 2):
   logits: m x completion x V x 4, the fp32 log-softmax over the scored tokens. TRL 1.16 fuses the
   LM head and stays far below this (tiles of 4,096 tokens x 32,768 vocabulary), so it is an
   upper bound that keeps the defaults safe if the unfused path runs.
+- PPO (`algorithm: ppo`, train.ppo.critic): the critic's value step runs on the same micro-batch
+  after the policy's backward has freed its graph, so its activations replace the policy's, not
+  add to them; its parameters are held throughout.
+  - lora: a second adapter of the same rank and targets (critic_state = L x 16) plus the value
+    head ((h + 1) x 16); its forward runs outside autocast, so the LoRA path keeps fp32 copies of
+    the inputs autocast would keep in bf16: A_critic = A + 4 x (h + q + I) per token per layer;
+  - full: a second copy of the model, trained: weights N x b, gradients N x b and AdamW's m and v,
+    which torch keeps in the parameter's dtype (2 N x b); activations b x (12h + 4q + 4kv + 5I).
+  With train.ppo.critic=full the run stops before loading the copy when this plan exceeds the GPU
+  (`check_full_critic`).
 - overhead: 2 GB (CUDA context, cuBLAS workspaces) + 10% of the rest (allocator fragmentation).
-Peak = weights + lora_state + vllm_reserved + max(rollout, update) + overhead.
-The coefficients are estimates; gpu_step.py prints the plan beside the measured peak.
+Peak = weights + lora_state + critic + vllm_reserved + max(rollout, update) + overhead.
+The coefficients are ESTIMATES from first principles; none has been measured on a GPU yet.
+`lines()` says so, and benchmarks/gpu_step.py prints the plan beside the measured peaks
+(max_memory_reserved and the device's own peak, which include what the plan's overhead covers).
 """
 from __future__ import annotations
 
@@ -61,6 +73,10 @@ class MemoryPlan:
     vllm_during_update: int
     activations: int
     logits: int
+    critic: str = "none"  # none (GRPO) | lora | full (PPO's train.ppo.critic)
+    critic_weights: int = 0  # full: the critic's own copy of the model
+    critic_state: int = 0  # trainable critic tensors with gradients and AdamW state (LoRA or full, + value head)
+    critic_activations: int = 0  # the value step's forward, saved for its backward
 
     @property
     def rollout_peak(self) -> int:
@@ -68,23 +84,27 @@ class MemoryPlan:
 
     @property
     def update_peak(self) -> int:
-        return self.activations + self.logits + self.vllm_during_update
+        return max(self.activations + self.logits, self.critic_activations) + self.vllm_during_update
+
+    @property
+    def held(self) -> int:
+        """Bytes held through the whole step: weights and trainable state (policy and critic)."""
+        return self.weights + self.lora_state + self.critic_weights + self.critic_state
 
     @property
     def overhead(self) -> int:
-        return CONTEXT_BYTES + int(FRAGMENTATION * (self.weights + self.lora_state
-                                                    + max(self.rollout_peak, self.update_peak)))
+        return CONTEXT_BYTES + int(FRAGMENTATION * (self.held + max(self.rollout_peak, self.update_peak)))
 
     @property
     def total(self) -> int:
-        return self.weights + self.lora_state + max(self.rollout_peak, self.update_peak) + self.overhead
+        return self.held + max(self.rollout_peak, self.update_peak) + self.overhead
 
     def fits(self, budget: int = GPU_BYTES) -> bool:
         return self.total <= budget
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "rollout_peak": self.rollout_peak, "update_peak": self.update_peak,
-                "overhead": self.overhead, "total": self.total}
+                "overhead": self.overhead, "total": self.total, "estimate": True}
 
     def lines(self) -> list[str]:
         g = lambda n: f"{n / GB:.1f} GB"  # noqa: E731
@@ -96,8 +116,12 @@ class MemoryPlan:
             f"rollout: KV cache {g(self.kv_cache)} + logits {g(self.generation_logits)} + vLLM {g(self.vllm_reserved)}"
             f" = {g(self.rollout_peak)}",
             f"update: activations {g(self.activations)} + logits {g(self.logits)} + vLLM {g(self.vllm_during_update)}"
-            f" = {g(self.update_peak)}",
-            f"overhead {g(self.overhead)}; peak {g(self.total)} of {g(GPU_BYTES)}",
+            f" = {g(self.update_peak)}" + (f" (critic value step: {g(self.critic_activations)})"
+                                           if self.critic != "none" else ""),
+            *([f"critic ({self.critic}): weights {g(self.critic_weights)} + state {g(self.critic_state)}"]
+              if self.critic != "none" else []),
+            f"overhead {g(self.overhead)}; peak {g(self.total)} of {g(GPU_BYTES)} "
+            f"(an estimate: the coefficients are not yet measured on a GPU)",
         ]
 
 
@@ -107,13 +131,25 @@ def activation_bytes_per_token_layer(arch: Mapping[str, Any], lora_r: int, dtype
     return dtype_bytes * (12 * h + 4 * q + 4 * kv + 5 * inter) + 4 * 7 * int(lora_r)
 
 
+def critic_activation_bytes_per_token_layer(arch: Mapping[str, Any], lora_r: int, critic: str,
+                                            dtype_bytes: int = 2) -> int:
+    """A_critic: what the PPO critic's forward keeps per token per layer (module docstring)."""
+    h, inter, q, kv, _, _ = _dims(arch)
+    if critic == "full":
+        return dtype_bytes * (12 * h + 4 * q + 4 * kv + 5 * inter)
+    return activation_bytes_per_token_layer(arch, lora_r, dtype_bytes) + 4 * (h + q + inter)
+
+
 def plan(arch: Mapping[str, Any], *, micro_batch: int, sequences: int, prompt_len: int, completion_len: int,
          lora_r: int, lora_targets: list[str] | tuple[str, ...], gradient_checkpointing: bool,
          dtype_bytes: int = 2, rollout: str = "hf", vllm_fraction: float = 0.0, vllm_sleep: bool = False,
-         gpu_bytes: int = GPU_BYTES) -> MemoryPlan:
-    """The plan for explicit settings (see the module docstring for each term)."""
+         gpu_bytes: int = GPU_BYTES, critic: str = "none") -> MemoryPlan:
+    """The plan for explicit settings (see the module docstring for each term); `critic`: none
+    (GRPO) or PPO's lora | full."""
     if rollout not in ("hf", "vllm"):
         raise ConfigError(f"rollout={rollout!r}: use hf or vllm")
+    if critic not in ("none", "lora", "full"):
+        raise ConfigError(f"critic={critic!r}: use none, lora or full")
     h, _, _, kv, _, layers = _dims(arch)
     vocab = int(arch["vocab_size"])
     seq = int(prompt_len) + int(completion_len)
@@ -126,7 +162,19 @@ def plan(arch: Mapping[str, Any], *, micro_batch: int, sequences: int, prompt_le
         activations = tokens * layers * a_layer
     hf = rollout == "hf"
     reserved = int(vllm_fraction * gpu_bytes) if not hf else 0
+    head = 16 * (h + 1)  # the value head: fp32 weight and bias, gradient, AdamW m and v
+    critic_weights = n * dtype_bytes if critic == "full" else 0
+    critic_state = {"none": 0, "lora": 16 * lora + head, "full": 3 * n * dtype_bytes + head}[critic]
+    c_layer = critic_activation_bytes_per_token_layer(arch, lora_r, critic, dtype_bytes) if critic != "none" else 0
+    if critic == "none":
+        critic_activations = 0
+    elif gradient_checkpointing:
+        critic_activations = tokens * (layers * dtype_bytes * h + c_layer)
+    else:
+        critic_activations = tokens * layers * c_layer
     return MemoryPlan(
+        critic=critic, critic_weights=critic_weights, critic_state=critic_state,
+        critic_activations=critic_activations,
         micro_batch=micro_batch, sequences=sequences, seq_len=seq, completion_len=int(completion_len),
         gradient_checkpointing=bool(gradient_checkpointing), rollout=rollout, parameters=n, lora_parameters=lora,
         weights=n * dtype_bytes, lora_state=16 * lora,
@@ -148,13 +196,30 @@ def _vllm_settings(train: Any) -> tuple[float, bool]:
     return float(fraction), sleep
 
 
+def _algorithm(cfg: Any) -> str:
+    from .registry import get_method
+
+    method = cfg.get("method") if hasattr(cfg, "get") else None
+    if method is None or not method.get("name"):
+        return "grpo"
+    return str(getattr(get_method(str(method.name)), "algorithm", "grpo"))
+
+
 def plan_for_config(cfg: Any, *, gpu_bytes: int = GPU_BYTES) -> MemoryPlan:
-    """The plan of a composed run config (cfg.model.architecture, cfg.train, cfg.lora)."""
+    """The plan of a composed run config (cfg.model.architecture, cfg.train, cfg.lora; PPO's
+    critic and minibatch geometry for a method with algorithm ppo)."""
     from .training.engine import batch_geometry
 
     arch = architecture(cfg.model)
     train = cfg.train
-    geometry = batch_geometry(train)
+    critic = "none"
+    if _algorithm(cfg) == "ppo":
+        from .training.ppo import PPOSettings, ppo_geometry
+
+        settings = PPOSettings.from_config(train)
+        geometry, critic = ppo_geometry(train, settings, processes=1), settings.critic
+    else:
+        geometry = batch_geometry(train, processes=1)
     fraction, sleep = _vllm_settings(train)
     return plan(arch, micro_batch=geometry["per_device_train_batch_size"], sequences=geometry["generation_batch_size"],
                 prompt_len=int(train.max_prompt_length), completion_len=int(train.max_completion_length),
@@ -162,4 +227,25 @@ def plan_for_config(cfg: Any, *, gpu_bytes: int = GPU_BYTES) -> MemoryPlan:
                 gradient_checkpointing=bool(train.get("gradient_checkpointing", False)),
                 dtype_bytes=DTYPE_BYTES.get(cfg.model.get("dtype"), 2),
                 rollout="vllm" if bool(train.get("use_vllm", False)) else "hf",
-                vllm_fraction=fraction, vllm_sleep=sleep, gpu_bytes=gpu_bytes)
+                vllm_fraction=fraction, vllm_sleep=sleep, gpu_bytes=gpu_bytes, critic=critic)
+
+
+def check_full_critic(cfg: Any, gpu_bytes: int | None = None) -> MemoryPlan | None:
+    """train.ppo.critic=full: stop (ConfigError) when the plan exceeds the GPU, before the second
+    copy of the model is loaded. `gpu_bytes`: the device's memory (default: CUDA device 0's;
+    without CUDA, or for a model without an `architecture:` block, nothing is checked)."""
+    if "architecture" not in (cfg.model or {}) or not cfg.model.get("architecture"):
+        return None
+    if gpu_bytes is None:
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        gpu_bytes = int(torch.cuda.get_device_properties(0).total_memory)
+    result = plan_for_config(cfg, gpu_bytes=gpu_bytes)
+    if result.critic == "full" and not result.fits(gpu_bytes):
+        raise ConfigError(f"train.ppo.critic=full: the planned peak of {result.total / GB:.1f} GB exceeds this GPU's "
+                          f"{gpu_bytes / GB:.1f} GB (the critic's own weights, gradients and AdamW state are "
+                          f"{(result.critic_weights + result.critic_state) / GB:.1f} GB; an estimate, "
+                          f"harness/memory_plan.py); use train.ppo.critic=lora, or a larger GPU")
+    return result

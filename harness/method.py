@@ -52,10 +52,17 @@ subclassing `factrl.harness.settings.Settings`) gets `self.settings`, parsed onc
 `method.*` when the method is constructed (before the run directory exists, so a bad value
 costs nothing); an error reads `method=<name>: method.<key>: ...`. `self.settings` is the one
 way a method reads its options: `RunContext` no longer carries `method_config`. A method
-without `settings_class` (a plugin written for interface 2) reads `self.config`, the composed
-`method` node, as before; `config_defaults` still supply its keys. The engine registers the
+without `settings_class` reads `self.config`, the composed `method` node, as before
+(`config_defaults` still supply its keys; a plugin that read `ctx.method_config` reads
+`self.config` instead). The engine registers the
 reward's `close()` (when it has one) with `on_close` right after `build_reward`; a method no
 longer registers it itself. docs/CONTRACTS.md, "Settings", has the details.
+
+KL reference (INTERFACE_VERSION 4): a GRPO method with `needs_policy` may name one of the
+adapter copies its `setup_policy` makes in `kl_reference_adapter` (a class attribute or a
+property, read once when the trainer is built); with beta != 0 the KL term then compares the
+policy with that copy instead of the adapter-disabled base (NOVER's proxy;
+harness/training/kl_reference.py). None (default): the base model, as before.
 """
 from __future__ import annotations
 
@@ -65,11 +72,12 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Protocol
 
 ALGORITHMS = ("grpo", "ppo", "none")
+FIDELITIES = ("original", "reconstructed")  # Method.fidelity
 # Version of this interface; bumped on any change a plugin must adapt to (1 = issues 1-12,
 # 2 = issue 13: needs_policy, whole_groups, setup_policy, on_checkpoint, the `policy=` keyword;
 # 3 = settings_class / Method.settings, RunContext.method_config removed, the engine closes the
-# reward). `harness methods` prints it; a plugin may check it at import.
-INTERFACE_VERSION = 3
+# reward; 4 = kl_reference_adapter). `harness methods` prints it; a plugin may check it at import.
+INTERFACE_VERSION = 4
 
 
 @dataclass
@@ -192,16 +200,28 @@ class Method:
     algorithm: ClassVar[str] = "grpo"
     description: ClassVar[str] = ""
     version: ClassVar[str] = "1"
+    # How the method's reward relates to its paper: "original" (the authors' released code or a
+    # port of it) or "reconstructed" (no public code: the reward is this harness's design from
+    # the paper, e.g. FoRAG). The leaderboard marks reconstructed rows; declare it as a plain
+    # string literal, since the tables read it from the source without importing the method.
+    fidelity: ClassVar[str] = "original"
     # Defaults for `method.*` when the method ships no configs/method/<name>.yaml (plugins).
     config_defaults: ClassVar[dict[str, Any]] = {}
     # The method's settings dataclass (a factrl.harness.settings.Settings); parsed from `method.*`
     # into `self.settings` when the method is built (interface 3). None: read `self.config`.
     settings_class: ClassVar[type | None] = None
+    # Root-level settings the method's original used (e.g. {"train": {"loss_type": "bnpo"}}),
+    # applied as `protocol/method/<name>` when the method ships no configs/protocol/method/<name>.yaml
+    # (plugins): after the groups, before the per-model files and command-line overrides.
+    protocol_defaults: ClassVar[dict[str, Any]] = {}
     # True: the trainer passes `policy=<PolicyHandle>` to every reward call (interface 2).
     needs_policy: ClassVar[bool] = False
     # True: the reward must see whole groups (B = n x G consecutive completions of one row);
     # the multi-process engine checks the per-process batch for it.
     whole_groups: ClassVar[bool] = False
+    # GRPO, with needs_policy: the name of an adapter copy (made in setup_policy) that the KL term
+    # compares with; None: the adapter-disabled base model (interface 4). May be a property.
+    kl_reference_adapter: str | None = None
 
     def __init__(self, config: Any = None):
         """`config`: the composed `method` node (None or a partial dict: the defaults fill in)."""
@@ -256,3 +276,5 @@ class Method:
             raise TypeError(f"method {cls.name!r}: algorithm {cls.algorithm!r} is not one of {ALGORITHMS}")
         if not cls.description:
             raise TypeError(f"method {cls.name!r}: give a one-line `description`")
+        if cls.fidelity not in FIDELITIES:
+            raise TypeError(f"method {cls.name!r}: fidelity {cls.fidelity!r} is not one of {FIDELITIES}")

@@ -84,6 +84,20 @@ def cache_dir() -> Path:
     return path
 
 
+def writable_cache_dir() -> Path:
+    """Root of the caches every run writes (SQLite: judge answers, evaluation responses, corpus
+    counts): HARNESS_WRITABLE_CACHE when set, else `cache_dir()`. On a cluster, point it at a
+    node-local folder per job (docs/CLUSTER.md), since SQLite's WAL does not work on a network file
+    system; the shared cache_dir() then only serves artefacts that are written once and read
+    (converted models, indexes)."""
+    root = os.environ.get("HARNESS_WRITABLE_CACHE")
+    if not root:
+        return cache_dir()
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def _package_dir(package: str, pip_spec: str, model_name: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -127,11 +141,9 @@ def _source_sha256(path: Path) -> str:
         return str(memo[where])
     digest = sha256_file(path)
     memo[where] = digest
-    memo_file.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".source-sha256.", dir=memo_file.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(memo, handle, indent=1)
-    os.replace(tmp, memo_file)  # atomic; a concurrent writer's entry may be lost and is recomputed
+    from .rundir import atomic_write
+
+    atomic_write(memo_file, json.dumps(memo, indent=1))  # a concurrent writer's entry may be lost and is recomputed
     return digest
 
 
@@ -303,6 +315,14 @@ def _build_random(identity: ModelIdentity, model_cfg: Any, dtype: Any, device: s
     return model
 
 
+RANDOM_MARKER = "harness_random_model.json"
+
+
+def saved_random(identity: ModelIdentity) -> bool:
+    """True when a random model's identity points at its weights saved by `model_shapes.save_random`."""
+    return (Path(identity.path) / RANDOM_MARKER).is_file()
+
+
 def load_tokenizer(identity: ModelIdentity, model_cfg: Any = None):
     """Tokenizer with left padding (decoder-only generation) and a pad token."""
     from transformers import AutoTokenizer
@@ -339,7 +359,8 @@ def load_model(identity: ModelIdentity, model_cfg: Any = None, *, device: str | 
 
     dtype = torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if model_cfg is not None and model_cfg.get("source") == "random" and not model_cfg.get("path"):
+    if model_cfg is not None and model_cfg.get("source") == "random" and not model_cfg.get("path") \
+            and not saved_random(identity):
         return _build_random(identity, model_cfg, dtype, device)  # weights made on the device itself
     model = AutoModelForCausalLM.from_pretrained(identity.path, dtype=dtype)
     return model.to(device)

@@ -10,10 +10,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from difflib import get_close_matches
 from importlib.metadata import entry_points
 
-from .errors import HarnessError
+from .errors import HarnessError, did_you_mean
 from .method import INTERFACE_VERSION, Method
 
 ENTRY_POINT_GROUP = "harness.methods"
@@ -76,13 +75,18 @@ def all_methods() -> dict[str, Entry]:
     return {name: _load(entry) for name, entry in _discover().items()}
 
 
+def method_target(name: str) -> str | None:
+    """The "module:attr" a method name is registered under (no import), or None."""
+    entry = _discover().get(name)
+    return entry.target if entry is not None else None
+
+
 def get_method(name: str) -> type[Method]:
     """The Method class registered as `name`, or a HarnessError listing what is available."""
     entries = _discover()
     if name not in entries:
-        hint = get_close_matches(name, entries, n=1)
-        did_you_mean = f" Did you mean '{hint[0]}'?" if hint else ""
-        raise HarnessError(f"unknown method '{name}'.{did_you_mean} Available: {', '.join(sorted(entries))}.")
+        raise HarnessError(f"unknown method '{name}'.{did_you_mean(name, entries)} "
+                           f"Available: {', '.join(sorted(entries))}.")
     entry = _load(entries[name])
     if entry.error:
         raise HarnessError(f"method '{name}' ({entry.origin}, {entry.target}) failed to load: {entry.error}")

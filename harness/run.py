@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,10 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import models
 from .config import hydra_entry, to_plain
+from .model_shapes import for_disk_loaders
 from .errors import ConfigError, HarnessError
 from .registry import get_method
 from .rundir import RunDir, attach_log, detach_log, open_run, write_json
-from .training import distributed
 
 log = logging.getLogger("factrl.run")
 
@@ -57,10 +58,11 @@ def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: Ru
     run.update(pool={"name": cfg.pool.name, "path": cfg.pool.get("path"), "size": len(rows),
                      "sha256": pool_fingerprint(rows), "dedup": dedup})
     timer = from_config(cfg.timer, run / "timings.json")
+    steps = int(cfg.train.steps)  # checked before the run started (_check_settings): cannot fail here
     try:
         return train(cfg, method, identity, run.path, rows, timer=timer)
     finally:
-        timer.steps = int(cfg.train.steps)
+        timer.steps = steps
         timer.write()
 
 
@@ -85,26 +87,70 @@ def _follow_main(cfg: DictConfig, method: Any) -> None:
     (None: nothing to train); evaluation and recording are rank 0's alone.
     """
     from .pool import load_pool
+    from .training import distributed
     from .training.engine import train
 
+    # Resolve (on first use: download) the model before the first collective, as rank 0 does, so
+    # no rank waits for another's download inside a collective and its timeout.
+    identity = for_disk_loaders(models.resolve(cfg.model), cfg) if method.algorithm in ("grpo", "ppo") \
+        else None
     path = distributed.share_from_main(None)
-    if path is None or method.algorithm not in ("grpo", "ppo"):
+    if path is None or identity is None:
         return None
-    identity = models.resolve(cfg.model)
     train(cfg, method, identity, Path(path), load_pool(cfg.pool, cfg.eval), timer=None)
     return None
 
 
+STAGES = ("all", "train", "eval")
+
+
 def run_task(cfg: DictConfig) -> dict | None:
-    """Run one composed config end to end; returns the run-level metrics."""
+    """Run one composed config end to end; returns the run-level metrics.
+
+    Under launcher=accelerate|torchrun the job re-executes itself in N processes here (per job,
+    so each job of a sweep is launched where it runs). Rank 0 claims the run first
+    (harness/run_claims.py): a run that another live job holds stops with a one-line error."""
+    from . import gpus, run_claims as claims
+    from .launcher import run_job
+    from .rundir import find_run, run_key
+
     mode = cfg.leaderboard.get("mode", "store")
     if mode not in ("store", "rundir"):  # checked before training, not after hours of it
         raise ConfigError(f"leaderboard.mode = {mode!r}: use store (record to leaderboard.store) or rundir "
                           "(write only the run directory; `harness leaderboard rebuild` later).")
+    stage = str(cfg.get("stage", "all"))
+    if stage not in STAGES:
+        raise ConfigError(f"stage={stage!r}: use all (train, then evaluate), train (train only) or eval "
+                          f"(evaluate a trained run)")
     method_cls = get_method(str(cfg.method.name))
-    method = method_cls(cfg.method)
+    method = method_cls(cfg.method)  # parses method.* (Method.settings_class): a bad value stops here
+    _check_settings(cfg)
+    if stage == "train" and method.algorithm not in ("grpo", "ppo"):
+        print(f"harness run: stage=train: method '{method.name}' trains nothing")
+        return None
+    from .training import distributed  # torch: imported once a run starts, not for `--help`
+
+    distributed.configure(60.0 * float((cfg.get("launcher") or {}).get("timeout_min") or 60))
     if not distributed.is_main():
         return _follow_main(cfg, method)
+    claim_cfg = cfg.get("claim") or {}
+    with claims.acquire(claims.claim_path(cfg), stale_after_s=float(claim_cfg.get("stale_s", 900)),
+                        heartbeat_s=float(claim_cfg.get("heartbeat_s", 60)), what=f"run {run_key(cfg)}") as claim:
+        code = run_job(cfg, claim_token=claim.token)  # launcher=accelerate|torchrun: N processes, then here
+        if code is not None:
+            if code != 0:
+                raise HarnessError(f"the launched run exited with status {code}; its run.log says why "
+                                   f"(rerunning the same command resumes it)")
+            found = find_run(cfg)
+            return _read_metrics(found) if found is not None else None
+        if method.algorithm in ("grpo", "ppo") and stage != "eval":
+            gpus.check_one_process("harness run")  # before anything initialises CUDA
+        gpus.warn_if_cpu_torch()
+        return _run_here(cfg, method, stage)
+
+
+def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
+    """Rank 0 (or the only process): open the run directory, train, evaluate, record."""
     run = open_run(cfg)
     if run.finished and not cfg.get("force", False):
         distributed.share_from_main(None)  # the other processes have nothing to train
@@ -118,16 +164,23 @@ def run_task(cfg: DictConfig) -> dict | None:
         identity = models.resolve(cfg.model)
         run.update(model_identity=identity.to_dict(), method_version=method.version,
                    method_algorithm=method.algorithm, world_size=distributed.world_size())
+        identity = for_disk_loaders(identity, cfg)  # a random model for vLLM: saved to disk first
+        trains = method.algorithm in ("grpo", "ppo")
+        if stage == "eval" and trains and not _trained(run):
+            distributed.share_from_main(None)
+            raise ConfigError(f"stage=eval: {run.path} has not finished training; run it with stage=train (or "
+                              f"stage=all) first")
         distributed.share_from_main(str(run.path))  # the other processes train in this directory
-        trained = _train(cfg, method, identity, run) if method.algorithm in ("grpo", "ppo") else None
+        trained = _train(cfg, method, identity, run) if trains else None
         # Which reward components made the result (issue 9); {} / [] for evaluation-only runs.
         provenance = _provenance(trained.components if trained else None, cfg.model)
         run.update(**provenance)
-        from factrl.evals import evaluate
-
-        metrics = evaluate(cfg, identity=identity, adapter=trained.adapter_dir if trained else None,
-                           out_dir=run / "eval", model=trained.model if trained else None,
-                           tokenizer=trained.tokenizer if trained else None)
+        if stage == "train":
+            run.update(status="trained")
+            print(f"harness run: trained (stage=train); evaluate with the same command and stage=eval\n"
+                  f"run directory: {run.path}")
+            return None
+        metrics = _evaluate(cfg, identity, trained, run)
         metrics = {**metrics, **provenance}
         write_json(run / "metrics.json", metrics)
         run.finish()
@@ -140,9 +193,46 @@ def run_task(cfg: DictConfig) -> dict | None:
         if not run.finished:  # an interrupt after finish() (e.g. while recording) keeps it finished
             run.update(status="failed" if not isinstance(err, KeyboardInterrupt) else "interrupted",
                        error=f"{type(err).__name__}: {err}"[:2000])
+            if isinstance(err, KeyboardInterrupt):
+                log.warning("interrupted (%s); the same command resumes from the last checkpoint",
+                            err or type(err).__name__)
         raise
     finally:
         detach_log(handler)
+
+
+def _trained(run: RunDir) -> bool:
+    from .training.engine import DONE_MARKER
+
+    return (run / "train" / DONE_MARKER).is_file()
+
+
+def _evaluate(cfg: DictConfig, identity: models.ModelIdentity, trained: Any, run: RunDir) -> dict:
+    """Evaluate the trained adapter (or the bare model): in a fresh clean process where the
+    training process's state could reach evaluation (harness/eval_process.py), else here with
+    the trained model still in memory."""
+    from .eval_process import evaluate_in_fresh_process, needs_fresh, processes_of
+    from .training import distributed
+
+    adapter = trained.adapter_dir if trained else None
+    if processes_of(cfg) > 1 or needs_fresh(cfg, trained=trained is not None, world_size=distributed.world_size()):
+        return evaluate_in_fresh_process(cfg, identity=identity, adapter=adapter, out_dir=run / "eval",
+                                         log_file=run / "run.log", trained=trained)
+    from factrl.evals import evaluate
+
+    return evaluate(cfg, identity=identity, adapter=adapter, out_dir=run / "eval",
+                    model=trained.model if trained else None, tokenizer=trained.tokenizer if trained else None)
+
+
+def _check_settings(cfg: DictConfig) -> None:
+    """The `train` and `eval` groups, typed and checked (harness/settings.py) before a model is
+    loaded or a run directory made: `train.steps=two` or `+train.stepz=2` fails in a second."""
+    from factrl.evals.settings import EvalSettings
+
+    from .training.settings import TrainSettings
+
+    TrainSettings.from_mapping(cfg.train)
+    EvalSettings.from_config(cfg.eval)
 
 
 def _record(run: RunDir, cfg: DictConfig) -> None:
@@ -202,19 +292,44 @@ def _read_metrics(run: RunDir) -> dict:
     return read_json(file) if file.is_file() else {}
 
 
+HELP_KEYS = """
+Groups (group=option; `harness run --cfg job` prints the composed config):
+  method=corver|fspo|knowrl|rlfh|forag|raw|<plugin>   the reward method (`harness methods` lists them)
+  model=smollm2-135m|tiny-llama|llama-3.2-3b|...|org/name|/local/dir
+  judge=embedded|openai|none     the LLM judge of judge-based methods (judge.base_url=, judge.model=)
+  evidence=demo|file             the evidence store (evidence.store=STORE.sqlite3)
+  eval=demo|closed-book|truthfulqa|multihop   corpus=demo|wikipedia|remote|none   pool=demo|file
+  experiment=corver-a1|...       ablations and variants (configs/experiment/)
+  launcher=none|torchrun|accelerate   leaderboard=default|rundir   lora=default   timer=default
+
+Main keys (key=value):
+  train.steps=100                 optimizer steps (PPO methods: rollouts)
+  train.questions_per_step=3      Q questions per step
+  train.completions_per_question=16   C completions per question (the GRPO group)
+  train.learning_rate=1e-5  train.beta=0.001  train.max_completion_length=1000  train.save_steps=25
+  eval.limit=100                  score only the first N questions of each set (null: all)
+  eval.backend=hf|vllm|openai     eval.max_new_tokens=...
+  output_dir=runs                 where run directories go
+  leaderboard.store=PATH          the leaderboard SQLite file (leaderboard.enabled=false: record nothing)
+  seed=42  force=true (rerun a finished run)  resume=true
+  method.<key>=...                the method's options (configs/method/<name>.yaml documents each)
+
+A mistyped key or option, or a value of the wrong type, stops the run in a second with one line."""
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(__doc__.strip())
-        print("\nOverrides are Hydra's: group=option (method, model, pool, eval, train, lora, corpus, timer, "
-              "leaderboard, launcher) and key=value.\n`harness run --cfg job` prints the composed config; "
-              "`harness methods` lists methods.")
+        print(HELP_KEYS)
         return 0
-    from .launcher import maybe_launch
+    from .signals import raise_on_sigterm
 
-    launched = maybe_launch(argv)  # launcher=accelerate|torchrun: this command again, in N processes
-    if launched is not None:
-        return launched
+    # A time limit's SIGTERM marks the run interrupted (resumable), not `running`. Under a launcher
+    # (run_task re-executes the job in N processes) every process gets its own SIGTERM from Slurm.
+    raise_on_sigterm()
     try:
         return hydra_entry(run_task, argv, "harness run")
     finally:
-        distributed.shutdown()  # under torchrun / accelerate: before exit, so no process aborts
+        distributed = sys.modules.get(f"{__package__}.training.distributed")
+        if distributed is not None:  # imported once a run started
+            distributed.shutdown()  # under torchrun / accelerate: before exit, so no process aborts

@@ -15,17 +15,23 @@ resolved config, so rerunning the same command finds the same directory and resu
     eval/<set>/          generations.jsonl, samples.jsonl, metrics.json (see evals/README.md)
     metrics.json         summary over sets: {"schema", "sets": {name: metrics}, "macro": {...},
                          "components", "stand_ins"}
+
+Every file of the harness that a reader (a resuming run, a web server) may open while it is
+written goes through `atomic_write` (content) or `atomic_path` (a file or folder built by
+another writer, then swapped in): a kill leaves the old file or the new one, never half.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Callable, Iterator
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -35,18 +41,55 @@ from .config import config_hash, to_plain
 log = logging.getLogger("factrl")
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (temp file + rename): a reader never sees half a file."""
+def atomic_write(path: str | os.PathLike, data: str | bytes | Callable[[IO], Any], *, mode: int = 0o644,
+                 encoding: str = "utf-8") -> Path:
+    """Write `data` to `path` atomically: a temp file beside it, then a rename, so a reader never
+    sees half a file and a kill leaves the old one. `data`: text, bytes, or a function that
+    writes to the open (text) handle. The file gets `mode` (0o644: readable by a web server, as
+    a published page must be; the temp file's own 0600 never reaches the result)."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=False, default=str)
-            handle.write("\n")
+        binary = isinstance(data, (bytes, bytearray))
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": encoding})) as handle:
+            if callable(data):
+                data(handle)
+            else:
+                handle.write(data)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return path
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """A temp path beside `path` to build a file or folder in (an SQLite store, a model
+    directory); swapped in when the block ends without an error, removed otherwise."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    _remove(tmp)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        _remove(tmp)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (`atomic_write`, mode 0644): a reader never sees half a file."""
+    atomic_write(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
 
 
 def read_json(path: Path) -> Any:
@@ -100,14 +143,19 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in ".-_" else "-" for c in str(text)).strip("-") or "x"
 
 
+def run_key(cfg: DictConfig, kind: str = "run") -> str:
+    """`<method>-<model>-<hash>`: what names a run directory after its date (and its claim file)."""
+    method = cfg.method.name if kind == "run" else kind
+    return f"{_slug(method)}-{_slug(cfg.model.name)}-{config_hash(cfg)}"
+
+
 def find_run(cfg: DictConfig, kind: str = "run") -> RunDir | None:
     """The latest existing run directory of `cfg` (same method, model and config hash), or None.
 
     `open_run` resumes it; `harness grid` asks it whether a cell is already done, so both
     decide by the same hash."""
-    method = cfg.method.name if kind == "run" else kind
     base = Path(cfg.get("output_dir") or "runs")
-    suffix = f"-{_slug(method)}-{_slug(cfg.model.name)}-{config_hash(cfg)}"
+    suffix = f"-{run_key(cfg, kind)}"
     existing = sorted(base.glob(f"*{suffix}")) if base.is_dir() else []
     return RunDir(existing[-1]) if existing else None
 

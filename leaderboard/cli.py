@@ -65,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="reported results to show beside measured rows: a factrl.reported/1 YAML file or a "
                           "shipped name; repeatable; `none` for none (default: the layout's `reported`, the "
                           "CorVer paper's Tables 1 and 10)")
+    pub.add_argument("--stamp", action="store_true",
+                     help="write the generation time and full machine paths (default: neither, so the same rows "
+                          "publish byte-identical files anywhere)")
     pub.add_argument("--probe", action="append", default=None, metavar="PROBE_JSON",
                      help="reward-robustness results (`harness probe --out DIR` writes DIR/probe.json) to "
                           "publish beside the tables; repeatable (one table across all of them)")
@@ -153,7 +156,7 @@ def _publish(args: argparse.Namespace) -> int:
         layout["reported"] = args.reported
     if args.probe:
         layout["probe"] = [str(p) for p in args.probe]
-    manifest = publish(args.store or layout["store"], args.version, args.out, layout)
+    manifest = publish(args.store or layout["store"], args.version, args.out, layout, stamp=args.stamp)
     print(f"published leaderboard version {manifest['leaderboard_version']} ({manifest['rows']} rows, "
           f"tables: {', '.join(manifest['tables']) or 'none'}) to {args.out}/index.html")
     for note in manifest["plot_notes"]:

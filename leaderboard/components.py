@@ -64,7 +64,15 @@ def row_stand_ins(row: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def mark_table(table: Any, rows_by_id: dict[str, dict[str, Any]]) -> None:
-    """Set each line's `stand_ins` (labels) from the rows behind it and add the legend note."""
+    """Set each line's `stand_ins` (labels) from the rows behind it and add the legend note;
+    then the reconstructed and judge-substitute marks (marks.py)."""
+    from .marks import mark_lines
+
+    _mark_stand_ins(table, rows_by_id)
+    mark_lines(table, rows_by_id)
+
+
+def _mark_stand_ins(table: Any, rows_by_id: dict[str, dict[str, Any]]) -> None:
     users: dict[tuple[str, str], list[str]] = {}
     for line in table.lines:
         labels: set[str] = set()

@@ -14,13 +14,20 @@ word "or", a semicolon, two or more commas (a list of three or more items), or t
 non-empty lines. One comma and "and" are not hedges, so single answers such as
 `Washington, D.C.`, `Springfield, Illinois` and `Bosnia and Herzegovina` are not flagged.
 
-Strict accuracy (rule version STRICT_RULE_VERSION), beside the protocol's: a sample counts
-when the protocol credits it and its answer is not hedged, unless the whole answer is the
-text of one of its references (so a real title such as `Now or Never` keeps scoring). It
-does not change the protocol's `accuracy`; it is stored as `diagnostics.accuracy_strict`.
+Strict accuracy (rule version STRICT_RULE_VERSION = factrl.evals.strict.STRICT_VERSION), beside
+the protocol's: a sample counts when the protocol credits it and strict v2 does too
+(`strict_correct(completion, references)`: one answer block, the gold the final asserted
+candidate, no negation over it, no other candidate; evals/strict.py). TruthfulQA answers are
+sentences, where "not" and "or" are ordinary words, so there only the one-block rule applies.
+It does not change the protocol's `accuracy`; it is stored as `diagnostics.accuracy_strict`
+with `strict_rule` and `strict_withdrawn` ({reason: count} of the protocol's credits strict
+withdraws). Rows recorded under rule 1 (the hedge rule on the answer) keep their value and
+their `strict_rule: "1"`; the tables print that version beside the figure.
 
-Flags (FLAG_TOP_SHARE, FLAG_HEDGED): a row whose top answer exceeds 20% of the set, or
-whose hedged rate exceeds 10%, is flagged in the tables with the figure.
+Flags (FLAG_TOP_SHARE, FLAG_HEDGED, FLAG_STRICT_GAP): a row whose top answer exceeds 20% of
+the set, whose hedged rate exceeds 10%, or whose protocol accuracy exceeds its strict accuracy
+by more than 2 percentage points (the gaming signal `primary - strict`) is flagged in the
+tables with the figure.
 """
 from __future__ import annotations
 
@@ -29,12 +36,14 @@ from collections import Counter
 from typing import Any
 
 from factrl.evals.answers import extract_answer, normalize_answer
+from factrl.evals.strict import STRICT_VERSION, single_block, strict_correct
 
-DIAGNOSTICS_VERSION = "1"
+DIAGNOSTICS_VERSION = "2"  # 2: strict rule 2 and `strict_withdrawn`
 HEDGE_RULE_VERSION = "1"
-STRICT_RULE_VERSION = "1"
+STRICT_RULE_VERSION = STRICT_VERSION
 FLAG_TOP_SHARE = 0.20
 FLAG_HEDGED = 0.10
+FLAG_STRICT_GAP = 0.02  # fraction: protocol accuracy minus strict accuracy
 FLAG_MARK = "⚑"
 
 _OR = re.compile(r"\bor\b", re.IGNORECASE)
@@ -49,14 +58,17 @@ def is_hedged(answer: str) -> bool:
     return bool(_OR.search(text)) or ";" in text or text.count(",") >= 2 or len(lines) >= 2
 
 
-def strict_correct(answer: str, references: list[str] | tuple[str, ...], correct: bool) -> bool:
-    """The protocol's verdict, withdrawn for a hedged answer that is not itself a reference."""
-    if not correct:
-        return False
-    if not is_hedged(answer):
-        return True
-    mine = normalize_answer(answer)
-    return any(mine == normalize_answer(ref) for ref in references)
+def strict_verdict(sample: dict[str, Any], task: str | None = None) -> tuple[bool, str | None]:
+    """(strictly correct, reason strict withdrew the protocol's credit) of one scored sample."""
+    if not sample.get("correct"):
+        return False, None
+    completion = sample.get("completion")
+    if not isinstance(completion, str) or not completion:
+        completion = f"<answer>{sample.get('answer') or ''}</answer>"  # samples written without it
+    if task == "truthfulqa":
+        return (True, None) if single_block(completion) else (False, "multiple_blocks")
+    verdict = strict_correct(completion, [str(r) for r in sample["references"]])
+    return verdict.correct, verdict.reason
 
 
 def _answer(sample: dict[str, Any]) -> tuple[str, str]:
@@ -69,8 +81,9 @@ def _answer(sample: dict[str, Any]) -> tuple[str, str]:
     return str(answer), extraction.think if extraction else ""
 
 
-def compute(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The row's diagnostics from its samples (None for an empty file)."""
+def compute(samples: list[dict[str, Any]], task: str | None = None) -> dict[str, Any] | None:
+    """The row's diagnostics from its samples (None for an empty file); `task` picks the
+    strict rule (TruthfulQA: one answer block only)."""
     n = len(samples)
     if not n:
         return None
@@ -78,21 +91,31 @@ def compute(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
     normalised = [normalize_answer(a) for a in answers]
     counts = Counter(a for a in normalised if a)
     top, top_count = counts.most_common(1)[0] if counts else ("", 0)
-    strict = None
+    strict, withdrawn = None, None
     if all("correct" in s and isinstance(s.get("references"), (list, tuple)) for s in samples):
-        strict = sum(strict_correct(a, s["references"], bool(s["correct"])) for a, s in zip(answers, samples)) / n
-    return {"accuracy_strict": strict, "strict_rule": STRICT_RULE_VERSION,"version": DIAGNOSTICS_VERSION, "hedge_rule": HEDGE_RULE_VERSION, "n": n,
+        verdicts = [strict_verdict(s, task) for s in samples]
+        strict = sum(ok for ok, _ in verdicts) / n
+        withdrawn = dict(sorted(Counter(why for _, why in verdicts if why).items()))
+    return {"accuracy_strict": strict, "strict_rule": STRICT_RULE_VERSION, "strict_withdrawn": withdrawn,
+            "version": DIAGNOSTICS_VERSION, "hedge_rule": HEDGE_RULE_VERSION, "n": n,
             "top_answer": top[:60], "top_answer_share": top_count / n,
             "distinct_answer_ratio": len(counts) / n,
             "hedged_rate": sum(is_hedged(a) for a in answers) / n,
             "mean_reasoning_words": sum(len(r.split()) for r in reasoning) / n}
 
 
-def flags(diagnostics: dict[str, Any] | None) -> list[str]:
-    """Short texts for the thresholds a row exceeds, e.g. 'top answer 34% ("paris")'."""
+def flags(diagnostics: dict[str, Any] | None, primary: float | None = None) -> list[str]:
+    """Short texts for the thresholds a row exceeds, e.g. 'top answer 34% ("paris")'; `primary`
+    (the row's protocol accuracy, a fraction) adds the strict-gap flag."""
     if not diagnostics:
         return []
     out = []
+    strict = diagnostics.get("accuracy_strict")
+    if primary is not None and strict is not None and primary - strict > FLAG_STRICT_GAP:
+        why = diagnostics.get("strict_withdrawn") or {}
+        detail = ", ".join(f"{count} {reason.replace('_', ' ')}" for reason, count in why.items())
+        out.append(f"strict gap {100 * (primary - strict):.1f} pp (strict v{diagnostics.get('strict_rule', '1')}"
+                   + (f": {detail}" if detail else "") + ")")
     if diagnostics["top_answer_share"] > FLAG_TOP_SHARE:
         out.append(f"top answer {100 * diagnostics['top_answer_share']:.0f}% (\"{diagnostics['top_answer']}\")")
     if diagnostics["hedged_rate"] > FLAG_HEDGED:
@@ -106,6 +129,13 @@ def strict_of(rows: list[dict[str, Any]]) -> float | None:
     return None if not values or None in values else 100.0 * sum(values) / len(values)
 
 
+def strict_rule_of(rows: list[dict[str, Any]]) -> str | None:
+    """The strict rule version(s) behind a cell ("2"; "1/2" when its seed rows differ)."""
+    found = sorted({str((r.get("diagnostics") or {}).get("strict_rule") or "1") for r in rows
+                    if (r.get("diagnostics") or {}).get("accuracy_strict") is not None})
+    return "/".join(found) or None
+
+
 def flag_notes(lines: list, set_label) -> list[str]:
     """The legend and one note per flagged cell ('⚑ model / method / set: hedged 20%')."""
     found = [f"{FLAG_MARK} {line.model} / {line.method_label} / {set_label(key)}: " + "; ".join(cell.flags)
@@ -114,6 +144,8 @@ def flag_notes(lines: list, set_label) -> list[str]:
 
 
 def legend() -> str:
-    return (f"{FLAG_MARK} = collapse/hedging flag: the row's most frequent answer exceeds {FLAG_TOP_SHARE:.0%} of "
-            f"the set, or more than {FLAG_HEDGED:.0%} of its answers list several candidates (hedge rule "
-            f"v{HEDGE_RULE_VERSION}: a word 'or', ';', two or more commas, or several lines).")
+    return (f"{FLAG_MARK} = collapse/hedging/gaming flag: the row's most frequent answer exceeds {FLAG_TOP_SHARE:.0%} "
+            f"of the set, more than {FLAG_HEDGED:.0%} of its answers list several candidates (hedge rule "
+            f"v{HEDGE_RULE_VERSION}: a word 'or', ';', two or more commas, or several lines), or its accuracy exceeds "
+            f"its strict accuracy by more than {100 * FLAG_STRICT_GAP:.0f} pp (strict v{STRICT_RULE_VERSION}: credit "
+            "withdrawn for several answer blocks, a negated or retracted gold, or several candidates).")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +24,22 @@ from factrl.harness.errors import HarnessError
 FLOOR_METHOD = "gaming-floor"
 
 
-def _cache_file(key: dict[str, Any]) -> Path:
+def cache_file(key: dict[str, Any], folder: str = "floors") -> Path:
+    """Where a floor computed for `key` is cached (`<harness cache>/<folder>/<digest>.json`)."""
     from factrl.harness.models import cache_dir
 
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
-    return cache_dir() / "floors" / f"{digest}.json"
+    return cache_dir() / folder / f"{digest}.json"
 
 
-def _load(row: dict[str, Any], data_dir: str | None):
+def write_cache(path: Path, value: dict[str, Any]) -> None:
+    """Atomic: a concurrent publish reads the old file or the new one, never half of one."""
+    from factrl.harness.rundir import atomic_write
+
+    atomic_write(path, json.dumps(value))
+
+
+def load_row_set(row: dict[str, Any], data_dir: str | None):
     """The row's set as the evaluator loaded it, or a reason why it cannot be found."""
     from factrl.evals.sets import load_set
 
@@ -50,30 +57,49 @@ def _load(row: dict[str, Any], data_dir: str | None):
     return f"its data ({source or 'no source'}) is not on this machine; set floors.data_dir in the layout"
 
 
+def row_scorer(row: dict[str, Any]):
+    """The installed scorer of the row's name and options, or {"reason"} when it is missing or
+    of another version than the one the row was scored with."""
+    from factrl.evals.scorers import get_scorer
+
+    info = row["scorer"]
+    try:
+        scorer = get_scorer(info["name"], **(info.get("options") or {}))
+    except HarnessError as err:
+        return {"reason": f"scorer {info['name']!r} is not available ({err})"}
+    if str(scorer.version) != str(info["version"]):
+        return {"reason": f"the rows were scored with {info['name']} {info['version']}, the installed "
+                          f"scorer is {scorer.version}"}
+    return scorer
+
+
+def checked_set(row: dict[str, Any], data_dir: str | None):
+    """The row's set, loaded and checked against its content hash, or {"reason"}."""
+    eval_set = load_row_set(row, data_dir)
+    if isinstance(eval_set, str):
+        return {"reason": eval_set}
+    if eval_set.sha256 != row["set"]["sha256"]:
+        return {"reason": f"the set found at {eval_set.source} is not the one the rows were scored on (content hash)"}
+    return eval_set
+
+
 def set_floor(row: dict[str, Any], data_dir: str | None = None, use_cache: bool = True) -> dict[str, Any]:
     """{"value" (fraction), "answer", "form", "panel_version", "scorer"} or {"reason"} for a row's set."""
     from factrl.evals.metrics import aggregate
-    from factrl.evals.scorers import get_scorer
 
     info, scorer_info = row["set"], row["scorer"]
     key = {"set": info["sha256"], "limit": row["generation"].get("limit"), "scorer": scorer_info["name"],
            "scorer_version": str(scorer_info["version"]), "options": scorer_info.get("options") or {},
            "panel": PANEL_VERSION}
-    cached = _cache_file(key)
+    cached = cache_file(key)
     if use_cache and cached.is_file():
         return json.loads(cached.read_text(encoding="utf-8"))
-    try:
-        scorer = get_scorer(scorer_info["name"], **(scorer_info.get("options") or {}))
-    except HarnessError as err:
-        return {"reason": f"scorer {scorer_info['name']!r} is not available ({err})"}
-    if str(scorer.version) != str(scorer_info["version"]):
-        return {"reason": f"the rows were scored with {scorer_info['name']} {scorer_info['version']}, the installed "
-                          f"scorer is {scorer.version}"}
-    eval_set = _load(row, data_dir)
-    if isinstance(eval_set, str):
-        return {"reason": eval_set}
-    if eval_set.sha256 != info["sha256"]:
-        return {"reason": f"the set found at {eval_set.source} is not the one the rows were scored on (content hash)"}
+    scorer = row_scorer(row)
+    if isinstance(scorer, dict):
+        return scorer
+    eval_set = checked_set(row, data_dir)
+    if isinstance(eval_set, dict):
+        return eval_set
     best: dict[str, Any] | None = None
     metrics = scorer.metrics(eval_set.task)
     for answer, form, completion in panel():
@@ -83,10 +109,7 @@ def set_floor(row: dict[str, Any], data_dir: str | None = None, use_cache: bool 
     out = {**best, "panel_version": PANEL_VERSION, "scorer": f"{scorer_info['name']} {scorer_info['version']}",
            "n": eval_set.count}  # type: ignore[dict-item]
     if use_cache:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_name(f".{cached.name}.tmp{os.getpid()}")
-        tmp.write_text(json.dumps(out), encoding="utf-8")
-        os.replace(tmp, cached)
+        write_cache(cached, out)
     return out
 
 

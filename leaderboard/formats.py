@@ -15,15 +15,17 @@ import json
 from typing import Any
 
 from .components import MARKER
+from .marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK
 from .diagnostics import FLAG_MARK
 from .tables import Cell, Line, Table
-from .uncertainty import NOISE_MARK, includes_zero
+from .uncertainty import marks, undecided
 
 _MD_SPECIAL = "\\`*_[]|~$#"
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
           "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", MARKER: r"\ddag{}",
-          "§": r"\S{}", "±": r"$\pm$", "Δ": r"$\Delta$", "⚑": r"$\triangleright$"}
+          "§": r"\S{}", "±": r"$\pm$", "Δ": r"$\Delta$", "⚑": r"$\triangleright$", "◇": r"$\diamond$",
+          RECONSTRUCTED_MARK: r"\P{}", SUBSTITUTE_MARK: r"\textbardbl{}"}
 
 
 def md_escape(text: Any) -> str:
@@ -42,17 +44,28 @@ def _header_labels(table: Table) -> list[str]:
     return [f"{c.group} {c.label}" if c.group else c.label for c in table.columns]
 
 
-def _marked(line: Line, label: str, marker: str = MARKER) -> str:
-    """The (escaped) method label, with the stand-in marker when the line used one."""
-    return f"{label} {marker}" if line.stand_ins else label
+_TEX_MARKS = (r"\textsuperscript{\ddag}", r"\textsuperscript{\P}", r"\textsuperscript{\textbardbl}")
+
+
+def _marked(line: Line, label: str, markers: tuple[str, str, str] = (MARKER, RECONSTRUCTED_MARK, SUBSTITUTE_MARK)
+            ) -> str:
+    """The (escaped) method label with its provenance marks: stand-in, reconstructed method,
+    judge substitute (the table's notes hold each legend)."""
+    shown = "".join(m for m, on in zip(markers, (bool(line.stand_ins), line.reconstructed, bool(line.substitutes)))
+                    if on)
+    return f"{label} {shown}" if shown else label
+
+
+def _diff_marks(cell: Cell) -> str:
+    """NOISE_MARK when the focus difference's interval includes 0, UNDECIDED_MARK when it is
+    below its MDE (neither without outcomes)."""
+    low, high = cell.ci if cell.ci else (None, None)
+    return "" if cell.diff is None else marks(cell.diff, low, high, cell.mde)
 
 
 def _diff_text(cell: Cell) -> str:
-    """' (+1.20)', with NOISE_MARK when its bootstrap interval includes 0 (no mark without one)."""
-    if cell.diff is None:
-        return ""
-    noise = NOISE_MARK if cell.ci and includes_zero(*cell.ci) else ""
-    return f" ({cell.diff:+.2f}{noise})"
+    """' (+1.20)', with the uncertainty marks of `_diff_marks`."""
+    return "" if cell.diff is None else f" ({cell.diff:+.2f}{_diff_marks(cell)})"
 
 
 def _flag(cell: Cell) -> str:
@@ -96,7 +109,7 @@ def csv_text(table: Table) -> str:
     with_diff = [k for k in keys if any(line.cells.get(k, Cell()).diff is not None for line in table.lines)]
     extra = _uncertainty_columns(table, keys)
     writer.writerow(["model", "method", *keys, *[f"{k}_diff" for k in with_diff], *[name for name, _ in extra],
-                     "stand_ins", "runs", "rows"])
+                     "stand_ins", "reconstructed", "judge_substitute", "runs", "rows"])
     for line in table.lines + table.footer:
         values = [line.cells.get(k, Cell()).value for k in keys]
         diffs = [line.cells.get(k, Cell()).diff for k in with_diff]
@@ -104,7 +117,8 @@ def csv_text(table: Table) -> str:
         writer.writerow([line.model, line.method, *["" if v is None else round(v, 6) for v in values],
                          *["" if d is None else round(d, 6) for d in diffs],
                          *["" if v is None else (round(v, 6) if isinstance(v, float) else v) for v in more],
-                         "; ".join(line.stand_ins), " ".join(line.run_ids), " ".join(line.row_ids)])
+                         "; ".join(line.stand_ins), "true" if line.reconstructed else "", "; ".join(line.substitutes),
+                         " ".join(line.run_ids), " ".join(line.row_ids)])
     return buffer.getvalue()
 
 
@@ -114,7 +128,13 @@ _CELL_FIELDS = {
     "vs_raw": lambda c: c.vs_raw[0] if c.vs_raw else None,
     "vs_raw_low": lambda c: c.vs_raw[1] if c.vs_raw else None,
     "vs_raw_high": lambda c: c.vs_raw[2] if c.vs_raw else None,
-    "flags": lambda c: "; ".join(c.flags) or None, "strict": lambda c: c.strict}
+    "diff_mde": lambda c: c.mde, "vs_raw_mde": lambda c: c.vs_raw_mde,
+    "diff_undecided": lambda c: undecided(c.diff, c.mde) if c.mde is not None else None,
+    "vs_raw_undecided": lambda c: undecided(c.vs_raw[0], c.vs_raw_mde) if c.vs_raw and c.vs_raw_mde is not None
+    else None,
+    "flags": lambda c: "; ".join(c.flags) or None, "strict": lambda c: c.strict,
+    "strict_gap": lambda c: None if c.strict is None or c.value is None else c.value - c.strict,
+    "strict_rule": lambda c: c.strict_rule if c.strict is not None else None}
 
 
 def _uncertainty_columns(table: Table, keys: list[str]) -> list[tuple[str, tuple[str, Any]]]:
@@ -167,7 +187,7 @@ def _tex_cell(cell: Cell) -> str:
         text = rf"\textbf{{{text}}}"
     elif cell.mark == "second":
         text = rf"\underline{{{text}}}"
-    noise = r"\S" if cell.ci and includes_zero(*cell.ci) else ""
+    noise = latex_escape(_diff_marks(cell))
     flag = r"\,$\triangleright$" if cell.flags else ""
     return text + ("" if cell.diff is None else rf"\,{{\scriptsize ({cell.diff:+.2f}{noise})}}") + flag
 
@@ -203,7 +223,7 @@ def latex(table: Table, label: str) -> str:
         for index, line in enumerate(members):
             lead_cells = [latex_escape(group) if index == 0 and group else ""] if has_group_col else []
             cells = [_tex_cell(line.cells.get(c.key, Cell())) for c in table.columns]
-            label = _marked(line, latex_escape(line.method_label), r"\textsuperscript{\ddag}")
+            label = _marked(line, latex_escape(line.method_label), _TEX_MARKS)
             out.append(" & ".join(lead_cells + [label] + cells) + r" \\")
     if table.footer:
         out.append(r"\midrule")

@@ -19,8 +19,9 @@ from factrl.harness.timer import format_hms
 
 from .components import MARKER, row_stand_ins
 from .diagnostics import FLAG_MARK
+from .marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK, row_fidelity, row_substitutes
 from .tables import Cell, Line, Table
-from .uncertainty import NOISE_MARK, includes_zero
+from .uncertainty import includes_zero, marks, undecided
 
 # (model label, set label) of a row, for labelling its links in a table's Provenance cell.
 RowParts = dict[str, tuple[str, str]]
@@ -53,13 +54,20 @@ def _td(cell: Cell) -> str:
         noise = cell.ci is not None and includes_zero(*cell.ci)
         if noise:  # inside the interval's noise: grey whatever its sign, with the legend's mark
             trend = "even"
-        interval = f' title="95% interval [{cell.ci[0]:+.2f}, {cell.ci[1]:+.2f}]"' if cell.ci else ""
+        tips = ([f"95% interval [{cell.ci[0]:+.2f}, {cell.ci[1]:+.2f}]"] if cell.ci else []) + (
+            [f"MDE {cell.mde:.2f}" + (" (cannot decide at this n)" if undecided(cell.diff, cell.mde) else "")]
+            if cell.mde is not None else [])
+        interval = f' title="{_e("; ".join(tips))}"' if tips else ""
+        low, high = cell.ci if cell.ci else (None, None)
         text += (f' <span class="diff {trend}"{interval}>({cell.diff:+.2f}'
-                 f'{NOISE_MARK if noise else ""})</span>')
+                 f'{_e(marks(cell.diff, low, high, cell.mde))})</span>')
     if cell.n is not None and cell.value is not None:
         spread = (f"se {cell.se:.2f}" if cell.seeds == 1 and cell.se is not None
                   else f"std {cell.std:.2f} over {cell.seeds} seeds" if cell.std is not None else "")
-        text = f'<span title="n={cell.n}{", " + spread if spread else ""}">{text}</span>'
+        tip = [f"n={cell.n}"] + ([spread] if spread else []) + (
+            [f"strict v{cell.strict_rule} {cell.strict:.2f} (gap {cell.value - cell.strict:.2f})"]
+            if cell.strict is not None else [])
+        text = f'<span title="{_e(", ".join(tip))}">{text}</span>'
     if cell.flags:
         text += f' <span class="flag" title="{_e("; ".join(cell.flags))}">{FLAG_MARK}</span>'
     cls = f' class="{cell.mark}"' if cell.mark else ""
@@ -71,6 +79,12 @@ def _method_cell(line: Line) -> str:
     if line.stand_ins:
         label += (f' <span class="standin" title="stand-in: {_e(", ".join(line.stand_ins))}">'
                   f"{MARKER}</span>")
+    if line.reconstructed:
+        label += (' <span class="standin" title="reconstructed: no public implementation, the reward is this '
+                  f'harness&#x27;s design">{RECONSTRUCTED_MARK}</span>')
+    if line.substitutes:
+        label += (f' <span class="standin" title="judge substitute: {_e("; ".join(line.substitutes))}">'
+                  f"{SUBSTITUTE_MARK}</span>")
     return f'<td class="text">{label}</td>'
 
 
@@ -111,7 +125,8 @@ def table_html(table: Table, row_parts: RowParts) -> str:
         foot.append(f'<tr class="floor" data-method="{_e(line.method)}">{"".join(cells)}</tr>')
     notes = "".join(f"<li>{_e(n)}</li>" for n in table.notes)
     return (f'<h2 id="{_e(table.name)}">{_e(table.title)}</h2>\n<div class="wide">'
-            f'<table class="sortable" id="t-{_e(table.name)}">\n<thead><tr>{"".join(head)}</tr></thead>\n'
+            f'<table class="sortable{" wrap" if table.wrap else ""}" id="t-{_e(table.name)}">\n'
+            f'<thead><tr>{"".join(head)}</tr></thead>\n'
             f'<tbody>\n{chr(10).join(body)}\n</tbody>\n'
             + (f'<tfoot>\n{chr(10).join(foot)}\n</tfoot>\n' if foot else "")
             + f'</table></div>\n<ul class="notes">{notes}</ul>\n')
@@ -149,6 +164,7 @@ def provenance_html(row: dict[str, Any], label: str) -> str:
     phases = ", ".join(f"{_e(k)} {format_hms(v['seconds'])}" for k, v in (timer.get("phases") or {}).items()
                        if v.get("seconds"))
     device = timer.get("device") or {}
+    fidelity = row_fidelity(row)
     items: list[tuple[str, Any]] = [
         ("run", _code(row["run"]["run_id"]) + f" ({_e(row['run'].get('kind'))}, {_e(row['run'].get('status'))})"),
         ("method", f"{_e(row['method']['name'])} · config {_code(row['method']['config_hash'])}"
@@ -176,6 +192,8 @@ def provenance_html(row: dict[str, Any], label: str) -> str:
         ("reward components", _components(row.get("components") or {})),
         ("stand-ins", "; ".join(f"{MARKER} {_e(label)}" + (f" ({_e(note)})" if note else "")
                                 for label, note in row_stand_ins(row)) or "none recorded"),
+        ("fidelity", _e(fidelity) + (f" {RECONSTRUCTED_MARK}" if fidelity == "reconstructed" else "")),
+        ("judge substitutes", "; ".join(f"{SUBSTITUTE_MARK} {_e(t)}" for t in row_substitutes(row)) or "none"),
     ]
     rid = _e(row["row_id"])
     return (f'<section class="prov" id="row-{rid}"><h3>{_e(label)}</h3>{_kv(items)}'

@@ -27,30 +27,31 @@ from typing import Any
 
 from factrl.harness import __version__
 from factrl.harness.errors import HarnessError
-from factrl.harness.rundir import git_commit, write_json
+from factrl.harness.rundir import atomic_write, git_commit, write_json
 
 from . import components as componentlib
 from . import formats, htmlpage, plots, reported_table, results, settings, uncertainty, versions
 from . import reported as reportedlib
-from .ci_table import ci_table
+from .ci_table import views
+from .portable import portable
+from .stats import mde_describe
 from .store import Store, strip_private
 from .tables import Layout, Table, build_tables, model_labels
 from .versions import model_key
 
 
 def _write(path: Path, text: str) -> Path:
-    """Atomic text write: a reader (or a web server) never sees half a page."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    """Atomic text write, mode 0644 as every published file: a web server never sees half a page."""
+    return atomic_write(path, text)
 
 
-def _generated() -> str:
-    """When this publish ran; SOURCE_DATE_EPOCH (the reproducible-builds convention) fixes it,
-    so publishing the same store twice (or a rebuilt one) gives byte-identical files."""
+def _generated(stamp: bool = True) -> str | None:
+    """When this publish ran, or None: the time is written only when asked for (`--stamp`, or
+    SOURCE_DATE_EPOCH, the reproducible-builds convention, which also fixes its value), so
+    publishing the same rows twice gives byte-identical files."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not stamp and not epoch:
+        return None
     if epoch:
         try:
             return dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc).isoformat(timespec="seconds")
@@ -103,8 +104,11 @@ def _probe_results(paths: list[str]) -> list:
 
 
 def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | os.PathLike,
-            layout_settings: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write all outputs of `version` (None = current) to `out_dir`; returns the manifest."""
+            layout_settings: dict[str, Any] | None = None, *, stamp: bool = False) -> dict[str, Any]:
+    """Write all outputs of `version` (None = current) to `out_dir`; returns the manifest.
+
+    Without `stamp` the files carry no generation time (unless SOURCE_DATE_EPOCH is set) and no
+    absolute machine path (portable.py), so the same rows publish the same bytes anywhere."""
     version, spec = versions.get_spec(version)
     store = Store(store_path)
     rows = [strip_private(r) for r in store.rows(version)]
@@ -122,14 +126,17 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     labels = _row_labels(rows, layout)
     previous = _previous_files(out)
     files: list[Path] = []
+    generated = _generated(stamp)
+    shown_rows = rows if stamp else portable(rows)  # what the files show: no machine paths
 
     md = [f"# Leaderboard, version {version}", "",
-          f"Generated {_generated()} by factrl-harness "
+          f"Generated {f'{generated} ' if generated else ''}by factrl-harness "
           f"{__version__}; {len(rows)} rows. Full provenance: index.html and rows/<row_id>.json.", ""]
     md += [formats.markdown(t) for t in tables]
-    # The uncertainty view of Table 1 (ci_table.py): Markdown and LaTeX; the HTML page carries
-    # the same figures in the accuracy cells' tooltips and accuracy.csv in its columns.
-    extra = [ci_table(by_name["accuracy"], layout)] if "accuracy" in by_name else []
+    # The views of Table 1 (ci_table.py: uncertainty, difference to Raw) in every format;
+    # accuracy.csv carries the uncertainty view's figures as columns, vs_raw.csv its own.
+    extra = views(by_name.get("accuracy"), layout)
+    shown_views = list(extra)
     # The papers' numbers beside the measured lines (reported_table.py), after the uncertainty view.
     reported, comparisons = reported_table.build(by_name.get("accuracy"), rows, layout, reported_files)
     shown = [reported] if reported is not None else []
@@ -143,19 +150,19 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
         md.append(probe_tables.markdown(probe_results))
         files += list(probe_tables.write_tables(probe_results, out).values())
     files.append(_write(out / "leaderboard.md", "\n".join(md)))
-    for table in tables + shown:
+    for table in tables + [v for v in shown_views if v.name != "accuracy_ci"] + shown:
         files.append(_write(out / f"{table.name}.csv", formats.csv_text(table)))
     if reported_files:
         files.append(out / "reported.json")
-        write_json(files[-1], {"schema": "factrl.leaderboard.reported/1", "interval": reported_table.INTERVAL_RULE,
-                               "files": [f.describe() for f in reported_files],
-                               "comparisons": [c.to_dict() for c in comparisons]})
-    files.append(_write(out / "rows.csv", formats.rows_csv(rows)))
+        data = {"schema": "factrl.leaderboard.reported/1", "interval": reported_table.INTERVAL_RULE,
+                "files": [f.describe() for f in reported_files], "comparisons": [c.to_dict() for c in comparisons]}
+        write_json(files[-1], data if stamp else portable(data))
+    files.append(_write(out / "rows.csv", formats.rows_csv(shown_rows)))
     files.append(_write(out / "tables.tex", "\n".join(formats.latex(t, f"tab:{t.name}") for t in tables + extra)))
-    for row in rows:
+    for row in shown_rows:
         files.append(out / "rows" / f"{row['row_id']}.json")
         write_json(files[-1], row)
-    for run_rows in results.group_by_run(rows).values():
+    for run_rows in results.group_by_run(shown_rows).values():
         files.append(out / "results" / f"{results.safe_name(run_rows[0]['run']['run_id'])}.json")
         write_json(files[-1], results.export_results(run_rows))
 
@@ -178,10 +185,9 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     frozen = {f"versions.py: {k}": v for k, v in spec.items() if k not in ("date", "summary") and v}
     frozen.update({f"store: {k}": v for k, v in store.pins(version).items()})
     meta = [("leaderboard version", version), ("opened", spec.get("date")), ("rows", len(rows)),
-            ("harness", __version__), ("commit", git_commit()),
-            ("generated", _generated())]
+            ("harness", __version__), ("commit", git_commit())] + ([("generated", generated)] if generated else [])
     files.append(_write(out / "index.html", htmlpage.page(
-        title=f"factrl-harness leaderboard, version {version}", meta=meta, tables=tables, rows=rows,
+        title=f"factrl-harness leaderboard, version {version}", meta=meta, tables=tables + shown_views, rows=shown_rows,
         row_labels=labels, row_parts=_row_parts(rows, layout), plots=figures, plot_notes=notes, frozen=frozen)))
     if reported is not None:
         # Its own page (with the provenance of the measured rows it shows), so index.html keeps
@@ -189,19 +195,21 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
         used = {rid for line in reported.lines for rid in line.row_ids}
         files.append(_write(out / "reported.html", htmlpage.page(
             title=f"Measured vs reported, leaderboard version {version}", meta=meta, tables=[reported],
-            rows=[r for r in rows if r["row_id"] in used], row_labels=labels, row_parts=_row_parts(rows, layout),
+            rows=[r for r in shown_rows if r["row_id"] in used], row_labels=labels, row_parts=_row_parts(rows, layout),
             plots=[], plot_notes=[], frozen=frozen)))
     written = sorted(p.relative_to(out).as_posix() for p in files)
     stale = _stale(out, set(written), previous)
     manifest = {"schema": "factrl.leaderboard.publish/1", "leaderboard_version": version,
-                "store": str(Path(store_path).resolve()), "rows": len(rows),
+                "store": str(Path(store_path).resolve()) if stamp else Path(store_path).name, "rows": len(rows),
                 "tables": [t.name for t in tables],  # the paper-layout tables; reported: the view beside them
                 "reported": {"files": [f.describe() for f in reported_files], "table": bool(shown)},
-                "probe": {"results": len(probe_results), "files": [str(p) for p in layout.settings.get("probe") or []]},
+                "probe": {"results": len(probe_results),
+                          "files": [str(p) if stamp else portable(str(p)) for p in layout.settings.get("probe") or []]},
                 "files": written, "removed": stale, "plot_notes": notes,
                 "bootstrap": uncertainty.settings_of(layout.settings).describe(),
+                "mde": mde_describe(),
                 "harness_version": __version__, "git_commit": git_commit(),
-                "generated": _generated()}
+                **({"generated": generated} if generated else {})}
     write_json(out / "manifest.json", manifest)
     for name in stale:  # only after the new outputs and manifest are in place
         (out / name).unlink(missing_ok=True)

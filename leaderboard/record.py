@@ -202,7 +202,7 @@ def rows_from_run(run_dir: str | os.PathLike, version: str | None = None) -> lis
             vector = outcomelib.encode(samples)
             if vector is not None:
                 row["outcomes"] = vector
-            row["diagnostics"] = diaglib.compute(samples)
+            row["diagnostics"] = diaglib.compute(samples, task=metrics["set"].get("task"))
         out.append(row)
     return out
 

@@ -32,7 +32,7 @@ from typing import Any, Iterable
 
 import yaml
 
-from factrl.evals.suggestions import did_you_mean
+from factrl.harness.errors import did_you_mean
 from factrl.harness.errors import DataError
 
 SCHEMA = "factrl.reported/1"

@@ -118,7 +118,8 @@ def build(accuracy: Table | None, rows: list[dict], layout: Layout, files: list[
         for method in methods:
             mine = measured.get(method)
             if mine is not None:  # the accuracy table's line: its marks rank measured lines only
-                cells = {k: replace(c, diff=None, ci=None, vs_raw=None) for k, c in mine.cells.items()}
+                cells = {k: replace(c, diff=None, ci=None, vs_raw=None, mde=None, vs_raw_mde=None)
+                         for k, c in mine.cells.items()}
                 out.append(Line(mine.model, method, f"{mine.method_label} (measured)", cells, list(mine.run_ids),
                                 list(mine.stand_ins), mine.seeds))
             for file, found in by_file:

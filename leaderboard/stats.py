@@ -16,15 +16,35 @@ The interval is the percentile interval (numpy's default linear quantiles) at `l
 generator is `numpy.random.default_rng(seed)`, created afresh for every comparison, so an
 interval does not depend on which other comparisons a table makes. A macro difference
 resamples each set independently with that set's own draw and averages per resample.
+
+Minimum detectable difference (MDE). Beside its interval, every published difference carries
+the smallest true difference that a paired test on these n questions would detect with power
+`MDE_POWER` (80%) at two-sided level `MDE_ALPHA` (0.05), computed from the same paired
+outcomes:
+
+    MDE = (z_{1 - alpha/2} + z_{power}) * sd(d) / sqrt(n)        (2.8016 * standard error)
+
+where sd(d) is the sample standard deviation (ddof 1) of the per-question differences d_i.
+A macro difference is the mean of K per-set mean differences, each set resampled on its own
+(as the interval does), so its standard error combines the per-set variances:
+SE = sqrt(sum_k sd_k^2 / n_k) / K, and MDE = (z_{1 - alpha/2} + z_{power}) * SE. An observed
+difference smaller than its MDE cannot be told from no difference at this n with the stated
+power: the tables mark it (uncertainty.UNDECIDED_MARK). tests/leaderboard/test_lb_mde.py
+checks the formula by simulation: at a true difference equal to the MDE, about 80% of paired
+samples reject.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Sequence
 
 import numpy as np
 
 BOOTSTRAP_VERSION = "1"  # bump when the resampling scheme or quantile rule changes
+MDE_VERSION = "1"  # bump when the MDE formula, its power or its level changes
+MDE_POWER = 0.80
+MDE_ALPHA = 0.05
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
 DEFAULT_LEVEL = 0.95
@@ -92,3 +112,42 @@ def seed_summary(values: Sequence[float]) -> tuple[float, float | None, int]:
     k = len(values)
     mean = float(np.mean(values))
     return mean, (float(np.std(values, ddof=1)) if k > 1 else None), k
+
+
+def mde_factor(power: float = MDE_POWER, alpha: float = MDE_ALPHA) -> float:
+    """z_{1 - alpha/2} + z_{power}: 1.95996 + 0.84162 = 2.80158 for the defaults."""
+    normal = NormalDist()
+    return normal.inv_cdf(1.0 - alpha / 2.0) + normal.inv_cdf(power)
+
+
+def _diff_variance(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
+    """(sample variance of the paired differences, n); variance 0 below two questions."""
+    diffs = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    n = len(diffs)
+    return (float(np.var(diffs, ddof=1)) if n > 1 else 0.0), n
+
+
+def paired_mde(a: np.ndarray, b: np.ndarray, power: float = MDE_POWER, alpha: float = MDE_ALPHA) -> float:
+    """MDE (fraction) of mean(a) - mean(b) on the same questions (module docstring)."""
+    if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
+        raise ValueError(f"the MDE needs two equal-length 1-D vectors, got {a.shape} and {b.shape}")
+    variance, n = _diff_variance(a, b)
+    return mde_factor(power, alpha) * float(np.sqrt(variance / n))
+
+
+def macro_mde(pairs: Sequence[tuple[np.ndarray, np.ndarray]], power: float = MDE_POWER,
+              alpha: float = MDE_ALPHA) -> float:
+    """MDE (fraction) of the mean over sets of per-set paired differences (independent sets)."""
+    if not pairs:
+        raise ValueError("the macro MDE needs at least one set")
+    total = 0.0
+    for a, b in pairs:
+        variance, n = _diff_variance(a, b)
+        total += variance / n
+    return mde_factor(power, alpha) * float(np.sqrt(total)) / len(pairs)
+
+
+def mde_describe() -> dict:
+    return {"formula": "(z_{1-alpha/2} + z_power) * sd(paired differences) / sqrt(n); macro: "
+                       "sqrt(sum_k var_k / n_k) / K", "power": MDE_POWER, "alpha": MDE_ALPHA,
+            "two_sided": True, "version": MDE_VERSION}

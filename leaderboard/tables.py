@@ -60,8 +60,12 @@ class Cell:
     seeds: int = 1
     ci: tuple[float, float] | None = None
     vs_raw: tuple[float, float | None, float | None] | None = None
+    # Minimum detectable differences (pp, stats.py) of `diff` and of the difference to Raw.
+    mde: float | None = None
+    vs_raw_mde: float | None = None
     flags: list[str] = field(default_factory=list)
-    strict: float | None = None  # strict accuracy (%, diagnostics.py) of a one-seed cell
+    strict: float | None = None  # strict accuracy (%, diagnostics.py), mean over the cell's seed rows
+    strict_rule: str | None = None  # its rule version ("2"; "1" for rows recorded before v2)
 
 
 @dataclass
@@ -74,6 +78,8 @@ class Line:
     stand_ins: list[str] = field(default_factory=list)  # labels of stand-in components behind the line
     seeds: int = 1  # seed runs aggregated into this line (accuracy table)
     vectors: dict[str, Any] = field(default_factory=dict, repr=False)  # set -> (ids hash, outcomes)
+    reconstructed: bool = False  # the method has no public code (marks.py)
+    substitutes: list[str] = field(default_factory=list)  # "served X for the paper's Y" judges (marks.py)
 
     @property
     def row_ids(self) -> list[str]:
@@ -92,6 +98,7 @@ class Table:
     notes: list[str] = field(default_factory=list)
     first_header: str = "Model"  # header of the group column ("" when groups are unnamed)
     footer: list[Line] = field(default_factory=list)  # lines after the groups (the gaming floor)
+    wrap: bool = False  # long cell texts (the uncertainty views): the HTML page lets them wrap
 
     @property
     def lines(self) -> list[Line]:
@@ -247,10 +254,11 @@ def accuracy_table(rows: list[dict], layout: Layout) -> Table:
                 line.cells[name] = Cell()
                 continue
             info = uncertainty.seed_cell(members)
-            flagged = [f for r in members for f in diaglib.flags(r.get("diagnostics"))]
+            flagged = [f for r in members for f in diaglib.flags(r.get("diagnostics"), rowlib.primary(r))]
             line.cells[name] = Cell(info["value"], pct(info["value"]), row_ids=[r["row_id"] for r in members],
                                     n=info["n"], se=info["se"], std=info["std"], seeds=info["seeds"],
-                                    flags=flagged, strict=diaglib.strict_of(members))
+                                    flags=flagged, strict=diaglib.strict_of(members),
+                                    strict_rule=diaglib.strict_rule_of(members))
             vector = uncertainty.seed_vector(members)
             if vector is not None:
                 line.vectors[name] = vector
@@ -384,10 +392,13 @@ def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
     """All tables that have data, in publishing order; lines with stand-ins are marked."""
     accuracy = accuracy_table(rows, layout)
     tables = [accuracy] if accuracy.lines else []
+    tricks = None
     if accuracy.lines:
         from .floors import add_floor  # scores the constant-answer panel on each set (cached)
+        from .tricks import tricks_table  # and the probe panel's tricks, per question (cached)
 
         add_floor(accuracy, [r for r in rows if r["set"]["task"] in ACCURACY_TASKS], layout)
+        tricks = tricks_table(accuracy, [r for r in rows if r["set"]["task"] in ACCURACY_TASKS], layout)
     timed = time_table(accuracy, rows, layout)
     if timed is not None:
         tables.append(timed)
@@ -399,6 +410,8 @@ def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
     factscore = factscore_table(rows, layout)
     if factscore.lines:
         tables.append(factscore)
+    if tricks is not None:
+        tables.append(tricks)
     by_id = {row["row_id"]: row for row in rows}
     for table in tables:
         componentlib.mark_table(table, by_id)

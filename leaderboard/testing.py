@@ -78,7 +78,8 @@ def make_run_dir(root: str | Path, *, method: str = "corver", model: str = "qwen
                  decoding: dict[str, Any] | None = None, prompt: tuple[str, str] | None = None,
                  scorer_version: str = SCORER_VERSION, popularity: bool | tuple[str, ...] = False, adapter: bool | None = None,
                  run_id: str | None = None, samples: dict[str, list[dict[str, Any]]] | None = None,
-                 set_blocks: dict[str, dict[str, Any]] | None = None) -> Path:
+                 set_blocks: dict[str, dict[str, Any]] | None = None,
+                 components: dict[str, dict[str, Any]] | None = None) -> Path:
     """A finished run directory with one eval/<set>/ per entry of `scores`.
 
     scores: {set: accuracy} or {set: {"em": x, "f1": y}} (fractions). train_phases: seconds
@@ -89,6 +90,8 @@ def make_run_dir(root: str | Path, *, method: str = "corver", model: str = "qwen
     `answer`/`completion` for the diagnostics); the set's accuracy, n and count are then theirs.
     set_blocks: {set: metrics.json `set` block} (e.g. a real `EvalSet.describe()`), replacing the
     synthetic one, so the gaming floor can find and verify the set.
+    components: the reward components `harness run` copies into run.json (with `stand_ins`, the
+    names flagged `stand_in`), e.g. a judge with `served_model`, `paper_model`, `substitute`.
     """
     pop_sets = ("popqa",) if popularity is True else tuple(popularity or ())
     scores = scores if scores is not None else {"triviaqa": 0.5}
@@ -102,7 +105,9 @@ def make_run_dir(root: str | Path, *, method: str = "corver", model: str = "qwen
     write_json(run_dir / "run.json", {
         "run_id": run_id, "kind": kind, "method": method, "model": model, "config_hash": cfg_hash,
         "seed": seed, "harness_version": __version__, "git_commit": "0" * 40, "started": stamp,
-        "status": "finished", "attempts": 1, "finished": stamp})
+        "status": "finished", "attempts": 1, "finished": stamp,
+        **({"components": components, "stand_ins": sorted(n for n, c in components.items() if c.get("stand_in"))}
+           if components is not None else {})})
     identity = {"name": model, "id": model_id or f"org/{model}", "revision": None,
                 "sha256": _sha(f"weights:{model}"), "path": None}
     config = {"seed": seed, "method": {"name": method}, "model": {**identity, "decoding": decoding or GREEDY},

@@ -14,6 +14,11 @@ outcomes for the same questions (rows' `outcomes`, equal `ids_sha256`); a multi-
 uses the per-question mean over its seeds. A difference whose interval includes 0 is marked
 with NOISE_MARK. Rows without outcomes (recorded before them) get no interval, and the
 legend says so.
+
+Minimum detectable differences: beside its interval, each such difference carries the MDE at
+80% power (two-sided alpha 0.05) from the same paired outcomes (stats.py: paired_mde,
+macro_mde); an observed difference whose size is below its MDE is marked UNDECIDED_MARK
+("cannot decide at this n").
 """
 from __future__ import annotations
 
@@ -24,9 +29,11 @@ import numpy as np
 from . import outcomes as outcomelib
 from . import rows as rowlib
 from . import versions
-from .stats import BOOTSTRAP_VERSION, BootstrapSettings, Interval, macro_interval, paired_interval, seed_summary
+from .stats import (BOOTSTRAP_VERSION, MDE_ALPHA, MDE_POWER, BootstrapSettings, Interval, macro_interval, macro_mde,
+                    paired_interval, paired_mde, seed_summary)
 
 NOISE_MARK = "§"
+UNDECIDED_MARK = "◇"
 
 Runs = dict[str, dict[str, dict]]  # run_id -> set -> row
 
@@ -99,9 +106,23 @@ def interval(line_a, line_b, key: str, macro_sets: list[str], settings: Bootstra
     return None if pair is None else paired_interval(pair[0], pair[1], settings)
 
 
+def mde(line_a, line_b, key: str, macro_sets: list[str]) -> float | None:
+    """MDE (fraction) of line_a - line_b on column `key` from their paired outcomes, or None."""
+    if key == "macro":
+        pairs = [_pair(line_a.vectors.get(s), line_b.vectors.get(s)) for s in macro_sets]
+        return None if not pairs or any(p is None for p in pairs) else macro_mde(pairs)  # type: ignore[arg-type]
+    pair = _pair(line_a.vectors.get(key), line_b.vectors.get(key))
+    return None if pair is None else paired_mde(pair[0], pair[1])
+
+
+def _pp(value: float | None) -> float | None:
+    return None if value is None else 100.0 * value
+
+
 def attach(lines: list, keys: list[str], macro_sets: list[str], focus: str | None, raw: str,
            settings: BootstrapSettings) -> None:
-    """Intervals of the focus line's differences (Cell.ci) and of every line's difference to Raw (Cell.vs_raw)."""
+    """Intervals and MDEs of the focus line's differences (Cell.ci, Cell.mde) and of every
+    line's difference to Raw (Cell.vs_raw, Cell.vs_raw_mde)."""
     raw_line = next((line for line in lines if line.method == raw), None)
     target = next((line for line in lines if line.method == focus), None)
     for key in keys:
@@ -111,6 +132,7 @@ def attach(lines: list, keys: list[str], macro_sets: list[str], focus: str | Non
             best = max(others, key=lambda line: line.cells[key].value)
             found = interval(target, best, key, macro_sets, settings)
             target.cells[key].ci = None if found is None else (100 * found.low, 100 * found.high)
+            target.cells[key].mde = _pp(mde(target, best, key, macro_sets))
         if raw_line is None or raw_line.cells.get(key) is None or raw_line.cells[key].value is None:
             continue
         for line in lines:
@@ -120,19 +142,43 @@ def attach(lines: list, keys: list[str], macro_sets: list[str], focus: str | Non
             found = interval(line, raw_line, key, macro_sets, settings)
             cell.vs_raw = (cell.value - raw_line.cells[key].value,
                            None if found is None else 100 * found.low, None if found is None else 100 * found.high)
+            cell.vs_raw_mde = _pp(mde(line, raw_line, key, macro_sets))
 
 
 def includes_zero(low: float | None, high: float | None) -> bool:
     return low is not None and high is not None and low <= 0.0 <= high
 
 
-def diff_text(diff: float, low: float | None, high: float | None, with_interval: bool) -> str:
-    """'+1.20§' (interval includes 0), with '[0.30, 2.10]' when asked; plain when there is no interval."""
-    mark = NOISE_MARK if includes_zero(low, high) else ""
-    shown = f"{diff:+.2f}{mark}"
+def undecided(diff: float | None, mde_pp: float | None) -> bool:
+    """True when the observed difference is smaller than its MDE (cannot decide at this n)."""
+    return diff is not None and mde_pp is not None and abs(diff) < mde_pp
+
+
+def marks(diff: float, low: float | None, high: float | None, mde_pp: float | None = None) -> str:
+    """NOISE_MARK when the interval includes 0, UNDECIDED_MARK when |diff| < MDE."""
+    return (NOISE_MARK if includes_zero(low, high) else "") + (UNDECIDED_MARK if undecided(diff, mde_pp) else "")
+
+
+def diff_text(diff: float, low: float | None, high: float | None, with_interval: bool,
+              mde_pp: float | None = None) -> str:
+    """'+1.20§◇' (interval includes 0; below the MDE), with '[+0.30, +2.10] MDE 2.80' when asked;
+    plain when there is no interval."""
+    shown = f"{diff:+.2f}{marks(diff, low, high, mde_pp)}"
     if with_interval and low is not None and high is not None:
         shown += f" [{low:+.2f}, {high:+.2f}]"
+    if with_interval and mde_pp is not None:
+        shown += f" MDE {mde_pp:.2f}"
     return shown
+
+
+MDE_LEGEND_START = "MDE = minimum detectable difference"
+
+
+def mde_legend() -> str:
+    return (f"{MDE_LEGEND_START} at {MDE_POWER:.0%} power (two-sided alpha {MDE_ALPHA}) for the comparison's n, from "
+            "the paired per-question outcomes: (z_0.975 + z_0.80) x sd(per-question differences) / sqrt(n), "
+            "macro: the per-set variances combined (leaderboard/stats.py); "
+            f"{UNDECIDED_MARK} = the observed difference is smaller than its MDE: cannot decide at this n.")
 
 
 def legend(settings: BootstrapSettings, any_interval: bool, any_missing: bool) -> list[str]:
@@ -141,6 +187,7 @@ def legend(settings: BootstrapSettings, any_interval: bool, any_missing: bool) -
         notes.append(f"{NOISE_MARK} = the paired bootstrap {settings.level:.0%} interval of the difference includes 0 "
                      f"(not distinguishable from noise); {settings.resamples} resamples of the same questions, seed "
                      f"{settings.seed}, percentile interval (bootstrap v{BOOTSTRAP_VERSION}).")
+        notes.append(mde_legend())
     if any_missing:
         notes.append("Differences without an interval: a row lacks per-question outcomes (recorded before they were "
                      "stored, or no samples.jsonl), or the two rows were not scored on the same questions.")

@@ -16,3 +16,11 @@ def harness(*args: str, cwd: Path | None = None, env: dict | None = None, timeou
                 **(env or {})}
     return subprocess.run([sys.executable, "-m", "factrl.harness.cli", *args], cwd=cwd or REPO, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def optimizer_stand_in(optim: str = "adamw_8bit") -> list[str]:
+    """["optimizer"] where `optim` cannot run on this machine (8-bit AdamW without CUDA or
+    bitsandbytes: the engine trains with torch AdamW and records the stand-in), else []."""
+    from factrl.harness.training.optim import choose_optimizer
+
+    return ["optimizer"] if choose_optimizer(optim).stand_in else []

@@ -5,11 +5,10 @@ torch nor vLLM nor the OpenAI client.
 """
 from __future__ import annotations
 
-from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
-from factrl.harness.errors import HarnessError
+from factrl.harness.errors import HarnessError, did_you_mean
 from factrl.harness.models import ModelIdentity
 
 from .base import Backend, BackendError, Decoding, Generation, Request
@@ -40,6 +39,4 @@ def build_backend(name: str, identity: ModelIdentity, model_cfg: Any, decoding: 
         from .openai import OpenAIBackend
 
         return OpenAIBackend(identity, model_cfg, decoding, settings=settings)
-    hint = get_close_matches(name, BACKENDS, n=1)
-    raise HarnessError(f"unknown eval.backend '{name}'.{f' Did you mean {hint[0]!r}?' if hint else ''} "
-                       f"Valid: {', '.join(BACKENDS)}.")
+    raise HarnessError(f"unknown eval.backend '{name}'.{did_you_mean(name, BACKENDS)} Valid: {', '.join(BACKENDS)}.")

@@ -80,7 +80,8 @@ class OpenAIBackend(Backend):
         self.client = Transport(str(base_url), os.environ.get(key_env) or "EMPTY",
                                 timeout=float(settings.get("timeout") or 120.0),
                                 max_retries=int(max_retries) if max_retries is not None else 3,
-                                backoff=float(backoff) if backoff is not None else 1.0, logger=log)
+                                backoff=float(backoff) if backoff is not None else 1.0, logger=log,
+                                key_setting=f"{key_env} (eval.openai.api_key_env)")
         self.loop = LoopThread("factrl-openai-backend")
         self.base_url = self.client.display_url  # what messages show: no credentials
 

@@ -29,6 +29,23 @@ log = logging.getLogger("factrl.evals")
 LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
 
+def gpu_share(requested: float | None, free: int, total: int) -> float:
+    """The engine's gpu_memory_utilization: the configured share (default 0.85), lowered to what is
+    free when another process holds part of the GPU (vLLM refuses to start when the share exceeds
+    the free memory: e.g. a training run's leftovers, or a second engine). Lowering it only shrinks
+    the KV cache; below 10% of the GPU the evaluation stops with the reason."""
+    requested = float(requested or 0.85)
+    available = free / total - 0.02  # a margin for the engine's own CUDA context
+    if requested <= available:
+        return requested
+    if available < 0.1:
+        raise HarnessError(f"backend=vllm: only {free / 2**30:.1f} of {total / 2**30:.1f} GiB of the GPU are free; "
+                           f"another process holds the rest (nvidia-smi shows which).")
+    log.warning("backend=vllm: %.1f of %.1f GiB free, so eval.vllm.gpu_memory_utilization %.2f is lowered to %.2f",
+                free / 2**30, total / 2**30, requested, available)
+    return round(available, 3)
+
+
 def adapter_rank(adapter: Path) -> int:
     config = Path(adapter) / "adapter_config.json"
     try:
@@ -43,6 +60,13 @@ class VLLMBackend(Backend):
 
     def __init__(self, identity: ModelIdentity, model_cfg: Any, decoding: Decoding, *,
                  adapter: str | Path | None = None, settings: Any = None):
+        from factrl.harness.models import saved_random
+
+        if identity.id.startswith("random:") and not saved_random(identity):
+            # Its path is the tokenizer's folder, i.e. another model's weights.
+            raise HarnessError(f"backend=vllm loads weights from disk, and the random {identity.name} model "
+                               f"(model.source=random) has none there; `harness run` and `harness eval` save it "
+                               f"first (model_shapes.save_random), or pass a saved copy as model.path=DIR.")
         try:
             import torch
             from vllm import LLM, SamplingParams
@@ -61,7 +85,7 @@ class VLLMBackend(Backend):
         self.engine_args: dict[str, Any] = {
             "model": identity.path, "tokenizer": identity.path, "dtype": dtype,
             "seed": decoding.seed if decoding.seed is not None else 0,
-            "gpu_memory_utilization": float(settings.get("gpu_memory_utilization") or 0.85),
+            "gpu_memory_utilization": gpu_share(settings.get("gpu_memory_utilization"), *torch.cuda.mem_get_info()),
             "tensor_parallel_size": int(settings.get("tensor_parallel_size") or 1),
             "enforce_eager": bool(settings.get("enforce_eager", False)),
         }

@@ -17,7 +17,6 @@ Always FP32 (BASELINES 7: the paper's 0.3 threshold is for FP32 scores).
 from __future__ import annotations
 
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -83,9 +82,10 @@ def ensure_standin() -> Path:
         return out
     with locked(out):
         if not (out / "model.safetensors").is_file():
-            tmp = out.parent / f"{out.name}.tmp-{os.getpid()}"
-            build_standin(tmp)
-            os.replace(tmp, out)
+            from factrl.harness.rundir import atomic_path
+
+            with atomic_path(out) as tmp:
+                build_standin(tmp)
     return out
 
 

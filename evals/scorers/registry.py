@@ -10,9 +10,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from factrl.harness.errors import HarnessError
+from factrl.harness.errors import HarnessError, did_you_mean
 
-from ..suggestions import did_you_mean
 from .base import Scorer
 
 # Every scorer option the harness exposes (eval.<key> in configs/eval/base.yaml, flags of

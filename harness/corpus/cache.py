@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Iterable
 
+from ..sqlite_fs import configure as configure_journal
+
 SCHEMA = 1
 _CHUNK = 500  # keys per SELECT ... IN (...); SQLite's default variable limit is 32766
 _MEMO_LIMIT = 1_000_000
@@ -63,7 +65,7 @@ class CountCache:
         conn = self._connect()
         for attempt in range(50):
             try:
-                conn.execute("PRAGMA journal_mode = WAL")
+                configure_journal(conn, self.path, attempts=1)  # WAL; DELETE on a network file system
                 conn.execute("CREATE TABLE IF NOT EXISTS counts (index_hash TEXT NOT NULL, query TEXT NOT NULL, "
                              "params TEXT NOT NULL, count INTEGER NOT NULL, approx INTEGER NOT NULL, "
                              "created REAL NOT NULL, PRIMARY KEY (index_hash, query, params)) WITHOUT ROWID")

@@ -182,9 +182,9 @@ def _positive_int(cfg: Any, key: str, default: int) -> int:
 def _cache(cfg: Any, manifest_hash: str) -> CountCache | None:
     if not _get(cfg, "cache", True):
         return None
-    from ..models import cache_dir
+    from ..models import writable_cache_dir
 
-    path = _get(cfg, "cache_path") or (cache_dir() / "corpus_counts.sqlite3")
+    path = _get(cfg, "cache_path") or (writable_cache_dir() / "corpus_counts.sqlite3")
     return CountCache(Path(str(path)).expanduser(), manifest_hash, QUERY_VERSION)
 
 

@@ -59,8 +59,12 @@ def _read_wiki_summaries(path: Path) -> Iterator[Document]:
 
 def _read_jsonl(path: Path, text_field: str, keep: tuple[str, ...] = ()) -> Iterator[Document]:
     opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
+    with opener(path, "rb") as handle:  # bytes, decoded per line: a bad byte is named by line
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DataError(f"{path}:{number}: not UTF-8 text (byte {err.start} of the line).") from None
             if not line.strip():
                 continue
             try:
@@ -111,9 +115,10 @@ def describe_inputs(inputs: list[str]) -> list[dict[str, Any]]:
 
 
 def iter_documents(inputs: list[str], text_field: str = "text", split_lines: bool = False,
-                   keep: tuple[str, ...] = ()) -> Iterator[Document]:
-    """Documents of the given files and folders; empty documents are skipped. JSONL fields
-    named in `keep` are always in `meta` (otherwise only the first four scalar fields are)."""
+                   keep: tuple[str, ...] = (), skipped: list[str] | None = None) -> Iterator[Document]:
+    """Documents of the given files and folders; empty documents are skipped (their `file:line`
+    appended to `skipped`, when given, for the caller to report). JSONL fields named in `keep` are
+    always in `meta` (otherwise only the first four scalar fields are)."""
     for path in _expand(inputs):
         name = path.name
         if name.endswith(JSONL_SUFFIXES):
@@ -128,3 +133,5 @@ def iter_documents(inputs: list[str], text_field: str = "text", split_lines: boo
         for doc in reader:
             if doc.text.strip():
                 yield doc
+            elif skipped is not None:
+                skipped.append(f"{path}:{doc.meta.get('line', '?')}")

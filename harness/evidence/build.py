@@ -22,6 +22,7 @@ from typing import Any, Iterator
 from ..errors import DataError, HarnessError
 from ..filelock import locked
 from ..hashing import sha256_file
+from ..rundir import atomic_path
 from .passages import DEFAULT_TOKENIZER, SPLIT_VERSION, load_splitter, split_documents
 from .schema import FORMAT_VERSION, FTS_TOKENIZE, Manifest, create_tables, manifest_hash, read_manifest
 
@@ -60,14 +61,20 @@ def _asset_version() -> str:
 def _documents(kind: str, path: Path, text_field: str, title_field: str) -> Iterator[tuple[str, str]]:
     from ..corpus.sources import iter_documents
 
-    for doc in iter_documents([str(path)], text_field=text_field, keep=(title_field,)):
+    empty: list[str] = []  # records with no text: they hold no passage, and are reported, not hidden
+    for doc in iter_documents([str(path)], text_field=text_field, keep=(title_field,), skipped=empty):
         key = "title" if kind == DEMO_KIND else title_field
         title = doc.meta.get(key)
-        if not isinstance(title, str) or not title.strip():
-            where = f"{path}:{doc.meta.get('line', '?')}"
+        where = f"{path}:{doc.meta.get('line', '?')}"
+        if isinstance(title, str) and not title.strip():
+            raise DataError(f"{where}: field '{title_field}' is empty; every document needs its article title.")
+        if not isinstance(title, str):
             raise DataError(f"{where}: no string field '{title_field}'; set --title-field to the field that "
                             f"holds the article title.")
         yield title.strip(), doc.text
+    if empty:
+        log.warning("evidence build: skipped %d record(s) with empty '%s' (first: %s)", len(empty), text_field,
+                    empty[0])
 
 
 def _settings(kind: str, path: Path, splitter, passage_tokens: int, text_field: str, title_field: str
@@ -172,9 +179,7 @@ def build_store(source: str | os.PathLike | None, out: str | os.PathLike, *, tok
             raise HarnessError(f"evidence store {target} exists and was built from other settings (source, "
                                f"tokenizer or passage size); pass --force to rebuild it or choose another --out.")
         started = time.time()
-        tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
-        tmp.unlink(missing_ok=True)
-        try:
+        with atomic_path(target) as tmp:  # swapped in whole, or not at all
             written = _write(tmp, _documents(kind, path, text_field, title_field), splitter, passage_tokens,
                              progress)
             manifest = {"schema": "factrl.evidence.manifest/1", **settings, **written}
@@ -182,9 +187,6 @@ def build_store(source: str | os.PathLike | None, out: str | os.PathLike, *, tok
             manifest["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
             manifest["build_seconds"] = round(time.time() - started, 2)
             _store_manifest(tmp, manifest)
-            os.replace(tmp, target)  # atomic on one file system
-        finally:
-            tmp.unlink(missing_ok=True)
         log.info("built evidence store %s: %d documents, %d passages in %.1f s", target,
                  written["counts"]["documents"], written["counts"]["passages"], manifest["build_seconds"])
         return read_manifest(target)

@@ -95,6 +95,10 @@ def _query(args) -> int:
         raise HarnessError('give a query ("Who painted the Mona Lisa?") or --title TITLE.')
     if args.k < 1:
         raise HarnessError("-k must be at least 1.")
+    blank = next((n for n, text in enumerate(args.queries, 1) if not text.strip()), None)
+    if blank is not None:
+        raise HarnessError(f"query {blank} is empty; give words to search for, or --title TITLE alone for an "
+                           f"article's passages.")
     titles = ";".join(args.title) or None
     with open_store(_store_path(args)) as store:
         for text in args.queries or [None]:

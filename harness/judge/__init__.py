@@ -16,6 +16,7 @@ service (`open_judge`), cli (`harness judge serve|ask`). See README.md.
 """
 from .client import Judge, JudgeResult
 from .prompts import ATOMIC_FACTS, PROMPTS, SIMPLEQA_GRADE
+from .provenance import is_substitute, substitute_judges
 from .reference import reference_tools
 from .spec import (MATERIAL_RULE, Decoding, JudgePrompt, ParseError, ReferenceTools, find_material, material,
                    numbered_material)
@@ -25,5 +26,5 @@ from .stats import JudgeFailuresExceeded, check_failed_share, failed_count
 
 __all__ = ["ATOMIC_FACTS", "MATERIAL_RULE", "PROMPTS", "SIMPLEQA_GRADE", "Decoding", "Judge", "JudgeFailuresExceeded",
            "JudgePrompt", "JudgeResult", "JudgeSettings", "ParseError", "ReferenceTools", "check_failed_share",
-           "failed_count", "find_material", "material", "numbered_material", "open_judge", "read_settings",
-           "reference_tools"]
+           "failed_count", "find_material", "is_substitute", "material", "numbered_material", "open_judge",
+           "read_settings", "reference_tools", "substitute_judges"]

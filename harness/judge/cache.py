@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..sqlite_fs import configure as configure_journal
+
 SCHEMA = 1
 _MISSING = object()
 
@@ -34,7 +36,7 @@ class JudgeCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        configure_journal(self._db, self.path)  # WAL; DELETE on a network file system (harness/sqlite_fs.py)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, prompt TEXT NOT NULL, "
                          "version TEXT NOT NULL, model TEXT NOT NULL, value TEXT NOT NULL, created TEXT NOT NULL)")

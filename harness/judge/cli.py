@@ -75,6 +75,11 @@ def main(argv: list[str]) -> int:
             raise HarnessError(f"the item is not JSON ({err.msg}); quote it: '{{\"text\": \"...\"}}'.") from None
         if not isinstance(item, dict):
             raise HarnessError("the item must be a JSON object, e.g. '{\"text\": \"...\"}'.")
+        try:  # a \udcxx escape decodes to a lone surrogate, which no UTF-8 cache key can hold
+            json.dumps(item, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise HarnessError("the item holds a lone surrogate (a \\udXXX escape), not text; pass UTF-8 "
+                               "text.") from None
     cfg = _judge_cfg(args.overrides)
     if args.command == "serve" and str(cfg.get("backend")) == "reference":
         raise HarnessError("judge=reference answers in-process: there is no server to start; use judge=embedded.")

@@ -36,7 +36,7 @@ from .loop import LoopThread
 from .provenance import PromptLog
 from .settings import JudgeSettings
 from .spec import JudgePrompt, ParseError
-from .stats import FILENAME, JudgeStats, check_failed_share
+from .stats import FILENAME, WRITE_EVERY_S, JudgeStats, check_failed_share
 from .transport import RequestFailed, RequestState, ServerRefused, Transport, parse_chat
 
 log = logging.getLogger("factrl.harness.judge")
@@ -63,9 +63,10 @@ class Judge:
                  cache: JudgeCache | None = None, server: Any = None):
         self.settings, self.served_model, self.endpoint_id = settings, served_model, endpoint_id
         self._component, self._server, self._cache = component, server, cache
-        self._loop = LoopThread()
         self._transport = Transport(base_url, api_key, timeout=settings.timeout, max_retries=settings.max_retries,
-                                    backoff=settings.backoff, label="judge", logger=log)
+                                    backoff=settings.backoff, label="judge", logger=log,
+                                    key_setting=f"{settings.api_key_env} (judge.api_key_env)")
+        self._loop = LoopThread()  # after the Transport, which may refuse the settings
         self.display_url = self._transport.display_url
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._prompts = PromptLog()
@@ -73,6 +74,7 @@ class Judge:
         self._structured: bool | None = None
         self._probe_lock = asyncio.Lock()
         self._stats = JudgeStats()
+        self._stats_written = 0.0
         self.stats_path = Path(run_dir) / FILENAME if run_dir is not None else None
         if self.stats_path is not None and self.stats_path.is_file():
             self._stats.resume_from(self.stats_path)
@@ -162,9 +164,14 @@ class Judge:
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _write_stats(self) -> None:
-        if self.stats_path is not None:
-            self._stats.write(self.stats_path, self.describe())
+    def _write_stats(self, *, throttled: bool = False) -> None:
+        if self.stats_path is None:
+            return
+        now = time.monotonic()
+        if throttled and now - self._stats_written < WRITE_EVERY_S:
+            return
+        self._stats_written = now
+        self._stats.write(self.stats_path, self.describe())
 
     def _mode_of(self, prompt: JudgePrompt) -> str:
         """The reply mode `prompt` is asked in: text, json_schema, or auto (not probed yet)."""
@@ -315,6 +322,7 @@ class Judge:
 
     def _count(self, prompt: JudgePrompt, state: RequestState, **extra: float) -> None:
         self._stats.add(prompt.name, calls=state.sent, retries=max(0, state.sent - 1), **extra)
+        self._write_stats(throttled=True)  # a killed attempt's calls stay accounted
 
     async def _check(self) -> None:
         s, url = self.settings, self.display_url

@@ -36,9 +36,9 @@ def _cache(settings: JudgeSettings) -> JudgeCache | None:
     if settings.cache is None:
         return None
     if settings.cache == "auto":
-        from factrl.harness.models import cache_dir
+        from factrl.harness.models import writable_cache_dir
 
-        return JudgeCache(cache_dir() / "judge" / "cache.sqlite3")
+        return JudgeCache(writable_cache_dir() / "judge" / "cache.sqlite3")
     return JudgeCache(settings.cache)
 
 

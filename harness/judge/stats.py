@@ -13,10 +13,13 @@ Counters (totals and per prompt):
   so the timer charges the same seconds to its `reward` phase.
 
 A resumed run adds to the file it finds (`attempts` counts the openings), as the timer does.
+The file is rewritten (atomically) as requests complete, at most every `WRITE_EVERY_S`, so a
+killed attempt's calls are in it too: at most that interval's and the requests in flight are lost.
 """
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -25,6 +28,7 @@ from factrl.harness.rundir import read_json, write_json
 
 SCHEMA = "factrl.judge.stats/1"
 FILENAME = "judge_stats.json"
+WRITE_EVERY_S = 0.25
 COUNTERS = ("items", "calls", "retries", "reasks", "failures", "parse_failures", "cache_hits", "deduplicated",
             "input_tokens", "output_tokens")
 
@@ -39,12 +43,14 @@ class JudgeStats:
         self.by_prompt: dict[str, dict[str, float]] = {}
         self.attempts = 1
         self._base: dict[str, Any] | None = None
+        self._lock = threading.Lock()  # counted on the judge's loop thread, written from the caller's too
 
     def add(self, prompt: str, **counts: float) -> None:
-        own = self.by_prompt.setdefault(prompt, _empty())
-        for name, value in counts.items():
-            self.totals[name] += value
-            own[name] += value
+        with self._lock:
+            own = self.by_prompt.setdefault(prompt, _empty())
+            for name, value in counts.items():
+                self.totals[name] += value
+                own[name] += value
 
     def resume_from(self, path: Path) -> None:
         """Start from an earlier attempt's file (a run resumed in the same directory)."""
@@ -58,7 +64,8 @@ class JudgeStats:
 
     def snapshot(self) -> dict[str, Any]:
         """This attempt's counters plus the earlier attempts' (what the file holds)."""
-        totals, by_prompt = dict(self.totals), {k: dict(v) for k, v in self.by_prompt.items()}
+        with self._lock:
+            totals, by_prompt = dict(self.totals), {k: dict(v) for k, v in self.by_prompt.items()}
         if self._base:
             for name, value in (self._base.get("totals") or {}).items():
                 totals[name] = totals.get(name, 0) + value

@@ -108,10 +108,42 @@ class _RetryLog(logging.Filter):
         return False
 
 
+class _RedactURLs(logging.Filter):
+    """httpx(2) logs every request's URL at INFO ("HTTP Request: POST http://user:pw@host/..."),
+    which any `logging.basicConfig(level=INFO)` prints: the line stays, its credentials go."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "@" in message:
+            record.msg, record.args = redact_url(message), ()
+        return True
+
+
+def _check_credentials(base_url: str, api_key: str, shown: str, label: str, key_setting: str) -> None:
+    """httpx turns a URL's user:password into Basic auth, which replaces the SDK's Bearer key:
+    with both, the key would silently never be sent. Refuse the combination."""
+    from urllib.parse import urlsplit
+
+    try:
+        has_userinfo = urlsplit(base_url).username is not None
+    except ValueError:
+        return  # the SDK reports an unusable URL itself
+    if has_userinfo and api_key not in ("", "EMPTY"):
+        from factrl.harness.errors import ConfigError
+
+        raise ConfigError(f"{label}: {shown} carries user:password and {key_setting} holds an API key; the HTTP "
+                          f"client would send the URL's Basic credentials and never the key. Drop the "
+                          f"credentials from the URL, or unset the key")
+
+
 def _install_retry_log() -> None:
     sdk = logging.getLogger("openai._base_client")
     if not any(isinstance(f, _RetryLog) for f in sdk.filters):
         sdk.addFilter(_RetryLog())
+    for name in ("httpx", "httpx2", "httpcore"):  # openai 3 sends through httpx2, which logs as "httpx2"
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _RedactURLs) for f in logger.filters):
+            logger.addFilter(_RedactURLs())
     if sdk.getEffectiveLevel() > logging.INFO:  # the SDK logs retries at INFO; its other lines are DEBUG
         sdk.setLevel(logging.INFO)
 
@@ -157,10 +189,12 @@ class Transport:
     """
 
     def __init__(self, base_url: str, api_key: str, *, timeout: float, max_retries: int, backoff: float,
-                 label: str = "openai backend", logger: logging.Logger | None = None):
+                 label: str = "openai backend", logger: logging.Logger | None = None,
+                 key_setting: str = "the API key variable"):
         import openai
 
         self.display_url = redact_url(str(base_url))  # for messages and logs: no credentials
+        _check_credentials(str(base_url), api_key, self.display_url, label, key_setting)
         self.max_retries, self.backoff, self.label = max(0, int(max_retries)), float(backoff), label
         self.timeout = float(timeout)
         self.log = logger or logging.getLogger("factrl")

@@ -32,7 +32,8 @@ DEBERTA_REVISION = "6f5cf0a2b59cabb106aca4c287eed12e357e90eb"
 PINNED = {HHEM_ID: HHEM_REVISION, HHEM_FOUNDATION_ID: HHEM_FOUNDATION_REVISION, DEBERTA_ID: DEBERTA_REVISION}
 DEFAULT_MODEL = {"hhem": HHEM_ID, "deberta": DEBERTA_ID, "standin": None}
 
-DTYPES = ("float32", "bfloat16", "float16")
+DTYPES = ("float32", "bfloat16", "float16", "auto")
+AUTOCASTS = ("none", "bfloat16")
 CODES = ("harness", "remote")
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 
@@ -53,7 +54,12 @@ class NLISettings(Settings):
     batch_size: int = 16
     # "auto" = CUDA when available, else CPU; or "cpu", "cuda", "cuda:1".
     device: str = "auto"
+    # Weights: float32 / bfloat16 / float16, or "auto" = bfloat16 on CUDA and float32 on CPU.
     dtype: str = "float32"
+    # "bfloat16": every forward on CUDA runs under torch.autocast("cuda", bfloat16), as FSPO's
+    # release runs HHEM (nusnlp/FSPO@7f5e4f9 verl/workers/fsdp_workers.py:1028); on CPU it does
+    # nothing (float32 compute) and describe() says so. "none": no autocast anywhere.
+    autocast: str = "none"
     # hhem: where the flan-t5-base config and tokenizer live (the offline hook of BASELINES
     # 2.1); None = the checkpoint's `foundation` (google/flan-t5-base at its pin).
     foundation: str | None = None
@@ -79,6 +85,8 @@ class NLISettings(Settings):
                 raise ValueError(f"{key}={getattr(self, key)!r} must be a positive integer.")
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype={self.dtype!r} is not valid; use one of {', '.join(DTYPES)}.")
+        if self.autocast not in AUTOCASTS:
+            raise ValueError(f"autocast={self.autocast!r} is not valid; use one of {', '.join(AUTOCASTS)}.")
         if self.code not in CODES:
             raise ValueError(f"code={self.code!r} is not valid; use harness or remote.")
         if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", self.device):

@@ -50,7 +50,7 @@ class DebertaScorer(ModelScorer):
         self.entailment = entailment_index(self.id2label, cfg.entailment_label, model_id)
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         self.model = AutoModelForSequenceClassification.from_pretrained(
-            path, config=config, local_files_only=True, dtype=torch_dtype(cfg.dtype)).to(self.device).eval()
+            path, config=config, local_files_only=True, dtype=torch_dtype(self._dtype_name())).to(self.device).eval()
 
     def _encode(self, pairs: list[tuple[str, str]]) -> list[dict[str, list[int]]]:
         enc = self.tokenizer([p for p, _ in pairs], [h for _, h in pairs], truncation=True,
@@ -73,7 +73,7 @@ class DebertaScorer(ModelScorer):
             "entailment_index": self.entailment, "id2label": {str(k): v for k, v in sorted(self.id2label.items())},
             "score": "softmax(logits)[entailment]", "max_length": self.cfg.max_length,
             "truncation": "tokenizer(premise, hypothesis, truncation=True): longest first",
-            "batch_size": self.batch_size, "device": self.device, "dtype": self.cfg.dtype,
+            "batch_size": self.batch_size, "device": self.device, **self.precision(),
         }
         if not faithful:
             entry["note"] = (f"{self.located.model} is not {DEBERTA_ID} loaded by hub id at its pinned revision; "

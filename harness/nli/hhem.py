@@ -60,7 +60,7 @@ class HHEMScorer(ModelScorer):
 
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.foundation.path))
         self._check_prompt()
-        self.model = self._load_model(torch_dtype(cfg.dtype)).to(self.device).eval()
+        self.model = self._load_model(torch_dtype(self._dtype_name())).to(self.device).eval()
 
     @staticmethod
     def _locate_foundation(foundation: str) -> Located:
@@ -147,7 +147,7 @@ class HHEMScorer(ModelScorer):
             "prompt_sha256": hashlib.sha256(self.prompt.encode()).hexdigest(),
             "score": "softmax(position-0 logits)[1]", "max_premise_tokens": self.cfg.max_premise_tokens,
             "truncation": "premise only, to max_premise_tokens foundation tokens; the hypothesis is never cut",
-            "batch_size": self.batch_size, "device": self.device, "dtype": self.cfg.dtype,
+            "batch_size": self.batch_size, "device": self.device, **self.precision(),
         }
         if not faithful:
             entry["note"] = (f"{self.located.model} is not {HHEM_ID} loaded by hub id at its pinned revision "

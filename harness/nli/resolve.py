@@ -81,6 +81,13 @@ def pick_device(device: str) -> str:
     return device
 
 
+def resolve_dtype(name: str, device: str) -> str:
+    """The weights' dtype name: `auto` is bfloat16 on CUDA and float32 on CPU."""
+    if name == "auto":
+        return "bfloat16" if str(device).startswith("cuda") else "float32"
+    return name
+
+
 def torch_dtype(name: str):
     import torch
 

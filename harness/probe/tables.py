@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import DataError
+from ..rundir import atomic_write
 from . import panel as panel_mod
 from .runner import BREACH_SHARE, SCHEMA, ProbeResult
 
@@ -115,11 +116,7 @@ def write_tables(results: Iterable[ProbeResult], out_dir: str | Path) -> dict[st
             "json": json.dumps([r.to_dict() for r in results], indent=2, default=str) + "\n"}
     paths = {}
     for fmt, text in body.items():
-        path = out / f"probe.{fmt}"
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)  # atomic: a reader never sees half a table
-        paths[fmt] = path
+        paths[fmt] = atomic_write(out / f"probe.{fmt}", text)  # a reader never sees half a table
     return paths
 
 

@@ -5,13 +5,18 @@ For the G completions of one question, with per-token returns R(g, t):
     mu, s   = mean and std of R_bar over the group
     A(g, t) = (R(g, t) - mu) / (s + eps)
 
-`std_floor` guards the one case where the formula misbehaves: when every completion of a
-group has nearly the same mean return, s is ~0 and the token-level offsets (R(g,t) - mu),
-which per-token returns make non-zero, are divided by ~eps and reach 1e3 (a defect of the
-released trainer that PROTOCOL 3 says not to copy). The denominator is max(s, std_floor) + eps.
-The harness default (train.std_floor = 0.1) leaves every group with a real disagreement
-untouched (one correctness or format difference gives s >= 0.5) and bounds the rest to a few
-units; std_floor = 0 reproduces the released behaviour.
+This is what TRL and every released code compute ((r - mean) / (std + eps), no floor), and it
+is the default (`train.advantage_std_floor: 0`). eps is `train.advantage_epsilon` (TRL and the
+CorVer, KnowRL and NOVER releases 1e-4; FSPO's verl 1e-6, set in its protocol file).
+
+`train.advantage_std_floor` is a named option that is not in any original: the denominator
+becomes max(s, floor) + eps. It guards the one case where the formula misbehaves: when every
+completion of a group has nearly the same mean return, s is ~0 and the token-level offsets
+(R(g, t) - mu), which per-token returns make non-zero, are divided by ~eps and reach 1e3
+(PROTOCOL 3 calls this a defect; the released numbers were produced with it). A floor of 0.1
+leaves every group with one correctness or format difference untouched (s >= 0.5) but also
+rescales groups whose rewards differ only a little (KnowRL's fact term), so a run that uses it
+records it in train/components.json as a stand-in (`advantages_component`) and tables mark it.
 """
 from __future__ import annotations
 
@@ -57,7 +62,12 @@ def token_advantages(
     valid = torch.tensor([r is not None for r in token_returns], dtype=torch.bool)
     values, mask = pad_returns([r or [] for r in token_returns], width)
     lengths = mask.sum(dim=1)
-    means = (values * mask).sum(dim=1) / lengths.clamp(min=1)
+    # The per-completion mean in float64, so a completion whose returns are all one value has
+    # exactly that mean, as the released trainers' scalar scores do (k float32 copies sum exactly
+    # in float64; in float32 the mean of six 0.3s is off by an ulp, which a tied group's std of 0
+    # turns into advantages of ulp / eps, 0.03 at eps 1e-6, instead of 0). The group statistics
+    # stay float32, as TRL and verl compute them.
+    means = ((values.double() * mask.double()).sum(dim=1) / lengths.double().clamp(min=1)).float()
     means = torch.where(valid, means, torch.full_like(means, float("nan")))
     grouped = means.view(-1, group_size)
     counts = (~torch.isnan(grouped)).sum(dim=1, keepdim=True)
@@ -83,3 +93,27 @@ def token_advantages(
         max_abs_advantage=float(advantages.abs().max()) if advantages.numel() else 0.0,
     )
     return advantages, stats
+
+
+def advantage_std_floor(train_cfg) -> float:
+    """`train.advantage_std_floor` (null = 0, the originals' behaviour), checked to be >= 0."""
+    from ..errors import ConfigError
+
+    floor = float(train_cfg.get("advantage_std_floor") or 0.0)
+    if floor < 0:
+        raise ConfigError(f"train.advantage_std_floor={floor}: give 0 (no floor, as the released codes) or a "
+                          f"positive floor on the group std")
+    return floor
+
+
+def advantages_component(train_cfg) -> dict:
+    """train/components.json's `advantages` entry; a stand-in when the floor (not in any original) is on."""
+    floor = advantage_std_floor(train_cfg)
+    scale, eps = str(train_cfg.scale_rewards), float(train_cfg.advantage_epsilon)
+    entry = {"kind": "advantages", "backend": "harness", "model": None, "revision": None, "stand_in": floor > 0,
+             "label": f"group advantages, std floor {floor:g}" if floor > 0 else "group advantages",
+             "scale_rewards": scale, "advantage_std_floor": floor, "advantage_epsilon": eps}
+    if floor > 0:
+        entry["note"] = (f"(r - mean) / (max(std, {floor:g}) + {eps:g}): the std floor is a harness option; the "
+                         f"released codes divide by std + eps with no floor")
+    return entry

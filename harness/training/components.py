@@ -54,14 +54,21 @@ def read_components(train_dir: Path) -> dict[str, dict[str, Any]] | None:
     return read_json(file).get("components", {}) if file.is_file() else None
 
 
-def write_components(train_dir: Path, method: Method, reward: Any) -> dict[str, dict[str, Any]]:
-    """Describe `reward`'s components and write train/components.json; returns them.
+def write_components(train_dir: Path, method: Method, reward: Any,
+                     engine: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """Describe `reward`'s components (plus the training engine's own entries, `engine`:
+    `optimizer`, `advantages`) and write train/components.json; returns them.
 
     A resumed run normally finds the same description. When it differs (say the extractor
     checkpoint in the cache changed between attempts), the new one is written with the old
     one kept under `previous` and a warning, since the result then mixes both.
     """
     components = check_components(method.name, method.components(reward))
+    clash = sorted(set(components) & set(engine or {}))
+    if clash:
+        raise TypeError(f"method '{method.name}': components() uses the name(s) {', '.join(clash)}, which the "
+                        f"training engine records itself; rename them")
+    components = {**components, **check_components("engine", engine or {})}
     file = Path(train_dir) / FILENAME
     document: dict[str, Any] = {"schema": SCHEMA, "method": method.name, "method_version": method.version,
                                 "components": components}

@@ -8,11 +8,14 @@ Two kinds (`train.ppo.critic`):
 - `full`: a separate, fully trainable copy of the base model (RLFH's own setup), for models
   small enough to afford it.
 
-Both put a new value head (nn.Linear(hidden, 1), float32) on the body's last hidden state;
-V_t is read from the hidden state *before* token t (the position whose logits predict
-token t), as OpenRLHF's critic does. Head init: weight ~ N(0, 1 / (hidden + 1)), bias 0,
-drawn from its own generator seeded with the run seed (so it does not shift the trainer's
-random stream), as OpenRLHF's `init_value_head`.
+Both put a new value head on the body's last hidden state; V_t is read from the hidden state
+*before* token t (the position whose logits predict token t), as OpenRLHF's critic does. The
+head is OpenRLHF's (the critic RLFH trains, OpenRLHF/OpenRLHF@3c3be623
+openrlhf/models/model.py): `nn.Linear(hidden_size, 1, bias=False)` (model.py:254, the critic
+class) initialised by `init_value_head` as `weight.data.normal_(mean=0.0, std=1 / (hidden_size
++ 1))` (model.py:164-172; ppo_critic.py:207 enables it when the critic starts from the policy's
+checkpoint, as here). Ours is float32 and draws the normal from its own generator seeded with
+the run seed, so it does not shift the trainer's random stream; the distribution is the same.
 
 Checkpoints: `state_dict()` holds the critic's trainable tensors (its LoRA or its full
 weights, and the head), saved as `critic.safetensors` beside TRL's files.
@@ -20,7 +23,6 @@ weights, and the head), saved as `critic.safetensors` beside TRL's files.
 from __future__ import annotations
 
 import contextlib
-import math
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -35,15 +37,15 @@ HEAD_PREFIX = "value_head."
 
 
 class ValueHead(nn.Module):
-    """(B, L, H) hidden states -> (B, L) values, computed in float32."""
+    """(B, L, H) hidden states -> (B, L) values, computed in float32; OpenRLHF's head and init."""
 
     def __init__(self, hidden: int, seed: int):
         super().__init__()
-        self.linear = nn.Linear(hidden, 1, dtype=torch.float32)
+        self.linear = nn.Linear(hidden, 1, bias=False, dtype=torch.float32)
         generator = torch.Generator().manual_seed(int(seed))
         with torch.no_grad():
-            self.linear.weight.copy_(torch.randn(1, hidden, generator=generator) / math.sqrt(hidden + 1))
-            self.linear.bias.zero_()
+            # std = 1 / (hidden + 1), not 1 / sqrt(hidden + 1): OpenRLHF model.py:172.
+            self.linear.weight.normal_(mean=0.0, std=1.0 / (hidden + 1), generator=generator)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.linear(hidden.float()).squeeze(-1)
@@ -148,7 +150,8 @@ class LoraCritic(Critic):
 
     @contextlib.contextmanager
     def body_context(self) -> Iterator[None]:
-        """The critic adapter active for the forward; the policy's again afterwards (both trainable)."""
+        """The critic adapter active for the forward and its backward (a checkpointed layer recomputes
+        under whichever adapter is active); the policy's again afterwards (both trainable)."""
         previous = self.model.active_adapter
         self.model.set_adapter(ADAPTER)
         try:

@@ -24,6 +24,26 @@ from .advantages import AdvantageStats, token_advantages
 from .gae import whiten
 
 
+# Timeout of the process group's collectives (launcher.timeout_min, set by `configure`). The
+# harness creates Accelerate's PartialState before TRL's Accelerator, and the singleton keeps
+# the first settings: without one here, transformers' ddp_timeout never applies and NCCL's
+# 10-minute default does.
+_TIMEOUT_S: float = 3600.0
+
+
+def configure(timeout_s: float | None) -> None:
+    """Set the process-group timeout before the first collective (run_task does, from the config)."""
+    global _TIMEOUT_S
+    if timeout_s is not None:
+        if float(timeout_s) <= 0:
+            raise ConfigError(f"launcher.timeout_min must be > 0 (got {float(timeout_s) / 60:g})")
+        _TIMEOUT_S = float(timeout_s)
+
+
+def timeout_s() -> float:
+    return _TIMEOUT_S
+
+
 def world_size() -> int:
     """Processes in this run (1 when not started by a launcher)."""
     return int(os.environ.get("WORLD_SIZE", "1") or 1)
@@ -43,9 +63,11 @@ def _state():
     """Accelerate's process state, initialised as the trainer will (TrainingArguments' use_cpu on a
     machine without CUDA): a bare PartialState() there would set up a process group but report
     one process, and its collectives would silently do nothing."""
+    from datetime import timedelta
+
     from accelerate import PartialState
 
-    return PartialState(cpu=not torch.cuda.is_available())
+    return PartialState(cpu=not torch.cuda.is_available(), timeout=timedelta(seconds=_TIMEOUT_S))
 
 
 def barrier() -> None:
@@ -130,7 +152,7 @@ def _all_reduce_sum(value: torch.Tensor) -> torch.Tensor:
 
 
 def global_whiten(values: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
-    """`gae.whiten` with the mean and the unbiased std over every process's valid tokens.
+    """`gae.whiten` with the mean and the (population) variance over every process's valid tokens.
 
     values, mask: (B_local, T). Two all-reduces (sum and count, then the squared deviations
     from the global mean) give exactly the one-process statistics of the concatenated batch.
@@ -140,12 +162,12 @@ def global_whiten(values: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -
     mask = mask.to(values.dtype)
     sums = _all_reduce_sum(torch.stack([(values * mask).sum(), mask.sum()]))
     count = float(sums[1])
-    if count < 2:
+    if count < 1:
         return values * mask
     mean = (sums[0] / count).to(values.dtype).to(values.device)
     squares = _all_reduce_sum((((values - mean) * mask) ** 2).sum())
-    var = (squares / (count - 1)).to(values.dtype).to(values.device)
-    return (values - mean) * torch.rsqrt(var + eps) * mask
+    var = (squares / count).to(values.dtype).to(values.device)
+    return (values - mean) * torch.rsqrt(var.clamp(min=eps)) * mask
 
 
 def average_gradients(params: list[torch.Tensor]) -> None:
@@ -192,3 +214,34 @@ def check_whole_groups(method: Any, generation_batch_size: int, group_size: int,
             f"method '{method.name}' needs whole groups in each reward call, but train.questions_per_step="
             f"{questions} x {group_size} completions split over {processes} processes gives {per_process} "
             f"per process, not a multiple of {group_size}; make train.questions_per_step a multiple of {processes}")
+
+
+def deepspeed_stage(environ: Any = None) -> int | None:
+    """The ZeRO stage `accelerate launch` set up for this process (its environment), None without DeepSpeed."""
+    env = os.environ if environ is None else environ
+    if str(env.get("ACCELERATE_USE_DEEPSPEED", "false")).lower() != "true":
+        return None
+    return int(env.get("ACCELERATE_DEEPSPEED_ZERO_STAGE") or 0)
+
+
+def refuse_deepspeed(method: Any, environ: Any = None) -> None:
+    """Methods that cannot train under DeepSpeed stop here, before the model or TRL's trainer (and
+    a colocated vLLM engine) is set up.
+
+    - PPO (`algorithm: ppo`): the critic's value head lives outside the DeepSpeed engine, which
+      also takes over gradient clipping, where the critic's gradients are averaged over processes.
+    - `needs_policy` (e.g. NOVER): the reward's policy forwards depend on the data, so under ZeRO-3
+      ranks make different numbers of all-gathers and wait on each other; and the adapter copies
+      the handle mixes and saves are partitioned (empty on every rank) after deepspeed.initialize.
+    """
+    stage = deepspeed_stage(environ)
+    if stage is None:
+        return
+    config = f"launcher.config=zero{stage}" if stage else "DeepSpeed"
+    if getattr(method, "algorithm", None) == "ppo":
+        raise ConfigError(f"method '{method.name}' (PPO) trains under launcher.config=ddp (or launcher=torchrun), not "
+                          f"{config}: the critic's value head is outside the DeepSpeed engine")
+    if getattr(method, "needs_policy", False):
+        raise ConfigError(f"method '{method.name}' reads the policy in its reward (needs_policy) and trains under "
+                          f"launcher.config=ddp (or launcher=torchrun), not {config}: its policy forwards differ in "
+                          f"number between ranks, and its adapter copies are partitioned under DeepSpeed")

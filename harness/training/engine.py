@@ -17,7 +17,7 @@ from ..errors import ConfigError
 from ..method import Method, RunContext
 from ..prompts import chat_messages, format_prompt, response_prefix
 from .components import read_components, write_components
-from .distributed import barrier, is_main, world_size
+from .distributed import barrier, is_main, refuse_deepspeed, timeout_s, world_size
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def build_dataset(rows: list[dict], model_cfg: Any, *, tokenizer: Any = None, sy
 def _use_bf16(train_cfg: Any) -> bool:
     import torch
 
-    setting = train_cfg.get("bf16", "auto")
+    setting = train_cfg.bf16
     if setting == "auto":
         return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
     return bool(setting)
@@ -97,6 +97,8 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
     import torch
     from trl import GRPOConfig
 
+    from .optim import optimizer_args
+    from .sampling import sampling_args
     from .vllm_settings import vllm_args
 
     train = cfg.train
@@ -115,19 +117,23 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
         beta=float(train.beta),
         temperature=float(train.temperature),
         top_p=float(train.top_p),
+        **sampling_args(train),  # top_k, repetition_penalty (+ the presence penalty for vLLM)
         max_completion_length=int(train.max_completion_length),
-        loss_type=str(train.loss_type),
+        **optimizer_args(train),  # optim, betas, weight decay, LR schedule, warmup, loss_type, entropy_coef
+        **clip_args(train),  # epsilon / epsilon_high (the PPO path overrides epsilon with ppo.cliprange)
         scale_rewards=str(train.scale_rewards),
         seed=int(train.seed),
         data_seed=int(train.seed),
         save_strategy="steps",
         save_steps=int(train.save_steps),
-        logging_steps=int(train.get("logging_steps", 1)),
+        logging_steps=int(train.logging_steps),
         report_to=[],
+        ddp_timeout=int(timeout_s()),  # the harness's process group has this one (distributed.configure)
         bf16=_use_bf16(train),
         use_cpu=not torch.cuda.is_available(),
         **vllm_args(train),
-        gradient_checkpointing=bool(train.get("gradient_checkpointing", False)),
+        use_bias_correction_kl=bool(train.kl_bias_correction),  # explicit, not TRL's default
+        gradient_checkpointing=bool(train.gradient_checkpointing),
         chat_template_kwargs=chat_kwargs or None,
         remove_unused_columns=False,
         disable_tqdm=False,
@@ -196,16 +202,26 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     if method.algorithm not in ("grpo", "ppo"):
         raise ConfigError(f"method '{method.name}' uses algorithm '{method.algorithm}', which this engine does "
                           f"not train (grpo or ppo)")
+    refuse_deepspeed(method)  # PPO and needs_policy methods: before the model and TRL's trainer exist
     phase = timer.phase if timer is not None else (lambda _name: contextlib.nullcontext())
     with phase("init"):
         tokenizer = models.load_tokenizer(identity, cfg.model)
         model = models.load_model(identity, cfg.model)
+        if bool(cfg.train.get("use_vllm", False)) and not getattr(model, "name_or_path", ""):
+            # TRL's vLLM engine loads the weights from model.name_or_path, which from_config leaves empty.
+            raise ConfigError("train.use_vllm=true: vLLM loads the model from disk, and this random model "
+                              "(model.source=random) has no folder; `harness run` saves it first "
+                              "(model_shapes.save_random), or pass a saved copy as model.path=DIR")
         dataset = build_dataset(rows, cfg.model, tokenizer=tokenizer)
         thinking = cfg.model.get("enable_thinking")
         _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length),
                                  {"enable_thinking": bool(thinking)} if thinking is not None else None)
         # train.ppo.critic=full: the critic is a second, separately trained copy of the model.
         full_critic = method.algorithm == "ppo" and str(cfg.train.ppo.critic) == "full"
+        if full_critic:
+            from ..memory_plan import check_full_critic
+
+            check_full_critic(cfg)  # on a GPU: refused when the planned peak exceeds it (an estimate)
         critic_model = models.load_model(identity, cfg.model) if full_critic else None
     ctx = RunContext(config=cfg, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
                      logger=logging.getLogger(f"factrl.methods.{method.name}"))
@@ -222,10 +238,12 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
 def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, dataset: Any, out: Path,
                        adapter_dir: Path, phase: Any, timer: Any, critic_model: Any = None) -> TrainResult:
     """Reward, trainer, resume, train, save: the part of `train` whose cleanups ctx holds."""
-    from transformers.trainer_utils import get_last_checkpoint
-
+    from .advantages import advantage_std_floor
+    from .checkpoints import resume_point
     from .grpo import (JsonlLogCallback, KillSwitchCallback, TimingsCallback, TokenGRPOTrainer, checkpoint_step,
                        truncate_jsonl)
+    from .optim import announce_fallback
+    from .sampling import sampling_settings
 
     run_dir, tokenizer = ctx.run_dir, ctx.tokenizer
     with phase("init"):
@@ -234,13 +252,17 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
             raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm "
                               f"'{method.algorithm}'")
         # Rank 0 writes the run directory; the others build the same reward and train.
-        components = write_components(out, method, reward) if is_main() else None
+        engine_parts = engine_components(cfg.train, method.algorithm)
+        components = write_components(out, method, reward, engine=engine_parts) if is_main() else None
+        if is_main():
+            announce_fallback(cfg.train)  # one line per run when the 8-bit optimizer falls back
         common = dict(
             model=model, train_dataset=dataset, processing_class=tokenizer,
             peft_config=lora_config(cfg.lora), method_reward=reward, reward_name=method.name, method=method,
             timer=timer,
-            records_path=out / "reward_records.jsonl", std_floor=float(cfg.train.get("std_floor", 0.1)),
-            adv_epsilon=float(cfg.train.get("epsilon", 1e-4)),
+            records_path=out / "reward_records.jsonl", std_floor=advantage_std_floor(cfg.train),
+            adv_epsilon=float(cfg.train.advantage_epsilon),
+            presence_penalty=sampling_settings(cfg.train)["presence_penalty"],
             callbacks=[JsonlLogCallback(out / "log.jsonl"), KillSwitchCallback(),
                        TimingsCallback(timer, Path(run_dir) / "timings.json")],
         )
@@ -252,7 +274,11 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
                                  critic_model=critic_model, **common)
         else:
             trainer = TokenGRPOTrainer(args=grpo_args(cfg, out), **common)
-    checkpoint = get_last_checkpoint(str(out)) if out.is_dir() else None
+    # The newest complete checkpoint; rank 0 removes newer incomplete ones (training/checkpoints.py).
+    checkpoint = resume_point(out, trainer.checkpoint_parts(), clean=False)
+    barrier()
+    if is_main():
+        checkpoint = resume_point(out, trainer.checkpoint_parts())
     if checkpoint:
         log.info("resuming from %s", checkpoint)
     # Steps after the checkpoint (or all, with none) are trained again: forget their log lines.
@@ -284,6 +310,29 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
         model = None
     del trainer  # frees the optimizer state (and a colocated vLLM engine) before evaluation
     return TrainResult(adapter_dir, model, tokenizer, components)
+
+
+def clip_args(train: Any) -> dict[str, Any]:
+    """TRL's ratio clip from `train.epsilon_low` / `train.epsilon_high` (null: symmetric)."""
+    low, high = float(train.epsilon_low), train.epsilon_high
+    if low <= 0 or (high is not None and float(high) <= 0):
+        raise ConfigError(f"train.epsilon_low={low}, train.epsilon_high={high}: the ratio clip bounds must be > 0 "
+                          f"(TRL and the released trainers use 0.2; null epsilon_high = epsilon_low)")
+    return {"epsilon": low, "epsilon_high": None if high is None else float(high)}
+
+
+def engine_components(train_cfg: Any, algorithm: str) -> dict[str, dict[str, Any]]:
+    """The engine's entries of train/components.json: `optimizer` (every algorithm) and
+    `advantages` (GRPO: the group scaling, its std floor and eps; PPO uses GAE instead)."""
+    from .advantages import advantages_component
+    from .optim import optimizer_component
+
+    parts = {"optimizer": optimizer_component(train_cfg)}
+    if algorithm == "grpo":
+        parts["advantages"] = advantages_component(train_cfg)
+        clip = clip_args(train_cfg)  # the ratio clip changes every update: recorded with the optimizer's settings
+        parts["optimizer"].update(epsilon_low=clip["epsilon"], epsilon_high=clip["epsilon_high"])
+    return parts
 
 
 def _zero3(trainer: Any) -> bool:

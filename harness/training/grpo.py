@@ -15,6 +15,9 @@ Method hooks (issue 10): after the group advantages the trainer calls the method
 `shape_advantages(advantages (B, T), output=RewardOutput, mask (B, T), group_size=G)`; the
 default is the identity, so methods that do not override it (CorVer) train exactly as before.
 
+KL reference (interface 4): a method whose `kl_reference_adapter` names one of its adapter
+copies gets the KL term against that copy instead of the adapter-disabled base (kl_reference.py).
+
 Policy access (issue 13, interface 2): for a method with `needs_policy` the trainer builds a
 `PolicyHandle` (training/policy.py) after TRL's PEFT wrap, calls `setup_policy`, passes
 `policy=` to every reward call (None otherwise), calls `on_checkpoint` and saves the adapter
@@ -38,6 +41,7 @@ import torch
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
+from ..errors import RewardContractError
 from ..method import Method, RewardFn, RewardOutput
 from .distributed import check_whole_groups, gather_records, global_token_advantages
 
@@ -68,16 +72,22 @@ class _TokenReward:
         with self.phase("reward"):
             out: RewardOutput = self.reward_fn(prompts=prompt_texts, completions=texts, completion_ids=ids, rows=rows,
                                                policy=self.policy)
+        where = f"method={self.__name__}: its reward"
+        if not isinstance(out, RewardOutput):  # e.g. a TRL-style list of floats
+            raise RewardContractError(
+                f"{where} returned {type(out).__name__}, not RewardOutput; return "
+                f"factrl.harness.method.RewardOutput(token_returns=[one list per completion], ...)")
         returns = list(out.token_returns)
         if len(returns) != n:
-            raise ValueError(f"reward '{self.__name__}' returned {len(returns)} token-return lists for {n} completions")
+            raise RewardContractError(f"{where} returned {len(returns)} token-return lists for {n} completions; "
+                                      f"return one list (or None) per completion")
         for b, r in enumerate(returns):
             if r is not None and len(r) != len(ids[b]):
-                raise ValueError(f"reward '{self.__name__}': completion {b} has {len(ids[b])} tokens but "
-                                 f"{len(r)} returns; return one value per completion token")
+                raise RewardContractError(f"{where}: completion {b} has {len(ids[b])} tokens but {len(r)} returns; "
+                                          f"return one value per completion token")
         if out.extras is not None and len(out.extras) != n:
-            raise ValueError(f"reward '{self.__name__}' returned {len(out.extras)} extras for {n} completions; "
-                             f"return one dict per completion or None")
+            raise RewardContractError(f"{where} returned {len(out.extras)} extras for {n} completions; "
+                                      f"return one dict per completion or None")
         # A completion with no tokens carries no signal, whatever the method returned for it.
         returns = [r if ids[b] else None for b, r in enumerate(returns)]
         self.pending = returns
@@ -104,15 +114,22 @@ class TokenGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose advantages are per token, shape (B, T), from a Method's reward."""
 
     def __init__(self, *args, method_reward: RewardFn, reward_name: str, timer: Any = None,
-                 records_path: Path | None = None, std_floor: float = 0.1, adv_epsilon: float = 1e-4,
-                 method: Method | None = None, **kwargs):
+                 records_path: Path | None = None, std_floor: float | None = None, adv_epsilon: float | None = None,
+                 method: Method | None = None, presence_penalty: float = 0.0, **kwargs):
         # The method whose `shape_advantages` hook sees every batch (None: no shaping, as for
         # tests that hand in a bare reward function).
         self._method = method
         self._phase = timer.phase if timer is not None else (lambda _name: contextlib.nullcontext())
         self._token_reward = _TokenReward(method_reward, reward_name, self._phase, records_path)
+        if std_floor is None or adv_epsilon is None:  # train.advantage_std_floor / advantage_epsilon: the YAML's
+            from ..settings import defaults_from_yaml
+
+            train = defaults_from_yaml("train/default.yaml")
+            std_floor = train["advantage_std_floor"] if std_floor is None else std_floor
+            adv_epsilon = train["advantage_epsilon"] if adv_epsilon is None else adv_epsilon
         self._std_floor = std_floor
         self._adv_epsilon = adv_epsilon
+        self._presence_penalty = float(presence_penalty)  # HF rollouts (vLLM gets it in generation_kwargs)
         super().__init__(*args, reward_funcs=[self._token_reward], **kwargs)
         # Data parallel: advantages are computed on the gathered batch (training/distributed.py);
         # a method that needs whole groups per reward call is checked here.
@@ -124,6 +141,10 @@ class TokenGRPOTrainer(GRPOTrainer):
         self.remove_callback(PrinterCallback)
         self.add_callback(ProgressBarCallback(reward_name))
         self._policy = self._setup_policy(method)
+        # The KL reference: the base model (TRL's way), or the method's adapter copy (kl_reference.py).
+        from .kl_reference import reference_adapter
+
+        self._kl_adapter = reference_adapter(method, self._policy, self.beta)
 
     def _generate_and_score_completions(self, inputs):
         """Generate, score and return the batch with `advantages` of shape (B, T).
@@ -131,8 +152,12 @@ class TokenGRPOTrainer(GRPOTrainer):
         In: B dataset rows (each question repeated G times in a row, TRL's RepeatSampler).
         Out: TRL's batch dict; `advantages` (B, T) where T = completion_ids.size(1).
         """
-        with self._phase("rollout"):
+        with self._phase("rollout"), self._kl_reference() as seen:
             output = super()._generate_and_score_completions(inputs)
+        if seen is not None:
+            from .kl_reference import check_used
+
+            check_used(seen, self._kl_adapter)
         returns, reward_output = self._token_reward.pending, self._token_reward.pending_output
         self._token_reward.pending = self._token_reward.pending_output = None
         if returns is None:
@@ -152,6 +177,24 @@ class TokenGRPOTrainer(GRPOTrainer):
         self._metrics[mode]["advantages/frac_zero_std_groups"].append(stats.frac_zero_std)
         return output
 
+    def _generate_single_turn(self, *args, **kwargs):
+        """TRL's generation; HF rollouts with train.presence_penalty get it as a logits processor
+        (training/sampling.py), vLLM rollouts natively through generation_kwargs."""
+        if not self._presence_penalty or self.use_vllm:
+            return super()._generate_single_turn(*args, **kwargs)
+        from .sampling import presence_penalty_generate
+
+        with presence_penalty_generate(self.accelerator.unwrap_model(self.model_wrapped), self._presence_penalty):
+            return super()._generate_single_turn(*args, **kwargs)
+
+    def _kl_reference(self):
+        """The scope in which TRL's reference pass uses the method's adapter copy (or nothing)."""
+        if getattr(self, "_kl_adapter", None) is None:
+            return contextlib.nullcontext()
+        from .kl_reference import reference_scope
+
+        return reference_scope(self._policy, self._kl_adapter)
+
     def _shape(self, advantages: torch.Tensor, reward_output: RewardOutput, completion_mask: torch.Tensor,
                group: int) -> torch.Tensor:
         """The method's `shape_advantages` on (B, T) CPU tensors; checks the shape it returns."""
@@ -165,22 +208,79 @@ class TokenGRPOTrainer(GRPOTrainer):
             return advantages
         return shaped * mask  # padding never carries an advantage, whatever the hook did
 
+    def _get_train_sampler(self, dataset=None):
+        """TRL's sampler with the shuffle keyed by epoch, so a resumed run replays no epoch's
+        order (training/data_order.py)."""
+        from .data_order import EpochRepeatSampler
+
+        return EpochRepeatSampler.like(super()._get_train_sampler(dataset))
+
+    # -- checkpoints: whole or absent (training/checkpoints.py) -------------------------------
+    def checkpoint_parts(self) -> list[str]:
+        """Files (relative to checkpoint-N/) without which this run cannot resume from a checkpoint."""
+        parts = ["trainer_state.json", "adapter_model.safetensors"]
+        if not self.is_deepspeed_enabled:  # DeepSpeed keeps its optimizer in its own global_step folder
+            parts += ["optimizer.pt", "scheduler.pt"]
+        if getattr(self, "_policy", None) is not None:
+            from .policy import copy_parts
+
+            parts += copy_parts(self._policy.copies)
+        return parts
+
+    def _get_output_dir(self, trial):
+        # While a checkpoint is saved, TRL and transformers write under its staging folder.
+        staging = getattr(self, "_staging_root", None)
+        return str(staging) if staging is not None else super()._get_output_dir(trial)
+
     def _save_checkpoint(self, model, trial):
+        """TRL's checkpoint plus the harness's parts, staged and sealed (training/checkpoints.py)."""
+        import shutil
+
+        from . import checkpoints
+        from .distributed import barrier
+
         with self._phase("save"):
-            return super()._save_checkpoint(model, trial)
+            out, step = Path(super()._get_output_dir(trial)), int(self.state.global_step)
+            root = checkpoints.staging_root(out, step)
+            if self.args.should_save and root.exists():
+                shutil.rmtree(root)
+            barrier()
+            self._staging_root = root
+            try:
+                super()._save_checkpoint(model, trial)  # its rotation sees the staging folder only
+            finally:
+                self._staging_root = None
+            folder = root / f"{checkpoints.PREFIX}-{step}"
+            self._save_checkpoint_parts(folder)
+            barrier()  # every process's files (RNG states) are in the folder before it is sealed
+            if self.args.should_save:
+                checkpoints.seal(folder, out / folder.name, self.checkpoint_parts())
+                checkpoints.rotate(out, self.args.save_total_limit)
+            barrier()
+
+    def _save_checkpoint_parts(self, folder: Path) -> None:
+        """The harness's parts of a checkpoint: the method's `on_checkpoint`, then the policy's
+        adapter copies (PPO adds its critic)."""
+        policy = getattr(self, "_policy", None)
+        if policy is None:
+            return
+        self._method.on_checkpoint(policy, step=int(self.state.global_step))
+        if self.state.is_world_process_zero:
+            from .policy import POLICY_ADAPTERS_DIR
+
+            policy.save_copies(folder / POLICY_ADAPTERS_DIR)
 
     # -- policy access inside the reward (issue 13; training/policy.py) ----------------------
     def _setup_policy(self, method: Method | None):
         """The PolicyHandle for a method with `needs_policy`, its copies made, saved per checkpoint."""
         if method is None or not getattr(method, "needs_policy", False):
             return None
-        from .policy import PolicyCheckpointCallback, PolicyHandle
+        from .policy import PolicyHandle
 
         policy = PolicyHandle(self.accelerator.unwrap_model(self.model), self.processing_class)
         method.setup_policy(policy)  # before train() builds the optimizer: frozen copies stay out of it
         self._token_reward.policy = policy
-        self.add_callback(PolicyCheckpointCallback(method, policy))
-        return policy
+        return policy  # its copies are saved with each checkpoint (_save_checkpoint_parts)
 
     def train(self, resume_from_checkpoint=None, **kwargs):
         """TRL's train, after restoring the policy's adapter copies from the checkpoint resumed."""
@@ -193,7 +293,20 @@ class TokenGRPOTrainer(GRPOTrainer):
                       else get_last_checkpoint(self.args.output_dir))
             if folder:
                 loaded = self._policy.load_copies(Path(folder) / POLICY_ADAPTERS_DIR)
+                if sorted(loaded) != sorted(self._policy.copies):  # never a silently fresh copy
+                    from ..errors import DataError
+
+                    raise DataError(f"checkpoint {folder} holds policy copies {loaded}, the method made "
+                                    f"{self._policy.copies}; resume from a checkpoint this method wrote, or "
+                                    f"start a new run directory")
                 log.info("restored policy adapter copies %s from %s", loaded, folder)
+        if (isinstance(resume_from_checkpoint, (str, Path)) and not (self.is_deepspeed_enabled or self.is_fsdp_enabled)
+                and checkpoint_step(resume_from_checkpoint) >= self.args.max_steps):
+            # transformers trains one step before it checks max_steps: a run killed after its last
+            # checkpoint would train (and checkpoint) a step past train.steps. Load, do not train.
+            log.info("%s holds the last step; nothing left to train", Path(resume_from_checkpoint).name)
+            self._load_from_checkpoint(str(resume_from_checkpoint))
+            return None
         return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
 
     def _save(self, output_dir=None, state_dict=None):
@@ -247,9 +360,9 @@ def truncate_jsonl(path: Path, last_step: int) -> int:
         else:
             dropped += 1
     if dropped:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
-        os.replace(tmp, path)  # atomic: a second kill leaves the old or the new file, never half
+        from ..rundir import atomic_write
+
+        atomic_write(path, "".join(f"{line}\n" for line in kept))  # a second kill leaves the old or the new file
     return dropped
 
 

@@ -5,8 +5,8 @@ only object such a plugin touches: teacher-forced log-probabilities of given tar
 under the trained LoRA adapter or under a frozen copy of it, and making and mixing such copies
 (NOVER's proxy: a copy updated as 0.9 proxy + 0.1 policy at each checkpoint). The trainer
 builds the handle after TRL has wrapped the model in PEFT, saves the copies with every
-checkpoint (`<checkpoint>/policy_adapters/<name>/`) and restores them on resume
-(`PolicyCheckpointCallback`, `TokenGRPOTrainer.train`).
+checkpoint (`<checkpoint>/policy_adapters/<name>/`, part of the sealed checkpoint:
+`TokenGRPOTrainer._save_checkpoint_parts`) and restores them on resume (`TokenGRPOTrainer.train`).
 
 Copies are PEFT adapters on the same base model, so they cost only the adapter's weights; they
 never require gradients and are never in the optimizer (it is built from parameters that
@@ -21,10 +21,18 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import torch
-from transformers import TrainerCallback
 
 POLICY_ADAPTERS_DIR = "policy_adapters"
 _MANIFEST = "copies.json"
+
+
+def copy_parts(copies: Sequence[str]) -> list[str]:
+    """The files of a checkpoint (relative to checkpoint-N/) that hold these adapter copies: a
+    checkpoint without them is incomplete for a method that made them (training/checkpoints.py)."""
+    if not copies:
+        return []
+    return [f"{POLICY_ADAPTERS_DIR}/{_MANIFEST}", *(f"{POLICY_ADAPTERS_DIR}/{name}/adapter.safetensors"
+                                                   for name in copies)]
 
 
 class PolicyHandle:
@@ -227,18 +235,3 @@ class PolicyHandle:
             yield
         finally:
             del model.save_pretrained
-
-
-class PolicyCheckpointCallback(TrainerCallback):
-    """At each checkpoint: the method's `on_checkpoint`, then the copies beside the checkpoint."""
-
-    def __init__(self, method: Any, policy: PolicyHandle):
-        self.method, self.policy = method, policy
-
-    def on_save(self, args, state, control, **kwargs):
-        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-
-        self.method.on_checkpoint(self.policy, step=int(state.global_step))
-        if state.is_world_process_zero:
-            folder = Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
-            self.policy.save_copies(folder / POLICY_ADAPTERS_DIR)

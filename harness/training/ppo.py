@@ -25,7 +25,6 @@ reward is None ("no signal") gets zero advantage and no value loss.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,49 +32,12 @@ import torch
 from trl import GRPOTrainer
 
 from ..errors import ConfigError
-from ..settings import GIVEN, Settings, coerce
 from .critic import FullCritic, LoraCritic
-from .distributed import average_gradients, broadcast_parameters, global_whiten, world_size
+from .distributed import average_gradients, broadcast_parameters, deepspeed_stage, global_whiten, world_size
 from .gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
+from .settings import PPOSettings
 from .grpo import TokenGRPOTrainer
 
-
-@dataclass(frozen=True)
-class PPOSettings(Settings):
-    """`train.ppo.*` (configs/train/default.yaml holds each default and its source) plus the KL
-    coefficient, `train.beta`, handed over by `from_config`."""
-
-    OWNER = "train.ppo"
-    DEFAULTS = "train/default.yaml:ppo"
-
-    gamma: float
-    lam: float
-    epochs: int
-    minibatches: int
-    cliprange: float
-    cliprange_value: float
-    vf_coef: float
-    critic: str
-    critic_learning_rate: float
-    whiten: bool
-    reward_clip: float
-    kl_coef: float = field(metadata=GIVEN)  # train.beta: the in-reward k3 KL coefficient
-
-    def __post_init__(self) -> None:
-        if self.critic not in ("lora", "full"):
-            raise ValueError(f"critic={self.critic!r}: use 'lora' (value head on a second adapter) or 'full' "
-                             f"(a separate copy of the model)")
-        if self.epochs < 1 or self.minibatches < 1:
-            raise ValueError(f"epochs={self.epochs} and train.ppo.minibatches={self.minibatches} must both be >= 1")
-        if not 0.0 < self.gamma <= 1.0:
-            raise ValueError(f"gamma={self.gamma} must be in (0, 1]")
-        if not 0.0 <= self.lam <= 1.0:
-            raise ValueError(f"lam={self.lam} must be in [0, 1]")
-
-    @classmethod
-    def from_config(cls, train_cfg: Any) -> "PPOSettings":
-        """From the `train` node: its `ppo` node (absent keys: the YAML's) and `beta`."""
-        return cls.from_mapping(train_cfg.get("ppo"), kl_coef=coerce(train_cfg.get("beta"), float, "train.beta"))
 
 
 def rollout_targets(rewards: torch.Tensor, valid: torch.Tensor, mask: torch.Tensor, values: torch.Tensor,
@@ -89,7 +51,7 @@ def rollout_targets(rewards: torch.Tensor, valid: torch.Tensor, mask: torch.Tens
     whiten_fn: `gae.whiten`, or `distributed.global_whiten` (statistics over every process).
     """
     mask = mask.float()
-    kl = kl_k3(logps.float(), ref_logps.float()) * mask
+    kl = kl_k3(logps.float(), ref_logps.float(), settings.kl_estimator) * mask
     shaped = shaped_rewards(rewards.float(), mask, kl, settings.kl_coef, settings.reward_clip)
     advantages, returns = gae(shaped, values.float(), mask, settings.gamma, settings.lam)
     signal = mask * valid.to(mask.dtype).unsqueeze(1)
@@ -104,6 +66,10 @@ class PPOTrainer(TokenGRPOTrainer):
     def __init__(self, *args, ppo: PPOSettings, lora_config: Any = None, critic_model: Any = None, **kwargs):
         self._ppo = ppo
         self._value_inputs = None  # the micro-batch whose value step follows the policy backward
+        if deepspeed_stage() is not None or getattr(kwargs.get("args"), "deepspeed", None):
+            # Before TRL's __init__, which would load a colocated vLLM engine first.
+            raise ConfigError("PPO methods train under launcher.config=ddp (or launcher=torchrun), not DeepSpeed: "
+                              "the critic's value head is outside the DeepSpeed engine")
         super().__init__(*args, **kwargs)
         if self.is_deepspeed_enabled:
             # The value head lives outside DeepSpeed's engine, which also takes over gradient
@@ -205,13 +171,16 @@ class PPOTrainer(TokenGRPOTrainer):
         ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
         attention = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
         training = self.model.training and torch.is_grad_enabled()
-        with torch.set_grad_enabled(training):
+        # The backward runs with the critic adapter still active: with gradient checkpointing the
+        # decoder layers recompute their forward during it, and under the policy adapter that
+        # recompute would give the critic another network's gradients.
+        with self._critic.body_context(), torch.set_grad_enabled(training):
             values = self._critic.values(ids, attention, inputs["completion_ids"].size(1))
             loss = clipped_value_loss(values, inputs["old_values"], inputs["returns"], inputs["value_mask"],
                                       self._ppo.cliprange_value)
+            if training:
+                self.accelerator.backward(self._ppo.vf_coef * loss / self.current_gradient_accumulation_steps)
         mode = "train" if self.model.training else "eval"
-        if training:
-            self.accelerator.backward(self._ppo.vf_coef * loss / self.current_gradient_accumulation_steps)
         moved = (values.detach() - inputs["old_values"]).abs() > self._ppo.cliprange_value
         vmask = inputs["value_mask"]
         self._metrics[mode]["value_loss"].append(float(loss.detach()))
@@ -250,14 +219,16 @@ class PPOTrainer(TokenGRPOTrainer):
         return actor
 
     # -- checkpoints -----------------------------------------------------------------------
-    def _save_checkpoint(self, model, trial):
-        super()._save_checkpoint(model, trial)
-        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+    def checkpoint_parts(self) -> list[str]:
+        from .critic import CHECKPOINT_FILE
 
-        folder = Path(self._get_output_dir(trial=trial)) / f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+        return [*super().checkpoint_parts(), CHECKPOINT_FILE]
+
+    def _save_checkpoint_parts(self, folder: Path) -> None:
+        """The critic inside the staged checkpoint, so it is sealed with the rest."""
+        super()._save_checkpoint_parts(folder)
         if self.state.is_world_process_zero:  # the critic is replicated; one process writes it
-            with self._phase("save"):
-                self._critic.save(folder)
+            self._critic.save(folder)
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
         """Policy adapter from the checkpoint's root, critic from critic.safetensors.

@@ -35,10 +35,7 @@ def reward_from_config(settings: CorVerSettings | Any, *, tokenizer: Any, corpus
         if extractor is None:
             from .extractor import build_extractor
 
-            try:
-                extractor = build_extractor(settings.extractor)
-            except ValueError as err:
-                raise ConfigError(f"method.extractor: {err}") from None
+            extractor = build_extractor(settings.extractor)
     return CorVerReward(tokenizer=tokenizer, settings=settings, extractor=extractor, counter=counter,
                         corpus_config=corpus)
 
@@ -47,7 +44,7 @@ class CorVer(Method):
     name = "corver"
     algorithm = "grpo"
     description = "corpus co-occurrence sentence rewards mapped to tokens, plus correctness and format (GRPO)"
-    version = "1"
+    version = "2"  # 2: the released QuCo-RAG extractor prompt and reply parser (prompt version 2)
     settings_class = CorVerSettings
 
     def build_reward(self, ctx: RunContext) -> CorVerReward:
@@ -62,7 +59,7 @@ class CorVer(Method):
         return reward
 
     def components(self, reward: CorVerReward) -> dict[str, dict[str, Any]]:
-        """extractor, corpus and settings: what besides version 1 can change a CorVer result."""
+        """extractor, corpus and settings: what besides the method version can change a CorVer result."""
         return {"extractor": extractor_component(reward.extractor),
                 "corpus": corpus_component(reward.counter, reward.corpus_config),
                 "settings": settings_component(reward)}
@@ -135,7 +132,10 @@ def corpus_component(counter: Any, corpus_cfg: dict[str, Any]) -> dict[str, Any]
 
 
 def settings_component(reward: CorVerReward) -> dict[str, Any]:
-    """The reward settings that change scores: aggregation, taus, alphas, weights, assignment."""
+    """The reward settings that change scores (aggregation, taus, alphas, weights, assignment), and
+    this run's deliberate differences from the released code (`differences`, fidelity.py)."""
+    from .fidelity import differences
+
     corpus, response, settings = reward.corpus, reward.response, reward.settings
     return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
             "label": "CorVer settings", "aggregation": corpus.aggregation, "taus": list(corpus.taus),
@@ -144,7 +144,7 @@ def settings_component(reward: CorVerReward) -> dict[str, Any]:
             "correct": response.correct, "wrong": response.wrong, "format_rule": response.format_rule,
             "length_eta": response.length_eta, "length_l0": response.length_l0,
             "assignment": settings.assignment, "alignment_threshold": settings.alignment_threshold,
-            "splitter": settings.splitter}
+            "splitter": settings.splitter, "differences": differences(settings, corpus)}
 
 
 METHOD = CorVer

@@ -4,7 +4,7 @@ Backends (config `method.extractor.backend`):
 - `quco`: the paper's extractor, `ZhishanQ/QuCo-extractor-0.5B` (a Qwen2.5-0.5B-Instruct
   fine-tune), loaded by hub id (offline: from the local Hugging Face cache). It is the
   `llm` backend with that model and the paper's decoding settings.
-- `llm`: any causal LM with the same prompt (parsing.build_prompt) and the same parser.
+- `llm`: any causal LM with the same prompt and parser (parsing.py: the released QuCo-RAG ones).
 - `heuristic`: no model: capitalised spans and a copula pattern; for offline runs and tests.
 
 Every backend takes all sentences of all completions of a step in one call, answers
@@ -16,9 +16,11 @@ from __future__ import annotations
 import time
 import unicodedata
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from factrl.harness.claims import heuristic_triples
+from factrl.harness.settings import Settings
 
 from .parsing import build_prompt, parse_triples
 
@@ -217,33 +219,58 @@ def _load_llm(spec: dict[str, Any], dtype: str, device: str):
     return model, tokenizer, identity
 
 
-def build_extractor(cfg: Mapping[str, Any] | None) -> Extractor:
-    """The extractor a `method.extractor` config node describes."""
-    cfg = dict(cfg or {})
-    backend = str(cfg.get("backend", "quco"))
-    cache = {"cache": bool(cfg.get("cache", True)), "cache_size": int(cfg.get("cache_size", 200_000))}
-    if backend == "heuristic":
+@dataclass(frozen=True)
+class ExtractorSettings(Settings):
+    """`method.extractor.*` of method=corver; configs/method/corver.yaml ("triple extractor")
+    holds every default and its quote."""
+
+    OWNER = "method.extractor"
+    DEFAULTS = "method/corver.yaml:extractor"
+
+    backend: str  # quco | llm | heuristic
+    model: str | None  # quco / llm: a hub id, a local directory or an embedded model name
+    revision: str | None
+    dtype: str
+    device: str
+    do_sample: bool
+    temperature: float
+    top_p: float
+    top_k: int
+    repetition_penalty: float
+    max_new_tokens: int
+    max_context: int
+    batch_size: int
+    seed: int
+    chat_template: bool
+    cache: bool
+    cache_size: int
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend={self.backend!r}: choose one of {BACKENDS}")
+        if self.backend == "llm" and self.model is None:
+            raise ValueError("backend=llm needs method.extractor.model (a hub id, a local directory or an "
+                             "embedded model name such as tiny-llama)")
+
+
+def build_extractor(cfg: ExtractorSettings | Mapping[str, Any] | None) -> Extractor:
+    """The extractor that `method.extractor` settings (or a mapping over the YAML's) describe."""
+    s = cfg if isinstance(cfg, ExtractorSettings) else ExtractorSettings.from_mapping(cfg)
+    cache = {"cache": s.cache, "cache_size": s.cache_size}
+    if s.backend == "heuristic":
         return HeuristicExtractor(**cache)
-    if backend not in BACKENDS:
-        raise ValueError(f"method.extractor.backend={backend!r}: choose one of {BACKENDS}")
-    model = cfg.get("model") if backend == "llm" else (cfg.get("model") or QUCO_ID)
-    if model is None:
-        raise ValueError("method.extractor.backend=llm needs method.extractor.model (a hub id, a local "
-                         "directory or an embedded model name such as tiny-llama)")
-    spec = _model_spec(model)
-    if cfg.get("revision") and not spec.get("revision"):
-        spec["revision"] = str(cfg["revision"])
-    loaded, tokenizer, identity = _load_llm(spec, str(cfg.get("dtype", "bfloat16")), str(cfg.get("device", "auto")))
-    decoding = {k: cfg[k] for k in ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty",
-                                    "max_new_tokens") if cfg.get(k) is not None}
-    ext = LLMExtractor(loaded, tokenizer, **{**PAPER_DECODING, **decoding},
-                       max_context=int(cfg.get("max_context", PAPER_CONTEXT)),
-                       batch_size=int(cfg.get("batch_size", 128)), seed=int(cfg.get("seed", 42)),
-                       chat_template=bool(cfg.get("chat_template", True)), **cache)
-    ext.name = backend
+    spec = _model_spec(s.model or QUCO_ID)
+    if s.revision and not spec.get("revision"):
+        spec["revision"] = s.revision
+    loaded, tokenizer, identity = _load_llm(spec, s.dtype, s.device)
+    ext = LLMExtractor(loaded, tokenizer, do_sample=s.do_sample, temperature=s.temperature, top_p=s.top_p,
+                       top_k=s.top_k, repetition_penalty=s.repetition_penalty, max_new_tokens=s.max_new_tokens,
+                       max_context=s.max_context, batch_size=s.batch_size, seed=s.seed,
+                       chat_template=s.chat_template, **cache)
+    ext.name = s.backend
     ext.identity = identity
     return ext
 
 
-__all__ = ["BACKENDS", "Extractor", "HeuristicExtractor", "LLMExtractor", "PAPER_DECODING", "QUCO_ID",
-           "build_extractor", "heuristic_triples"]
+__all__ = ["BACKENDS", "Extractor", "ExtractorSettings", "HeuristicExtractor", "LLMExtractor", "PAPER_DECODING",
+           "QUCO_ID", "build_extractor", "heuristic_triples"]

@@ -23,6 +23,7 @@ from factrl.harness.method import RewardOutput
 from factrl.harness.rewards import ResponseRewardSettings, response_rewards
 from factrl.harness.settings import FLAT, Settings
 
+from .extractor import ExtractorSettings
 from .reward import STATUSES, CorpusRewardSettings, SentenceScore, score_sentences
 
 ASSIGNMENTS = ("token", "sentence_mean")
@@ -41,7 +42,7 @@ class CorVerSettings(Settings):
     assignment: str  # token: per-token alignment; sentence_mean: ablation A3
     alignment_threshold: float  # PROTOCOL 1: "fewer than 50% of the tokens ... align"
     splitter: str
-    extractor: dict[str, Any]  # the triple extractor's options (extractor.build_extractor checks them)
+    extractor: ExtractorSettings  # method.extractor.*: the triple extractor
     response: ResponseRewardSettings = field(metadata=FLAT)
     corpus: CorpusRewardSettings = field(metadata=FLAT)
 

@@ -39,6 +39,7 @@ class FoRAG(Method):
     description = "judge-split sub-claims verified against evidence, rewards on sentence-end tokens (PPO + critic)"
     version = "1"
     settings_class = FoRAGSettings
+    fidelity = "reconstructed"  # no public training code: the reward is this harness's design (README.md)
 
     def build_reward(self, ctx: RunContext) -> FoRAGReward:
         """Checks settings, titles, the evidence store and the judge (cheapest first) before

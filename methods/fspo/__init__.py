@@ -70,7 +70,7 @@ class FSPO(Method):
     name = "fspo"
     algorithm = "grpo"
     description = "HHEM-judged reasoning sentences flip token advantage signs (released FSPO code; GRPO)"
-    version = "1"
+    version = "2"  # 2: a format failure scores 0 as released (was -2); HHEM bf16 autocast on CUDA
     settings_class = FSPOSettings
 
     def build_reward(self, ctx: RunContext) -> FSPOReward:
@@ -102,7 +102,7 @@ class FSPO(Method):
         return flip_advantages(advantages, masks)
 
     def components(self, reward: FSPOReward) -> dict[str, dict[str, Any]]:
-        """nli, evidence and settings: what besides version 1 can change an FSPO result."""
+        """nli, evidence and settings: what besides the method version can change an FSPO result."""
         return {"nli": dict(reward.nli.describe()), "evidence": evidence_component(reward.store),
                 "settings": settings_component(reward, reward.train)}
 
@@ -118,13 +118,18 @@ def evidence_component(store: Any) -> dict[str, Any]:
 
 
 def settings_component(reward: FSPOReward, train_cfg: dict[str, Any]) -> dict[str, Any]:
-    """The reward and training settings that change FSPO scores."""
+    """The reward and training settings that change FSPO scores, and this run's deliberate
+    differences from the released code (`differences`, fidelity.py)."""
+    from .fidelity import differences
+
     entry = {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
              "label": f"FSPO settings ({reward.settings.variant})",
              **{k: v for k, v in reward.settings.to_dict().items() if k != "nli"},  # the nli entry has it
              "evidence_k_used": reward.k, "answer_score": "harness matcher 0/1", "format_rule": "fspo_tags",
-             "premise_join": "blank line"}
-    for key in ("completions_per_question", "learning_rate", "beta", "temperature", "epsilon", "std_floor"):
+             "premise_join": "blank line",
+             "differences": differences(reward.settings, dict(reward.nli.describe()))}
+    for key in ("completions_per_question", "learning_rate", "beta", "temperature", "advantage_epsilon",
+                "advantage_std_floor"):
         if key in train_cfg:
             entry["G" if key == "completions_per_question" else key] = train_cfg[key]
     return entry

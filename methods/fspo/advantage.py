@@ -16,9 +16,10 @@ advantages (PROTOCOL 3) in place of the paper's Eq. 11 adjustment, whose coeffic
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import torch
+if TYPE_CHECKING:  # torch is imported where a tensor is made: loading the method stays light
+    import torch
 
 
 def factuality_mask(sigma: Sequence[int | None], sentence_signs: dict[int, int]) -> list[int]:
@@ -27,8 +28,10 @@ def factuality_mask(sigma: Sequence[int | None], sentence_signs: dict[int, int])
     return [sentence_signs.get(s, 1) if s is not None else 1 for s in sigma]
 
 
-def pad_masks(masks: Sequence[Sequence[int] | None], width: int) -> torch.Tensor:
+def pad_masks(masks: Sequence[Sequence[int] | None], width: int) -> "torch.Tensor":
     """(B, T) float tensor of the per-completion masks, right-padded with 0 (None: all 0)."""
+    import torch
+
     out = torch.zeros(len(masks), width, dtype=torch.float32)
     for b, mask in enumerate(masks):
         if mask:
@@ -37,11 +40,13 @@ def pad_masks(masks: Sequence[Sequence[int] | None], width: int) -> torch.Tensor
     return out
 
 
-def flip_advantages(advantages: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+def flip_advantages(advantages: "torch.Tensor", masks: "torch.Tensor") -> "torch.Tensor":
     """A_t = A where m_t * A >= 0, else -A; shapes (B, T) in and out (BASELINES 2.2).
 
     Equivalently |A| * sign(m_t) wherever m_t != 0, and A unchanged wherever m_t = 0.
     """
+    import torch
+
     if advantages.shape != masks.shape:
         raise ValueError(f"advantages {tuple(advantages.shape)} and masks {tuple(masks.shape)} must both be (B, T)")
     masks = masks.to(advantages.device, advantages.dtype)

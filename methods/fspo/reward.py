@@ -2,7 +2,8 @@
 
 One call scores a whole generation batch (Q questions x G completions):
 1. format (BASELINES 2.2): exactly one `<think>`, `</think>`, `<answer>`, `</answer>`, in that
-   order; a failure scores `format_penalty` (-2) and gets mask 0;
+   order; a failure scores `format_penalty` (0, as released: the reward is the answer score,
+   which is 0 then) and gets mask 0;
 2. answer score: 1 when the final answer matches the row's gold or an alias (the harness
    matcher, factrl.harness.rewards.judge), else 0;
 3. evidence: the row's `;`-joined `title` selects its articles in the evidence store, the

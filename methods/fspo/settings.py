@@ -28,7 +28,9 @@ class FSPOSettings(Settings):
     # paper's Eq. 10 (a -1/0/+1 step reward added to the answer reward per token).
     variant: str
     threshold: float  # "factual iff score > threshold (strict)"
-    format_penalty: float  # the score of a format failure (its answer score is logged, never added)
+    # The score of a format failure: 0 as released (total_score = answer_score, which is 0 then;
+    # hotpot.py:267's -2 is only logged). Any other value is a format-shaping signal of our own.
+    format_penalty: float
     step_weight: float  # step_reward only: R(t) = answer + step_weight * s(t)
     # step_reward only: [lo, hi]: s = +1 above hi, -1 below lo, 0 between (a 3-way reading of a
     # binary scorer); None: s = +1 if score > threshold else -1 (HHEM has no neutral class).

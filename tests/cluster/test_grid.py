@@ -29,13 +29,16 @@ def test_paper_grid_expands_to_the_protocol_cells_and_exact_sweeps():
     grid = load_grid("paper", ["output_dir=/scratch/runs"])
     blocks = Counter(c.block for c in grid.cells)
     # The baselines run on the four main models; OLMo-2-13B and Qwen3-14B get Raw and CorVer only.
-    assert blocks == {"main": 20, "additional": 4, "forag-adjusted": 2, "forag-initial": 2, "ablations": 6,
-                      "aggregation": 2}
+    assert blocks == {"main": 16, "rlfh-author-key": 2, "rlfh-adapted": 2, "additional": 4, "forag-adjusted": 2,
+                      "forag-initial": 2, "ablations": 6, "aggregation": 2}
     assert {c.model for c in grid.cells} == PAPER_MODELS
     assert {c.method for c in grid.cells} == {"raw", "corver", "fspo", "knowrl", "rlfh", "forag"}
     main_models = PAPER_MODELS - {"olmo-2-13b", "qwen3-14b"}
-    for method in ("fspo", "knowrl", "rlfh", "forag"):  # FoRAG: one allocation on each main model
+    for method in ("fspo", "knowrl", "rlfh", "forag"):  # RLFH, FoRAG: one setting on each main model
         assert sorted(c.model for c in grid.cells if c.method == method) == sorted(main_models), method
+    # RLFH as CorVer's main table ran it (A.1.3): author-key on the 3B and 4B models, adapted on the 8B ones.
+    assert {c.model: c.experiment for c in grid.cells if c.method == "rlfh"} == {
+        "llama-3.2-3b": "rlfh-author-key", "qwen3-4b": "rlfh-author-key", "llama-3.1-8b": None, "qwen3-8b": None}
     for cell in grid.cells:  # every name is a shipped option
         assert cell.method in group_options("method") and cell.model in group_options("model")
         assert cell.experiment is None or cell.experiment in group_options("experiment")
@@ -43,12 +46,12 @@ def test_paper_grid_expands_to_the_protocol_cells_and_exact_sweeps():
     cells = [(c.fixed, c.method, c.model, c.seed, c.experiment or "") for c in grid.cells]
     lines = sweeps(grid.cells)
     assert sorted(cell for line in lines for cell in _expand(line)) == sorted(cells)  # each cell exactly once
-    assert len(lines) == 8  # 5 main methods, 2 FoRAG allocations, one sweep over the 8 CorVer experiments
+    assert len(lines) == 9  # 4 main methods, 2 RLFH settings, 2 FoRAG allocations, the 8 CorVer experiments
     # Two seeds more, and a cell already done: the sweeps still cover exactly the rest.
     more = load_grid("paper", [], seeds=[42, 43, 44], blocks=["main"])
     todo = [c for c in more.cells if not (c.method == "raw" and c.model == "qwen3-4b" and c.seed == 43)]
     got = sorted(cell for line in sweeps(todo) for cell in _expand(line))
-    assert got == sorted((c.fixed, c.method, c.model, c.seed, c.experiment or "") for c in todo) and len(got) == 59
+    assert got == sorted((c.fixed, c.method, c.model, c.seed, c.experiment or "") for c in todo) and len(got) == 47
 
 
 def test_a_paper_block_dry_run_composes_every_cell(tmp_path, capsys):
@@ -104,3 +107,80 @@ def test_tiny_grid_skips_the_finished_cell_and_launches_the_rest(tmp_path, capfd
     assert json.loads((done / "run.json").read_text())["attempts"] == 1  # the finished cell was not rerun
     assert main(["tiny", f"output_dir={runs}"]) == 0
     assert "nothing to launch: every cell is done" in capfd.readouterr().out
+
+
+def _claim_foreign(cell_overrides, state="running"):
+    """A fresh claim of another live holder (a job on another node) on the cell's run."""
+    import time
+
+    from factrl.harness.run_claims import claim_path
+    from factrl.harness.config import compose
+
+    path = claim_path(compose(cell_overrides))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"token": "another-grid", "state": state, "job_id": "777_0", "host": "node9",
+                                "pid": 1, "heartbeat": time.time(), "stale_after_s": 86400}))
+    return path
+
+
+def test_a_claimed_cell_is_skipped_unless_relaunch(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    grid = load_grid("tiny", [f"output_dir={runs}", "leaderboard=rundir"])
+    first = next(c for c in grid.cells if c.seed == 42)
+    _claim_foreign(first.overrides, state="pending")  # a job another grid submitted, still in the queue
+    assert main(["tiny", "--dry-run", f"output_dir={runs}"]) == 0
+    out = capsys.readouterr().out
+    assert "2 cells, 0 done, 1 todo, 1 claimed by other jobs" in out
+    assert "claimed" in next(line for line in out.splitlines() if "seed=42" in line)
+    sweep = out.split("sweeps")[1]
+    assert "seed=43" in sweep and "seed=42" not in sweep
+    assert main(["tiny", "--dry-run", "--relaunch", f"output_dir={runs}"]) == 0
+    assert "seed=42,43" in capsys.readouterr().out.split("sweeps")[1]
+
+
+def test_parallel_defaults_to_every_sweep_for_slurm():
+    from factrl.harness.grid_launch import default_parallel
+
+    assert default_parallel(None, "slurm", 8) == 8  # the paper grid's 8 sweeps queue at once
+    assert default_parallel(None, "local", 8) == 1 and default_parallel(None, "basic", 8) == 1
+    assert default_parallel(3, "slurm", 8) == 3
+
+
+@pytest.mark.slow  # one real run in a subprocess (~15 s alone)
+def test_the_grid_launches_around_a_claimed_cell_and_its_job_takes_the_pending_claim_over(tmp_path, capfd):
+    from factrl.harness.run_claims import claim_path
+    from factrl.harness.config import compose
+
+    runs = tmp_path / "runs"
+    grid = load_grid("tiny", [f"output_dir={runs}", "leaderboard=rundir"])
+    held = _claim_foreign(next(c for c in grid.cells if c.seed == 42).overrides)
+    other = claim_path(compose(next(c for c in grid.cells if c.seed == 43).overrides))
+    assert main(["tiny", "--launcher", "basic", f"output_dir={runs}"]) == 0
+    out = capfd.readouterr().out
+    assert "skipped (claimed, --relaunch launches it anyway): raw tiny-llama seed=42" in out
+    assert "1 claimed by other jobs, 1 launched in 1 sweep(s)" in out and "1 finished, 0 not finished" in out
+    (made,) = runs.glob("*-raw-tiny-llama-*")
+    assert json.loads((made / "run.json").read_text())["seed"] == 43
+    assert json.loads(held.read_text())["token"] == "another-grid"  # the other holder's claim is untouched
+    assert not other.exists()  # the grid's pending claim went to the job, which released it when it finished
+
+
+@pytest.mark.slow  # one tiny training job and one evaluation job, in subprocesses (~40 s)
+def test_eval_jobs_train_then_evaluate_in_jobs_of_their_own(tmp_path, capfd):
+    runs = tmp_path / "runs"
+    grid = tmp_path / "one.yaml"
+    grid.write_text("blocks: [{name: one, methods: [corver], models: [tiny-llama], seeds: [42], overrides: "
+                    "[train.steps=1, train.questions_per_step=2, train.completions_per_question=2, "
+                    "train.max_completion_length=8, eval.limit=2]}]\n")
+    assert main([str(grid), "--launcher", "basic", "--eval-jobs", f"output_dir={runs}"]) == 0
+    out = capfd.readouterr().out
+    assert "[1/1 train] harness run -m" in out and "stage=train hydra/launcher=basic" in out
+    assert "[1/1 eval] harness run -m" in out and "stage=eval hydra/launcher=basic" in out
+    assert "trained (stage=train); evaluate with the same command and stage=eval" in out
+    assert "1 finished, 0 not finished" in out
+    (run,) = runs.glob("*-corver-tiny-llama-*")  # one run directory: stage is not in the config hash
+    info = json.loads((run / "run.json").read_text())
+    assert info["status"] == "finished" and info["attempts"] == 2
+    assert (run / "train" / "TRAINING_DONE").is_file() and (run / "metrics.json").is_file()
+    assert len(list((runs / "multirun").iterdir())) == 2  # a sweep folder per sweep
+    assert not list((runs / ".claims").glob("*.json"))

@@ -53,6 +53,10 @@ def test_slurm_launcher_composes_and_renders_the_fields_into_sbatch(tmp_path, mo
                                  **executor._executor.parameters)
     for line in ("--partition=gpu-a100", "--gpus-per-node=2", "--time=90", "--array=0-4%3", "--job-name=harness-run"):
         assert f"#SBATCH {line}\n" in sbatch, sbatch
+    # The writable SQLite caches go to the node's own disk (WAL does not work on NFS), before the job starts.
+    setup = ('[ -n "$TMPDIR" ] || export TMPDIR=/tmp\n'
+             'export HARNESS_WRITABLE_CACHE="$TMPDIR/factrl-writable-$SLURM_JOB_ID"\n')
+    assert setup in sbatch and sbatch.index(setup) < sbatch.index("harness run"), sbatch
 
 
 @pytest.mark.parametrize("bad", ["hydra.launcher.gpus_per_node=two", "hydra.launcher.partitoin=gpu"])
@@ -76,7 +80,8 @@ def test_local_launcher_runs_a_job_that_writes_only_its_run_directory(tmp_path):
     assert info["status"] == "finished"
     assert info["leaderboard"]["status"] == "not_recorded" and info["leaderboard"]["mode"] == "rundir"
     assert not store.exists()  # the job wrote no SQLite file
-    assert list((tmp_path / "runs" / "multirun" / ".submitit").glob("*/*_result.pkl"))  # ran through submitit
+    # Ran through submitit, in a sweep folder of its own (runs/multirun/<date-time>/).
+    assert list((tmp_path / "runs" / "multirun").glob("*/.submitit/*/*_result.pkl"))
     command = shlex.split(info["leaderboard"]["command"])
     assert command[:3] == ["harness", "leaderboard", "rebuild"]
     rebuilt = harness(*command[1:])
@@ -91,3 +96,16 @@ def test_an_unknown_leaderboard_mode_stops_before_the_run(tmp_path):
     assert result.returncode == 2
     assert "leaderboard.mode = 'sqlite': use store" in result.stderr and result.stderr.strip().count("\n") == 0
     assert not list(tmp_path.glob("*-raw-*"))  # no run directory was started
+
+
+@pytest.mark.parametrize("launcher", ["basic", "local"])
+def test_a_sweep_whose_job_failed_exits_nonzero(tmp_path, launcher):
+    """Under submitit the job's one-line error used to stay in the job's process: the sweep exited 0."""
+    result = harness("run", "-m", f"hydra/launcher={launcher}", "method=raw", "model=tiny-llama", "eval.limit=2",
+                     f"output_dir={tmp_path / 'runs'}", "leaderboard=rundir", "leaderboard.mode=sqlite",
+                     timeout=300)
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-3000:]
+    assert "harness run: job 0 failed: leaderboard.mode = 'sqlite': use store" in result.stderr
+    (sweep,) = (tmp_path / "runs" / "multirun").iterdir()
+    failed = json.loads((sweep / ".failed" / "0.json").read_text())
+    assert failed["exit_code"] == 2 and "leaderboard.mode=sqlite" in failed["overrides"]

@@ -71,3 +71,22 @@ def test_finished_training_reuses_its_components(tmp_path):
     (out / DONE_MARKER).write_text("ok\n")
     result = train(compose(["model=tiny-llama"]), Described(), None, tmp_path, [])
     assert result.model is None and result.components == {"extractor": HEURISTIC}
+
+
+def test_engine_entries_join_the_methods_and_keep_their_names(tmp_path):
+    from factrl.harness.config import compose
+    from factrl.harness.training.engine import engine_components
+
+    train = compose(["model=tiny-llama", "train.advantage_std_floor=0.1"]).train
+    engine = engine_components(train, "grpo")
+    assert set(engine) == {"optimizer", "advantages"} and set(engine_components(train, "ppo")) == {"optimizer"}
+    written = write_components(tmp_path, Described(), None, engine=engine)
+    assert set(written) == {"extractor", "optimizer", "advantages"}
+    assert "advantages" in stand_in_names(written)  # the floor is no release's: tables mark the row
+    assert json.loads((tmp_path / "components.json").read_text())["components"] == written
+
+    class Clashing(Described):
+        parts = {"optimizer": HEURISTIC}
+
+    with pytest.raises(TypeError, match="optimizer, which the training engine records itself"):
+        write_components(tmp_path / "x", Clashing(), None, engine=engine)

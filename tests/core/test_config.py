@@ -94,14 +94,41 @@ def test_unknown_option_and_typo_raise_clear_errors():
         compose(["train.stepz=3"])
 
 
+def _with(cfg, key: str, value: str):
+    """cfg plus a key no YAML option has (as a config file could carry one)."""
+    cfg = cfg.copy()
+    OmegaConf.set_struct(cfg, False)
+    OmegaConf.update(cfg, key, value, force_add=True)
+    return cfg
+
+
 def test_secrets_are_redacted_and_do_not_change_the_hash():
-    cfg = compose(["+judge.api_key=sk-secret-123", "+judge.api_key_env=OPENAI_API_KEY"])
+    base = compose(["judge.api_key_env=OPENAI_API_KEY"])
+    cfg = _with(base, "judge.api_key", "sk-secret-123")
     plain = redact(cfg)
     assert plain["judge"]["api_key"] == "***REDACTED***"
     assert plain["judge"]["api_key_env"] == "OPENAI_API_KEY"
-    other = compose(["+judge.api_key=sk-other", "+judge.api_key_env=OPENAI_API_KEY"])
-    assert config_hash(cfg) == config_hash(other)
+    assert config_hash(cfg) == config_hash(_with(base, "judge.api_key", "sk-other"))
     assert config_hash(cfg) != config_hash(compose(["seed=1"]))
+
+
+@pytest.mark.parametrize("override", ["judge.api_key=sk-test-SECRET", "+judge.api_key=sk-test-SECRET",
+                                      "++judge.token=sk-test-SECRET"])
+def test_a_secret_on_the_command_line_is_refused_without_echoing_it(override, capsys, tmp_path):
+    from factrl.harness.cli import main
+
+    # Outputs under tmp_path: a harness that took the override would go on and run.
+    run = ["run", "method=raw", "model=tiny-llama", f"output_dir={tmp_path}", "leaderboard=rundir", "eval.limit=1"]
+    for command in (run, ["judge", "check", "judge=none"]):
+        assert main([*command, override]) == 2
+        out, err = capsys.readouterr()
+        key = override.lstrip("+").split("=")[0]
+        assert "sk-test-SECRET" not in out + err
+        assert err.strip().splitlines() == [
+            f"harness {command[0]}: error: {key}=...: secrets are not taken on the command line (shell history "
+            f"and process lists keep them); export the key in an environment variable and pass its name, e.g. "
+            f"judge.api_key_env=OPENAI_API_KEY."]
+    assert compose(["judge.api_key_env=MY_KEY"]).judge.api_key_env == "MY_KEY"  # the variable's name is fine
 
 
 @pytest.mark.parametrize("args, expected", [

@@ -59,9 +59,9 @@ CONTEXTS = [[1, 450, 4996, 338], [1, 29871], [1, 3750, 756, 263, 1243, 310, 278,
 TARGETS = [[529, 12011, 29958], [3869, 1338, 829, 22550, 29958, 29871], [13]]
 
 
-def test_interface_version_is_2():
-    assert INTERFACE_VERSION == 2
-    assert Method.needs_policy is False and Method.whole_groups is False
+def test_interface_version_and_the_hooks_defaults():
+    assert INTERFACE_VERSION == 4  # 2: policy access; 3: settings; 4: kl_reference_adapter
+    assert Method.needs_policy is False and Method.whole_groups is False and Method.kl_reference_adapter is None
 
 
 def test_target_logprobs_equal_direct_forward_of_same_model_and_adapter(handle):

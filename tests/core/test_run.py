@@ -7,7 +7,10 @@ import json
 import pytest
 import yaml
 
-from tests.helpers import harness
+from tests.helpers import harness, optimizer_stand_in
+
+# A credential the runs carry but never write (raw and CorVer never open the judge).
+SECRET_URL = "judge.base_url=http://user:sk-test-secret-value@127.0.0.1:9/v1"
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +21,7 @@ def runs(tmp_path_factory):
     common = ["model=tiny-llama", f"output_dir={root / 'runs'}", f"leaderboard.store={store}"]
     results = {}
     for method in ("raw", "corver"):
-        result = harness("run", f"method={method}", *common, "+judge.api_key=sk-test-secret-value")
+        result = harness("run", f"method={method}", *common, SECRET_URL)
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
         results[method] = result
     return root, store, common, results
@@ -48,7 +51,8 @@ def test_secrets_never_reach_the_run_directory(runs):
         for file in run.rglob("*"):
             if file.is_file():
                 assert b"sk-test-secret-value" not in file.read_bytes(), file
-        assert yaml.safe_load((run / "config.yaml").read_text())["judge"]["api_key"] == "***REDACTED***"
+        judge = yaml.safe_load((run / "config.yaml").read_text())["judge"]
+        assert judge["base_url"] == "http://***REDACTED***@127.0.0.1:9/v1"
 
 
 def test_corver_run_trains_logs_and_times(runs):
@@ -76,8 +80,12 @@ def test_runs_record_their_reward_components(runs):
     for file in ("run.json", "metrics.json"):
         data = json.loads((corver / file).read_text())
         assert data["components"] == written["components"], file
-        assert data["stand_ins"] == ["corpus", "extractor"], file
+        assert data["stand_ins"] == sorted(["corpus", "extractor", *optimizer_stand_in()]), file
     assert written["components"]["extractor"]["backend"] == "heuristic"
+    # The engine's own entries: CorVer's release optimizer and schedule, no std floor.
+    optimizer, advantages = written["components"]["optimizer"], written["components"]["advantages"]
+    assert (optimizer["optim"], optimizer["lr_scheduler"], optimizer["warmup_ratio"]) == ("adamw_8bit", "cosine", 0.03)
+    assert advantages["advantage_std_floor"] == 0.0 and advantages["stand_in"] is False
     assert written["components"]["corpus"]["manifest_hash"] and written["components"]["settings"]["alphas"]
     raw = _run_dir(root, "raw")
     for file in ("run.json", "metrics.json"):
@@ -87,7 +95,7 @@ def test_runs_record_their_reward_components(runs):
 
 def test_rerun_of_a_finished_run_does_not_redo_it(runs):
     root, _, common, _ = runs
-    again = harness("run", "method=raw", *common, "+judge.api_key=sk-test-secret-value")
+    again = harness("run", "method=raw", *common, SECRET_URL)
     assert again.returncode == 0
     assert "already finished" in again.stdout
     assert len(list((root / "runs").glob("*-raw-tiny-llama-*"))) == 1

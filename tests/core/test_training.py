@@ -30,22 +30,32 @@ def test_token_advantages_match_hand_computation():
     assert stats.frac_zero_std == 0.5
 
 
-def test_zero_std_group_is_bounded_by_the_default_floor():
-    # Equal means (1.0) but different token returns: without a floor the offsets are divided
-    # by eps (the released trainer's 1e3-1e4 defect); the default floor bounds them.
+def test_advantages_have_no_std_floor_by_default_and_the_floor_is_a_named_option():
+    # The released codes divide by std + eps with no floor (TRL v0.23.0 grpo_trainer.py:1464, the
+    # CorVer trainer, verl core_algos.py:151), and so does the default; the floor is an option.
     from factrl.harness.config import compose
+    from factrl.harness.training.advantages import advantages_component
 
+    train = compose([]).train
+    assert train.advantage_std_floor == 0.0 and "std_floor" not in train
+    entry = advantages_component(train)
+    assert entry["stand_in"] is False and entry["advantage_std_floor"] == 0.0
+    # Equal means (1.0) but different token returns: without a floor the offsets are divided by
+    # eps (the 1e3-1e4 blow-up PROTOCOL 3 describes); a floor of 0.1 bounds them.
     returns = [[0.0, 2.0], [1.0, 1.0]]
-    released, stats = token_advantages(returns, 2, eps=1e-4, std_floor=0.0)
+    released, stats = token_advantages(returns, 2, eps=1e-4, std_floor=train.advantage_std_floor)
     assert released[0, 0].item() == pytest.approx(-1e4, rel=1e-3)
-    floor = compose([]).train.std_floor
-    assert floor == 0.1
-    guarded, stats = token_advantages(returns, 2, eps=1e-4, std_floor=floor)
+    guarded, stats = token_advantages(returns, 2, eps=1e-4, std_floor=0.1)
     assert guarded[0, 0].item() == pytest.approx(-1.0 / (0.1 + 1e-4), rel=1e-6)
     assert stats.frac_zero_std == 1.0
     # A group with a real disagreement (s >= floor) is untouched by the floor.
     spread = [[3.0, 3.0], [0.0, 0.0]]
-    assert torch.equal(token_advantages(spread, 2, std_floor=floor)[0], token_advantages(spread, 2)[0])
+    assert torch.equal(token_advantages(spread, 2, std_floor=0.1)[0], token_advantages(spread, 2)[0])
+    # A run that uses the floor records it as a stand-in, so tables mark the row.
+    floored = advantages_component(compose(["train.advantage_std_floor=0.1"]).train)
+    assert floored["stand_in"] is True and "no floor" in floored["note"] and floored["advantage_std_floor"] == 0.1
+    with pytest.raises(ConfigError, match="train.advantage_std_floor=-1.0"):
+        advantages_component(compose(["train.advantage_std_floor=-1"]).train)
 
 
 def test_no_signal_completion_is_left_out_of_its_group():

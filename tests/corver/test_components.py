@@ -32,7 +32,16 @@ def test_heuristic_extractor_is_a_stand_in_and_the_index_is_described(corpus_cfg
     settings = parts["settings"]
     assert settings["aggregation"] == "min" and settings["alphas"] == [-0.3, -0.1, 0.0, 0.1]
     assert settings["taus"] == [5, 20] and settings["lambda_c"] == 1.0
+    # Deliberate differences from the release: the released alphas (-0.3 ...) are not one, min is.
+    differs = {d["setting"] for d in settings["differences"]}
+    assert "aggregation" in differs and "alphas" not in differs and "correctness" in differs
     assert stand_in_names(parts) == ["extractor"]
+
+
+def test_paper_alphas_are_recorded_as_a_difference_from_the_release(corpus_cfg, llama_tokenizer):
+    method, reward = _built(corpus_cfg, llama_tokenizer)
+    differs = {d["setting"]: d for d in method.components(reward)["settings"]["differences"]}
+    assert "sentence_reward.py:39-45" in differs["alphas"]["original"] and "aggregation" not in differs
 
 
 def test_demo_index_remote_and_exact_counts_are_stand_ins(counter, corpus_cfg, llama_tokenizer):
@@ -59,7 +68,7 @@ def test_a_model_extractor_other_than_quco_is_a_stand_in_with_its_revision():
     entry = extractor_component(ext)
     assert entry["model"] == "embedded:tiny-llama" and entry["revision"] == ext.identity.revision
     assert entry["stand_in"] is True and QUCO_ID in entry["note"] and entry["sha256"] == ext.identity.sha256
-    assert entry["decoding"]["temperature"] == 0.7 and entry["prompt_version"]
+    assert entry["decoding"]["temperature"] == 0.7 and entry["prompt_version"] == "2"
 
 
 def test_lambda_c_zero_uses_neither_extractor_nor_corpus(llama_tokenizer):

@@ -99,7 +99,8 @@ def test_quco_backend_generation_path_on_a_tiny_qwen2(tmp_path):
     assert again.extract(sentences) == first
     assert torch.rand(1) == before
     # Greedy option and the context limit: an over-long sentence gets no triples, not a crash.
-    greedy = build_extractor({**cfg, "do_sample": False, "max_context": 700})
+    limit = len(ext.prompt_ids("Paris is in France.")) + cfg["max_new_tokens"] + 16  # the short one fits
+    greedy = build_extractor({**cfg, "do_sample": False, "max_context": limit})
     assert greedy.generation.do_sample is False
     long_sentence = "word " * 2000
     out = greedy.extract([long_sentence, "Paris is in France."])

@@ -67,7 +67,7 @@ def main(out: Path, overrides: list[str]) -> None:
     TokenGRPOTrainer._generate_and_score_completions = recording
     cfg = compose(["model=tiny-llama", "train.questions_per_step=3", "train.completions_per_question=4",
                    "train.steps=2", "train.save_steps=100", "train.max_completion_length=8", "train.beta=0.0",
-                   "train.std_floor=0.0", *overrides])
+                   "train.advantage_std_floor=0.0", *overrides])
     identity = models.resolve(cfg.model)
     # Every completion runs to max_completion_length, so lengths do not depend on what was sampled.
     original_args = engine.grpo_args

@@ -39,7 +39,8 @@ def main(out: Path, overrides: list[str]) -> None:
     PPOTrainer._clip_grad_norm = recording
     train_toy_ppo(out / "run", ["train.steps=2", "train.questions_per_step=2", "train.completions_per_question=2",
                                 "train.max_completion_length=8", "train.ppo.epochs=1", "train.save_steps=100",
-                                "train.ppo.critic_learning_rate=1e-2", *overrides])
+                                "train.ppo.critic_learning_rate=1e-2", "train.warmup_ratio=0",  # step 1 moves
+                                *overrides])
     (out / f"ppo-rank{distributed.rank()}.json").write_text(json.dumps(steps))
 
 

@@ -39,7 +39,8 @@ def test_torchrun_command_reexecutes_the_run_with_launcher_none():
     argv = ["launcher=torchrun", "launcher.num_processes=2", "model=tiny-llama", "train.steps=1"]
     assert launch_command(argv, python="py") == [
         "py", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-        "-m", "factrl.harness.cli", "run", "model=tiny-llama", "train.steps=1", "launcher=none"]
+        "-m", "factrl.harness.cli", "run", "model=tiny-llama", "train.steps=1", "launcher=none",
+        "launcher.timeout_min=60"]  # the processes' process-group timeout travels with them
     assert launch_command(["model=tiny-llama"]) is None
     assert launch_command(["launcher=none", "model=tiny-llama"]) is None
 
@@ -51,7 +52,7 @@ def test_accelerate_command_uses_the_shipped_config(monkeypatch):
     assert command[command.index("--config_file") + 1] == str(accelerate_config_file("ddp"))
     assert command[command.index("--num_processes") + 1] == "8"
     assert command[command.index("--main_process_port") + 1] == "29611"
-    assert command[-5:] == ["-m", "factrl.harness.cli", "run", "method=raw", "launcher=none"]
+    assert command[-6:] == ["-m", "factrl.harness.cli", "run", "method=raw", "launcher=none", "launcher.timeout_min=60"]
     monkeypatch.setenv("LOCAL_RANK", "0")  # already a launched process: run here
     assert launch_command(argv) is None
 
@@ -87,7 +88,9 @@ def test_vllm_settings_map_to_grpo_config_fields():
                     "vllm_max_model_length": cfg.train.max_prompt_length + cfg.train.max_completion_length,
                     "vllm_enable_sleep_mode": True, "vllm_gpu_memory_utilization": 0.3,
                     "vllm_tensor_parallel_size": 1, "vllm_server_base_url": None, "vllm_server_host": "127.0.0.1",
-                    "vllm_server_port": 8000, "vllm_server_timeout": 240.0}
+                    "vllm_server_port": 8000, "vllm_server_timeout": 240.0,
+                    "vllm_importance_sampling_correction": True, "vllm_importance_sampling_mode": "sequence_mask",
+                    "vllm_importance_sampling_clip_max": 3.0, "vllm_importance_sampling_clip_min": None}
     server = vllm_args(compose(["train.vllm.mode=server", "train.vllm.server_port=8123",
                                 "train.vllm.server_host=10.0.0.5", "train.vllm.server_timeout=30"]).train)
     assert (server["vllm_mode"], server["vllm_server_host"], server["vllm_server_port"],
@@ -106,7 +109,9 @@ def test_vllm_settings_map_to_grpo_config_fields():
     ("train.vllm.max_model_length=100", "train.vllm.max_model_length=100 is under"),
     ("train.vllm.gpu_memory_utilization=1.5", "train.vllm.gpu_memory_utilization=1.5 must be in"),
     ("train.vllm.server_port=0", "server_port=0"),
-    ("+train.vllm.gpu_memory=0.3", "train.vllm.gpu_memory is not a vLLM setting"),
+    ("+train.vllm.gpu_memory=0.3", "train.vllm.gpu_memory: unknown key"),
+    ("train.vllm.importance_sampling_mode=sequence", "train.vllm.importance_sampling_mode='sequence'"),
+    ("train.vllm.importance_sampling_clip_min=4.0", "importance_sampling_clip_min=4.0 must be below"),
 ])
 def test_bad_vllm_settings_name_the_field(override, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("[", r"\[")):
@@ -140,3 +145,31 @@ def test_harness_run_under_torchrun_records_one_row(tmp_path):
     assert info["leaderboard"]["status"] == "recorded" and len(info["leaderboard"]["rows"]) == 1
     assert yaml.safe_load((runs[0] / "config.yaml").read_text())["launcher"]["name"] == "none"
     assert result.stdout.count("run directory:") == 1
+
+
+def test_trl_objective_defaults_are_run_settings_passed_explicitly(tmp_path):
+    """TRL's importance-sampling correction of vLLM rollouts and its KL bias correction change the
+    objective; the run's config sets them (and its hash records them), whatever TRL's defaults."""
+    from trl import GRPOConfig
+
+    from factrl.harness.training.engine import grpo_args
+
+    import torch
+
+    defaults = GRPOConfig(output_dir=str(tmp_path), report_to=[], use_cpu=not torch.cuda.is_available(),
+                          bf16=torch.cuda.is_available())
+    ours = grpo_args(compose(["model=tiny-llama"]), tmp_path)
+    fields = ("vllm_importance_sampling_correction", "vllm_importance_sampling_mode",
+              "vllm_importance_sampling_clip_max", "vllm_importance_sampling_clip_min", "use_bias_correction_kl")
+    # configs/train/default.yaml records TRL 1.16's importance-sampling values (a TRL upgrade that
+    # changes them fails here); the KL's importance weighting is off, as in every original.
+    assert [getattr(ours, f) for f in fields[:4]] == [getattr(defaults, f) for f in fields[:4]]
+    assert ours.use_bias_correction_kl is False and defaults.use_bias_correction_kl is True
+    changed = compose(["model=tiny-llama", "train.vllm.importance_sampling_mode=token_truncate",
+                       "train.vllm.importance_sampling_clip_max=2.0", "train.vllm.importance_sampling_clip_min=0.5",
+                       "train.vllm.importance_sampling_correction=false", "train.kl_bias_correction=true"])
+    args = grpo_args(changed, tmp_path)
+    assert [getattr(args, f) for f in fields] == [False, "token_truncate", 2.0, 0.5, True]
+    base = config_hash(compose(["model=tiny-llama"]))
+    assert config_hash(compose(["model=tiny-llama", "train.vllm.importance_sampling_mode=token_mask"])) != base
+    assert config_hash(compose(["model=tiny-llama", "train.kl_bias_correction=true"])) != base

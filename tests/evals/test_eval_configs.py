@@ -68,7 +68,11 @@ def test_vllm_backend_needs_vllm_and_a_gpu():
 
 @pytest.mark.gpu
 def test_vllm_backend_generates_with_an_adapter(tmp_path):
-    """GPU only: tiny-llama through vLLM's offline engine, base and with a LoRA adapter (not merged)."""
+    """GPU only: a small random Llama with head_dim 64 (tiny-llama's head_dim of 4 fits no vLLM
+    attention kernel) through vLLM's offline engine, base and with a LoRA adapter (not merged)."""
+    import importlib.util
+    from pathlib import Path
+
     torch = pytest.importorskip("torch")
     pytest.importorskip("vllm", reason="vLLM is not installed (pip install 'factrl-harness[gpu]')")
     if not torch.cuda.is_available():
@@ -79,7 +83,12 @@ def test_vllm_backend_generates_with_an_adapter(tmp_path):
 
     from factrl.evals.backends import Decoding, Request, build_backend
 
-    cfg = compose(["model=tiny-llama"])
+    assets = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_smoke_assets.py"
+    spec = importlib.util.spec_from_file_location("gpu_smoke_assets", assets)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.small_llama(tmp_path / "model")
+    cfg = compose(["model=tiny-llama", f"model.path={tmp_path / 'model'}", "model.dtype=bfloat16"])
     identity = resolve(cfg.model)
     peft_model = get_peft_model(load_model(identity, cfg.model, device="cpu"),
                                 LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"]))
@@ -92,3 +101,17 @@ def test_vllm_backend_generates_with_an_adapter(tmp_path):
         finally:
             backend.close()
         assert sorted(results) == [0, 1, 2, 3, 4] and all(r.n_tokens <= 8 for r in results.values())
+
+
+def test_the_vllm_share_is_lowered_to_what_another_process_left_free():
+    """vLLM refuses a gpu_memory_utilization above the free memory (e.g. a training process still
+    holds part of the GPU); the backend asks for what is free instead, or stops with the reason."""
+    from factrl.evals.backends.vllm import gpu_share
+    from factrl.harness.errors import HarnessError
+
+    gib = 2**30
+    assert gpu_share(None, 80 * gib, 80 * gib) == 0.85  # an idle GPU: the configured share
+    assert gpu_share(0.5, 60 * gib, 80 * gib) == 0.5
+    assert gpu_share(None, 61 * gib, 80 * gib) == round(61 / 80 - 0.02, 3)  # 8B training left 61 GiB free
+    with pytest.raises(HarnessError, match="only 4.0 of 80.0 GiB of the GPU are free"):
+        gpu_share(None, 4 * gib, 80 * gib)

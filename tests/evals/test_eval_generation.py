@@ -96,7 +96,7 @@ def test_evaluate_writes_results_and_resumes(tiny, tmp_path):
 
 
 def test_greedy_responses_are_cached_sampled_never(tiny, tmp_path, monkeypatch):
-    monkeypatch.setattr("factrl.evals.runner.cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.setattr("factrl.evals.runner.writable_cache_dir", lambda: tmp_path / "cache")
     _, identity = tiny
     cfg = _cfg("eval.cache=true", "eval.limit=3")
     first = evaluate(cfg, identity=identity, out_dir=tmp_path / "a")

@@ -76,3 +76,28 @@ def test_open_evidence_from_config(store_path):
     cfg.fuzzy_titles = False
     with open_evidence(cfg) as store:
         assert store.by_title("Sartre", k=1) == [] and store.by_title("Paris", k=1)[0].title == "Paris"
+
+
+def test_empty_titles_texts_and_queries_are_named(tmp_path, articles_file, caplog, capsys):
+    """An empty title is called empty (not missing); records with empty text are reported with
+    their count and first line, not dropped silently; an empty query is refused."""
+    import logging
+
+    from .conftest import ARTICLES, write_jsonl
+
+    untitled = write_jsonl(tmp_path / "untitled.jsonl", [ARTICLES[0], {"title": " ", "text": "x y"}])
+    assert harness(["evidence", "build", str(untitled), "--out", str(tmp_path / "a.sqlite3"),
+                    "--tokenizer", "words"]) == 2
+    assert capsys.readouterr().err.strip() == (f"harness evidence: error: {untitled}:2: field 'title' is empty; "
+                                               f"every document needs its article title.")
+    records = [*ARTICLES[:3], {"title": "Blank", "text": "  "}, ARTICLES[3], {"title": "Empty", "text": ""}]
+    source = write_jsonl(tmp_path / "some_empty.jsonl", records)
+    out = tmp_path / "b.sqlite3"
+    with caplog.at_level(logging.WARNING, logger="factrl.harness.evidence.build"):
+        assert evidence_main(["build", str(source), "--out", str(out), "--tokenizer", "words"]) == 0
+    assert "4 documents" in capsys.readouterr().out
+    assert [r.getMessage() for r in caplog.records] == [
+        f"evidence build: skipped 2 record(s) with empty 'text' (first: {source}:4)"]
+    assert harness(["evidence", "query", "", "--store", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == ("harness evidence: error: query 1 is empty; give words to search "
+                                               "for, or --title TITLE alone for an article's passages.")

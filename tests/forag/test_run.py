@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.evidence_fixtures import judge_run_overrides
-from tests.helpers import harness
+from tests.helpers import harness, optimizer_stand_in
 from tests.knowrl.judge_server import JudgeServer
 
 from .conftest import ROWS
@@ -55,11 +55,12 @@ def test_two_steps_train_against_the_http_judge(forag_run):
 def test_run_records_components(forag_run):
     run, _ = forag_run
     components = json.loads((run / "train" / "components.json").read_text())["components"]
-    assert set(components) == {"judge", "evidence", "settings"}
+    assert set(components) == {"judge", "evidence", "settings", "optimizer"}  # PPO: no group advantages
     assert components["settings"]["placement"] == "sentence_end"
     assert components["settings"]["verify_prompt"] == "forag_verify@1"
     info = json.loads((run / "run.json").read_text())
-    assert info["stand_ins"] == []  # an openai judge and a built store are not stand-ins
+    # An openai judge and a built store are not stand-ins; the 8-bit optimizer is one on a CPU.
+    assert info["stand_ins"] == optimizer_stand_in()
     assert (run / "judge_stats.json").is_file()
 
 

@@ -79,8 +79,8 @@ def test_sign_flip_through_the_group_advantages(llama_tokenizer, store):
     texts, ids, rows = _batch(llama_tokenizer)
     reward = _reward(llama_tokenizer, store)
     out = reward(prompts=[""] * 6, completions=texts, completion_ids=ids, rows=rows)
-    # Answer score broadcast to every token (format failure: -2): one A_i per completion.
-    assert [set(r) for r in out.token_returns] == [{1.0}, {0.0}, {1.0}, {1.0}, {-2.0}, {0.0}]
+    # Answer score broadcast to every token (format failure: 0, as released): one A_i per completion.
+    assert [set(r) for r in out.token_returns] == [{1.0}, {0.0}, {1.0}, {1.0}, {0.0}, {0.0}]
     assert [e["status"] for e in out.extras] == ["ok", "ok", "ok", "no_title", "format", "no_title"]
     width = max(len(i) for i in ids)
     advantages, _ = token_advantages(out.token_returns, 3, width=width)
@@ -127,12 +127,28 @@ def test_step_reward_variant(llama_tokenizer, store):
     assert out.token_returns[0] == expected  # answer 1 + s(t): +1 factual, -1 not, 0 elsewhere
     wrong_fact = set(_sentence_tokens(llama_tokenizer, ids[1], FACT))
     assert {out.token_returns[1][t] for t in wrong_fact} == {1.0}  # answer 0 + 1
-    assert out.token_returns[4] == [-2.0] * len(ids[4])  # format failure: the penalty, no step values
+    assert out.token_returns[4] == [0.0] * len(ids[4])  # format failure: 0 (format_penalty), no step values
     assert out.token_returns[3] == [1.0] * len(ids[3])  # no title: answer score only
     # The returns carry the step values; the advantage hook leaves the core's advantages alone.
     method = FSPO({"name": "fspo", "variant": "step_reward"})
     advantages, _ = token_advantages(out.token_returns, 3, width=max(map(len, ids)))
     assert method.shape_advantages(advantages, output=out, mask=None, group_size=3) is advantages
+
+
+def test_a_format_penalty_is_a_named_option(llama_tokenizer, store):
+    """The released reward of a format failure is its answer score, 0; a penalty (e.g. the -2
+    that hotpot.py only logs) is an option of our own, recorded in the settings component."""
+    texts, ids, rows = _batch(llama_tokenizer)
+    shaped = _reward(llama_tokenizer, store, format_penalty=-2.0)
+    out = shaped(completions=texts, completion_ids=ids, rows=rows)
+    assert set(out.token_returns[4]) == {-2.0} and out.extras[4]["status"] == "format"
+    assert out.diagnostics["reward_mean"] == pytest.approx((1 + 0 + 1 + 1 - 2 + 0) / 6)
+    from factrl.methods.fspo import settings_component
+
+    differences = {d["setting"] for d in settings_component(shaped, {})["differences"]}
+    assert "format_penalty" in differences
+    assert "format_penalty" not in {d["setting"] for d in settings_component(_reward(llama_tokenizer, store),
+                                                                              {})["differences"]}
 
 
 def test_step_values_and_neutral_band():

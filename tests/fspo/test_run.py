@@ -52,6 +52,10 @@ def test_fspo_run_records_stand_ins_and_a_leaderboard_row(run):
     assert components["evidence"]["manifest_hash"] and components["evidence"]["stand_in"] is True
     settings = components["settings"]
     assert settings["variant"] == "sign_flip" and settings["threshold"] == 0.5 and settings["G"] == 2
+    # verl's engine (configs/protocol/method/fspo.yaml): torch AdamW, token-mean loss, eps 1e-6.
+    optimizer, advantages = components["optimizer"], components["advantages"]
+    assert (optimizer["optim_used"], optimizer["loss_type"], optimizer["entropy_coef"]) == ("adamw_torch", "bnpo", 0.001)
+    assert advantages["advantage_epsilon"] == 1e-6 and settings["advantage_epsilon"] == 1e-6
     assert json.loads((path / "metrics.json").read_text())["stand_ins"] == ["evidence", "nli"]
     assert info["leaderboard"]["status"] == "recorded" and info["leaderboard"]["rows"]
 

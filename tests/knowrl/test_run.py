@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.evidence_fixtures import judge_run_overrides
-from tests.helpers import harness
+from tests.helpers import harness, optimizer_stand_in
 
 from .conftest import ROWS
 from .judge_server import JudgeServer
@@ -50,10 +50,12 @@ def test_two_steps_train_against_the_http_judge(knowrl_run):
 def test_run_records_components_and_stand_ins(knowrl_run):
     run, _ = knowrl_run
     components = json.loads((run / "train" / "components.json").read_text())["components"]
-    assert set(components) == {"judge", "nli", "evidence", "retrieval", "settings"}
+    assert set(components) == {"judge", "nli", "evidence", "retrieval", "settings", "optimizer", "advantages"}
+    assert (components["optimizer"]["optim"], components["optimizer"]["loss_type"]) == ("adamw_8bit", "dapo")
     assert components["nli"]["backend"] == "standin" and components["retrieval"]["backend"] == "bm25"
     info = json.loads((run / "run.json").read_text())
-    assert info["stand_ins"] == ["nli", "retrieval"]  # an openai judge and a built store are not stand-ins
+    # An openai judge and a built store are not stand-ins; the 8-bit optimizer is one on a CPU.
+    assert info["stand_ins"] == sorted(["nli", "retrieval", *optimizer_stand_in()])
     assert (run / "judge_stats.json").is_file()
 
 

@@ -233,6 +233,44 @@ def test_the_page_fits_1400_px_without_horizontal_overflow(site, browser):
                       " Math.ceil(t.getBoundingClientRect().right), t.parentElement.scrollWidth,"
                       " t.parentElement.clientWidth])})")
     assert page["width"] >= 1380 and page["scroll"] <= page["width"], page
-    assert {t[0] for t in page["tables"]} == {"t-accuracy", "t-time", "t-multihop"}
+    assert {t[0] for t in page["tables"]} == {"t-accuracy", "t-accuracy_ci", "t-vs_raw", "t-time", "t-multihop"}
     for name, right, scroll, client in page["tables"]:
         assert right <= page["width"] and scroll <= client, (name, right, scroll, client)  # no inner scrolling
+
+
+@pytest.fixture(scope="module")
+def honest(tmp_path_factory) -> Path:
+    """Raw and FoRAG (reconstructed, a substitute judge) on the same 400 questions, with outcomes."""
+    root = tmp_path_factory.mktemp("honest")
+    store = root / "lb.sqlite"
+    raw = [i < 100 for i in range(400)]
+    forag = [i < 90 or 100 <= i < 114 for i in range(400)]  # 14 gained, 10 lost: below its MDE
+    judge = {"kind": "judge", "backend": "openai", "model": "qwen3-8b", "revision": None, "stand_in": False,
+             "label": "served judge", "served_model": "qwen3-8b", "paper_model": "gpt-4o-mini-2024-07-18",
+             "substitute": True}
+    for method, correct, components in (("raw", raw, None), ("forag", forag, {"judge": judge})):
+        samples = [{"id": f"q{i}", "correct": c, "answer": f"a{i}"} for i, c in enumerate(correct)]
+        record_run(make_run_dir(root / "runs", method=method, model="m", scores={"nq_open": 0.0},
+                                samples={"nq_open": samples}, components=components), store)
+    publish(store, None, root / "site", {"focus_method": "forag"})
+    return root / "site" / "index.html"
+
+
+def test_uncertainty_table_and_provenance_marks_render(honest, browser):
+    """The uncertainty and difference-to-Raw views render as tables, with the MDE, the
+    'cannot decide' mark, and the reconstructed / judge-substitute marks and legends."""
+    browser.open(honest.resolve().as_uri())
+    views = browser.js("['t-accuracy_ci', 't-vs_raw'].map(id => Array.from(document.querySelectorAll("
+                       "'#' + id + ' tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent.trim())))")
+    ci, diff = views
+    forag = next(row for row in ci if row[1].startswith("FoRAG"))
+    assert "Δraw +1.00§◇ [" in forag[2] and "MDE " in forag[2] and forag[1] == "FoRAG (ours) [1 seed] ¶ ‖"
+    assert len(diff) == 1 and diff[0][2].startswith("+1.00§◇ [")
+    notes = browser.js("Array.from(document.querySelectorAll('ul.notes li')).map(li => li.textContent)")
+    assert any("cannot decide at this n" in n for n in notes)
+    assert any(n.startswith("¶ = reconstructed") for n in notes)
+    assert any(n.startswith("‖ = judge substitute") and "served qwen3-8b for the paper's gpt-4o-mini" in n
+               for n in notes)
+    title = browser.js("document.querySelector('#t-accuracy tbody tr[data-method=forag] span[title^=\"judge\"]')"
+                       ".getAttribute('title')")
+    assert title == "judge substitute: served qwen3-8b for the paper's gpt-4o-mini-2024-07-18"

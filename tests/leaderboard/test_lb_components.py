@@ -98,7 +98,8 @@ def test_every_format_marks_stand_in_lines_with_a_legend(runs, store_path, tmp_p
     legend = ("‡ = ran with a stand-in component, not a paper-faithful run: heuristic extractor (stand-in for "
               "the paper's QuCo extractor), used by qwen3-4b / CorVer.")
     # The time table's CorVer line spans both models: it is marked, and the legend names the model.
-    assert md.count(f"- {legend}") == 2 and "| CorVer ‡ | 100 |" in md
+    # Accuracy, time and the difference-to-Raw view (the uncertainty view's label adds "[1 seed]").
+    assert md.count(f"- {legend}") == 3 and "| CorVer ‡ | 100 |" in md
     with open(out / "accuracy.csv", newline="") as handle:
         marks = {(r["model"], r["method"]): r["stand_ins"] for r in csv.DictReader(handle)}
     assert marks == {("qwen3-4b", "raw"): "", ("qwen3-4b", "corver"): "heuristic extractor",
@@ -110,7 +111,7 @@ def test_every_format_marks_stand_in_lines_with_a_legend(runs, store_path, tmp_p
     tex = (out / "tables.tex").read_text()
     assert r"CorVer \textsuperscript{\ddag} & \textbf{60.00}" in tex and r"\ddag{} = ran with a stand-in" in tex
     html = (out / "index.html").read_text()
-    assert html.count('<span class="standin" title="stand-in: heuristic extractor">‡</span>') == 2
+    assert html.count('<span class="standin" title="stand-in: heuristic extractor">‡</span>') == 4
     assert "heuristic extractor (stand-in for the paper&#x27;s QuCo extractor), used by qwen3-4b / CorVer" in html
     assert "‡ heuristic extractor (stand-in for the paper&#x27;s QuCo extractor)" in html  # provenance section
     assert "org/quco-extractor" in html and "0f1e2d3c" in html  # every component is in the provenance

@@ -62,6 +62,16 @@ def test_publish_writes_every_format(tmp_path, store_path):
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
 
 
+def test_published_files_are_readable_by_a_web_server(tmp_path, store_path):
+    fill_paper_grid(tmp_path / "runs", store_path)
+    out = tmp_path / "site"
+    publish(store_path, None, out)
+    written = [p for p in out.rglob("*") if p.is_file() and p.suffix in (".json", ".html", ".md", ".csv", ".tex")]
+    assert {"manifest.json", "index.html"} <= {p.name for p in written} and any(p.parent.name == "rows" for p in written)
+    assert {p.relative_to(out).as_posix(): oct(p.stat().st_mode & 0o777) for p in written} == \
+        {p.relative_to(out).as_posix(): "0o644" for p in written}  # JSON as index.html, never mkstemp's 0600
+
+
 def test_popularity_plot_is_skipped_with_a_note_without_data(tmp_path, store_path):
     fill_paper_grid(tmp_path / "runs", store_path, popularity=False)
     manifest = publish(store_path, "1", tmp_path / "site")

@@ -54,7 +54,7 @@ def test_gaming_floor_is_the_best_constant_under_the_rows_scorer(runs, store_pat
     _record(runs, store_path, small_set, "raw", ["x"] * 10)
     _record(runs, store_path, small_set, "corver", honest)
     table = tables_of(store_path)["accuracy"]
-    assert [line.method for line in table.footer] == ["gaming-floor"]
+    assert [line.method for line in table.footer] == ["gaming-floor", "best-trick"]  # tricks: test_lb_tricks.py
     floor = table.footer[0].cells["nq_open"]
     assert floor.value == pytest.approx(30.0)  # "1" is right on three of ten questions
     assert any(f"panel v{PANEL_VERSION}" in n and "'<answer>1</answer>'" in n for n in table.notes)

@@ -142,3 +142,48 @@ def test_fields_missing_from_config_json_mean_hhems_class_defaults(tmp_path, hhe
     scorer = load_nli({"backend": "hhem", "model": str(bare), "foundation": str(foundation)})
     assert scorer.prompt == HHEM_PROMPT
     assert scorer.score(PAIRS) == pytest.approx(reference_scores(hhem_dir, foundation, PAIRS), abs=1e-5)
+
+
+def reference_scores_released_precision(model_dir, foundation, pairs, device):
+    """HHEM's predict() as FSPO's release runs it: bf16 weights on CUDA, under torch.autocast(cuda,
+    bf16) (nusnlp/FSPO@7f5e4f9 verl/workers/fsdp_workers.py:931,938,1028)."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir, trust_remote_code=True,
+                                                               local_files_only=True)
+    model = model.to(torch.bfloat16).to(device).eval()
+    tokenizer = AutoTokenizer.from_pretrained(foundation)
+    out = []
+    with torch.no_grad(), torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+        for premise, hypothesis in pairs:
+            inputs = tokenizer([HHEM_PROMPT.format(text1=premise, text2=hypothesis)], return_tensors="pt").to(device)
+            logits = model.t5(**inputs).logits[:, 0, :]
+            out.append(torch.softmax(logits, dim=-1)[0, 1].item())
+    return out
+
+
+def test_released_precision_options_on_cpu_stay_float32_and_say_so(hhem_dir, foundation):
+    """dtype auto + autocast bfloat16 (FSPO's setting): on CPU the weights are float32, no autocast
+    runs, the scores are the float32 ones, and describe() records it."""
+    scorer = load_nli({"backend": "hhem", "model": str(hhem_dir), "device": "cpu", "dtype": "auto",
+                       "autocast": "bfloat16"})
+    assert next(scorer.model.parameters()).dtype == torch.float32 and scorer.autocast_active is False
+    assert scorer.score(PAIRS) == pytest.approx(reference_scores(hhem_dir, foundation, PAIRS), abs=1e-5)
+    entry = scorer.describe()
+    assert (entry["dtype"], entry["dtype_setting"], entry["autocast"]) == ("float32", "auto", "none")
+    assert "CUDA only" in entry["precision_note"]
+    plain = load_nli({"backend": "hhem", "model": str(hhem_dir)}).describe()
+    assert (plain["dtype"], plain["autocast"]) == ("float32", "none") and "precision_note" not in plain
+    with pytest.raises(ConfigError, match="nli.autocast"):
+        load_nli({"backend": "hhem", "model": str(hhem_dir), "autocast": "fp16"})
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="bf16 autocast runs on CUDA only")
+def test_released_precision_on_cuda_is_bf16_weights_under_autocast(hhem_dir, foundation):
+    scorer = load_nli({"backend": "hhem", "model": str(hhem_dir), "device": "cuda", "dtype": "auto",
+                       "autocast": "bfloat16", "code": "remote"})
+    assert next(scorer.model.parameters()).dtype == torch.bfloat16 and scorer.autocast_active is True
+    entry = scorer.describe()
+    assert (entry["dtype"], entry["autocast"]) == ("bfloat16", "bfloat16") and "precision_note" not in entry
+    expected = reference_scores_released_precision(hhem_dir, foundation, PAIRS, "cuda")
+    assert scorer.score(PAIRS) == pytest.approx(expected, abs=1e-2)  # bf16: padding may move the last bits

@@ -79,7 +79,8 @@ def test_whiten_over_the_masked_entries():
     x = torch.tensor([[1.0, 2.0, 3.0, 100.0]])
     mask = torch.tensor([[1.0, 1.0, 1.0, 0.0]])
     w = whiten(x, mask)
-    assert w[0, :3].tolist() == pytest.approx([-1.0, 0.0, 1.0], abs=1e-4) and w[0, 3] == 0
+    # Population variance over the valid entries (OpenRLHF): var([1, 2, 3]) = 2/3.
+    assert w[0, :3].tolist() == pytest.approx([-1.5 ** 0.5, 0.0, 1.5 ** 0.5], abs=1e-4) and w[0, 3] == 0
 
 
 def test_clipped_value_loss_by_hand():

@@ -11,10 +11,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from factrl.harness.training.critic import ValueHead
 from tests.helpers import REPO
 from tests.ppo.toy_ppo import ToyPPO, train_toy_ppo
 
-FAST = ["train.learning_rate=1e-2", "train.ppo.critic_learning_rate=1e-2"]
+# Large LRs and no warmup (the schedule warms up over ceil(steps x 0.03) steps: a 1-step run would not move).
+FAST = ["train.learning_rate=1e-2", "train.ppo.critic_learning_rate=1e-2", "train.warmup_ratio=0"]
 
 
 def _trainer(tmp_path, overrides=()):
@@ -56,7 +58,8 @@ def test_kl_is_zero_before_the_first_update_and_the_value_loss_falls_on_a_fixed_
         optimizer.step()
         losses.append(trainer._metrics["train"]["value_loss"][-1])
     assert losses[-1] < 0.95 * losses[0], losses  # value clipping (0.2) bounds how far one rollout moves V
-    assert all(b <= a + 1e-6 for a, b in zip(losses, losses[1:])), losses
+    # Below the first loss at every step (Adam at 1e-2 on OpenRLHF's bias-free head may wobble by a few %).
+    assert all(b < losses[0] for b in losses[1:]), losses
     # After updates the policy has moved away from the reference: the next rollout pays KL.
     trainer._generate_and_score_completions([dataset[2], dataset[2], dataset[3], dataset[3]])
     assert trainer._metrics["train"]["kl"][-1] > 0
@@ -79,7 +82,9 @@ def test_two_updates_change_both_adapters_and_not_the_base(tmp_path):
     critic = _critic_state(tmp_path / "run")
     critic_b = [v for k, v in critic.items() if "lora_B" in k]
     assert critic_b and all(v.abs().sum() > 0 for v in critic_b), "a critic LoRA B stayed at its zero init"
-    assert critic["value_head.linear.bias"].abs().sum() > 0
+    fresh_head = ValueHead(critic["value_head.linear.weight"].size(1), seed=42).linear.weight
+    assert not torch.equal(critic["value_head.linear.weight"], fresh_head), "the value head did not train"
+    assert "value_head.linear.bias" not in critic  # OpenRLHF's head has no bias
     # The frozen base: every base weight of the trained model equals a fresh load.
     cfg = compose(["model=tiny-llama"])
     fresh = models.load_model(models.resolve(cfg.model), cfg.model).state_dict()
@@ -125,16 +130,48 @@ def test_killed_run_resumes_with_equal_critic_weights(tmp_path):
         assert torch.allclose(pa[key], pb[key], atol=1e-6), key
 
 
-def test_a_checkpoint_without_its_critic_is_refused(tmp_path):
-    from factrl.harness.errors import DataError
+@pytest.mark.slow  # 4 runs, 3 in subprocesses (about 50 s on 2 shared cores)
+def test_kills_during_saves_resume_to_the_uninterrupted_critic_and_policy(tmp_path):
+    """kill -9 after TRL's files of checkpoint 1 are written but before its critic, then at the
+    first moment of checkpoint 2's save: each rerun resumes from the newest whole checkpoint (an
+    in-place save left checkpoint-1/ without critic.safetensors, and the rerun stopped)."""
+    from tests.kills import run_until, step_file, step_folder
+
+    overrides = [*FAST, "train.ppo.epochs=1", "train.steps=3", "train.save_steps=1",
+                 "train.completions_per_question=2", "train.max_completion_length=8"]
+    train_toy_ppo(tmp_path / "straight", overrides)
+    run, log = tmp_path / "killed", tmp_path / "attempts.log"
+    cmd = [sys.executable, "-m", "tests.ppo.toy_ppo", str(run), *overrides]
+    assert run_until(cmd, log, step_file(run / "train", 1, "trainer_state.json")) == -9
+    assert run_until(cmd, log, step_folder(run / "train", 2)) == -9
+    assert run_until(cmd, log) == 0, log.read_text()[-3000:]
+    assert "Traceback" not in log.read_text()
+    a, b = _critic_state(tmp_path / "straight"), _critic_state(run)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    pa = load_file(str(tmp_path / "straight" / "train" / "adapter" / "adapter_model.safetensors"))
+    pb = load_file(str(run / "train" / "adapter" / "adapter_model.safetensors"))
+    assert all(torch.equal(pa[k], pb[k]) for k in pa)
+    records = [(tmp_path / r / "train" / "reward_records.jsonl").read_text() for r in ("straight", "killed")]
+    assert records[0] == records[1]
+
+
+def test_a_checkpoint_without_its_critic_is_skipped_for_the_previous_one(tmp_path, caplog):
+    import logging
 
     run = tmp_path / "run"
-    env = {**os.environ, "HARNESS_KILL_AT_STEP": "1", "PYTHONPATH": str(REPO)}
-    script = [sys.executable, "-m", "tests.ppo.toy_ppo", str(run), "train.ppo.epochs=1"]
+    env = {**os.environ, "HARNESS_KILL_AT_STEP": "2", "PYTHONPATH": str(REPO)}
+    overrides = ["train.ppo.epochs=1", "train.steps=3", "train.save_steps=1", "train.completions_per_question=2",
+                 "train.max_completion_length=8"]
+    script = [sys.executable, "-m", "tests.ppo.toy_ppo", str(run), *overrides]
     assert subprocess.run(script, cwd=REPO, env=env, capture_output=True, timeout=600).returncode == 137
-    (run / "train" / "checkpoint-1" / "critic.safetensors").unlink()
-    with pytest.raises(DataError, match="critic.safetensors is missing"):
-        train_toy_ppo(run, ["train.ppo.epochs=1"])
+    (run / "train" / "checkpoint-2" / "critic.safetensors").unlink()
+    with caplog.at_level(logging.INFO, logger="factrl.harness.training"):
+        train_toy_ppo(run, overrides)
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert skipped == ["skipped incomplete checkpoint(s) checkpoint-2 (no critic.safetensors), "
+                       "removed; resuming from checkpoint-1"]
+    steps = [json.loads(x)["step"] for x in (run / "train" / "log.jsonl").read_text().splitlines()]
+    assert steps[:3] == [1, 2, 3]  # step 2 trained again from checkpoint 1
 
 
 def test_full_critic_is_a_separate_trained_copy(tmp_path):
@@ -163,3 +200,18 @@ def test_one_completion_per_question_trains_in_minibatches(tmp_path):
     assert len(records) == 4 and len({r["question"] for r in records}) == 4  # one rollout of 4 questions x 1
     logged = [json.loads(x) for x in (train_dir / "log.jsonl").read_text().splitlines()]
     assert [e["step"] for e in logged if "value_loss" in e] == [1, 2, 3, 4]
+
+
+def test_value_head_is_openrlhfs_head_and_init():
+    """OpenRLHF/OpenRLHF@3c3be623 openrlhf/models/model.py:254 `nn.Linear(hidden_size, 1, bias=False)`,
+    :172 `value_head.weight.data.normal_(mean=0.0, std=1 / (config.hidden_size + 1))`."""
+    for hidden in (3072, 4096):
+        head = ValueHead(hidden, seed=7)
+        assert head.linear.bias is None and tuple(head.linear.weight.shape) == (1, hidden)
+        weight = head.linear.weight.detach().double()
+        # The sample std of `hidden` normal draws is within ~3/sqrt(2 hidden) of the true std.
+        assert float(weight.std()) == pytest.approx(1 / (hidden + 1), rel=3 / (2 * hidden) ** 0.5)
+        assert abs(float(weight.mean())) < 4 / (hidden + 1) / hidden ** 0.5
+    assert torch.equal(ValueHead(64, seed=7).linear.weight, ValueHead(64, seed=7).linear.weight)  # seeded
+    values = ValueHead(8, seed=1)(torch.zeros(2, 3, 8, dtype=torch.bfloat16))
+    assert values.dtype == torch.float32 and torch.equal(values, torch.zeros(2, 3))  # no bias: 0 in, 0 out

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -40,15 +41,18 @@ def test_tiny_shape_runs_both_variants_through_the_engine(tmp_path):
     """In-process (the suite has the imports already): about 20 s on 2 loaded cores, the fixture
     index and 2 x 1 GRPO step on a 2-layer Llama of the paper model's class."""
     out = tmp_path / "gpu_step.txt"
-    assert _script().main(["--shape", "tiny", "--steps", "1", "--out", str(out)]) == 0
+    assert _script().main(["--shape", "tiny", "--steps", "1", "--out", str(out), "--max-completion-length", "6"]) == 0
     text = out.read_text()
     assert "rollout=hf" in text and "model: llama" in text and "LoRA r 4" in text
-    for variant in ("corver:", "response-only:"):
+    for variant in ("corver (a process", "response-only (a process"):
         assert variant in text
     steps = [line for line in text.splitlines() if line.strip().startswith("step 1:")]
     assert len(steps) == 2 and all("completion tokens" in s and "tok/s" in s for s in steps)
-    assert text.count("peak memory") >= 2
+    assert text.count("peak memory") >= 2 and text.count("(a process of its own)") == 2
     assert "CorVer / response-only, last step: step time" in text and "gpu_step: done in" in text
+    line = next(x for x in text.splitlines() if x.startswith("100 steps ~ "))
+    assert re.match(r"100 steps ~ \d+:\d\d \(CorVer's last step", line) and "tokens per step" in line
+    assert "of the 6-token limit" in line  # --max-completion-length reached the rollout
 
 
 def test_paper_shape_without_cuda_says_so(tmp_path):
@@ -59,3 +63,28 @@ def test_paper_shape_without_cuda_says_so(tmp_path):
     out = tmp_path / "o.txt"
     assert _script().main(["--shape", "paper", "--out", str(out)]) == 2
     assert "needs a CUDA GPU" in out.read_text()
+
+
+def test_the_comparison_options_reach_the_composed_run(tmp_path):
+    """--max-completion-length, --model-path and --index-dir / --corpus-tokenizer (real lengths, weights, corpus)."""
+    from factrl.harness.config import compose
+
+    gpu_step = _script()
+    args = gpu_step._parser().parse_args(["--max-completion-length", "300", "--model-path", str(tmp_path / "w"),
+                                          "--index-dir", str(tmp_path / "enwiki"), "--corpus-tokenizer", "smollm2-135m"])
+    cfg = compose(gpu_step.overrides(args, args.index_dir, use_vllm=False))
+    assert cfg.train.max_completion_length == 300 and cfg.model.path == str(tmp_path / "w")
+    assert cfg.model.source != "random" and cfg.corpus.index_dir == str(tmp_path / "enwiki")
+    assert cfg.corpus.tokenizer == "smollm2-135m"
+    assert gpu_step._hm(65 * 100) == "1:48"
+
+
+def test_several_visible_gpus_stop_gpu_step(tmp_path, monkeypatch):
+    from factrl.harness import gpus
+
+    for key in ("LOCAL_RANK", "RANK", "WORLD_SIZE", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setattr(gpus, "device_files", lambda dev=None: 8)
+    out = tmp_path / "o.txt"
+    assert _script().main(["--shape", "tiny", "--out", str(out)]) == 2
+    assert "8 GPUs are visible to a one-process run" in out.read_text()

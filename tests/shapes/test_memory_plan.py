@@ -98,3 +98,57 @@ def test_unknown_lora_target_is_a_config_error():
     arch = architecture(_paper("qwen3-8b").model)
     with pytest.raises(ConfigError, match="lora.target_modules: lm_head"):
         lora_parameter_count(arch, 8, ["q_proj", "lm_head"])
+
+
+def test_ppo_plans_hold_the_critic_and_its_value_step():
+    """RLFH / FoRAG: the LoRA critic is a second adapter of the same size (+3.1 GB on Llama-3.2-3B at
+    r 128) plus its value step, whose activations replace the policy's (never both graphs at once)."""
+    grpo = mp.plan_for_config(compose(["model=llama-3.2-3b", "method=corver"]))
+    ppo = mp.plan_for_config(compose(["model=llama-3.2-3b", "method=rlfh"]))
+    assert grpo.critic == "none" and grpo.critic_state == grpo.critic_activations == 0
+    arch = architecture(_paper("llama-3.2-3b").model)
+    lora = lora_parameter_count(arch, 128, TARGETS)
+    assert ppo.critic == "lora" and ppo.critic_weights == 0
+    assert ppo.critic_state == 16 * lora + 16 * (3072 + 1) and round(16 * lora / mp.GB, 2) == 3.11
+    h, inter, q, layers = 3072, 8192, 3072, 28
+    a_critic = mp.activation_bytes_per_token_layer(arch, 128) + 4 * (h + q + inter)  # fp32 LoRA path
+    tokens = ppo.micro_batch * ppo.seq_len
+    assert ppo.critic_activations == tokens * layers * a_critic > ppo.activations
+    assert ppo.update_peak == max(ppo.activations + ppo.logits, ppo.critic_activations)
+    assert ppo.total > grpo.total + 3 * mp.GB
+    assert any("critic (lora)" in line for line in ppo.lines())
+    assert "not yet measured on a GPU" in ppo.lines()[-1] and ppo.to_dict()["estimate"] is True
+
+
+def test_a_full_critic_counts_a_second_trained_model_and_is_refused_when_it_does_not_fit(tmp_path):
+    from factrl.harness.errors import ConfigError
+
+    cfg = compose(["model=llama-3.1-8b", "method=rlfh", "train.ppo.critic=full"])
+    full = mp.plan_for_config(cfg)
+    n = parameter_count(architecture(cfg.model))
+    assert full.critic_weights == 2 * n and full.critic_state == 3 * 2 * n + 16 * (4096 + 1)  # grad, m, v (bf16)
+    assert full.total > 80 * mp.GB
+    with pytest.raises(ConfigError, match=r"train.ppo.critic=full: the planned peak of \d+\.\d GB exceeds this "
+                                          r"GPU's 80.0 GB .* use train.ppo.critic=lora"):
+        mp.check_full_critic(cfg, gpu_bytes=80 * mp.GB)
+    assert mp.check_full_critic(compose(["model=llama-3.1-8b", "method=rlfh"]), gpu_bytes=80 * mp.GB).fits()
+    small = compose(["model=llama-3.2-3b", "method=rlfh", "train.ppo.critic=full"])
+    assert mp.check_full_critic(small, gpu_bytes=141 * mp.GB).fits()  # 3B: a full critic fits an H200
+    assert mp.check_full_critic(compose(["model=tiny-llama", "method=rlfh", "train.ppo.critic=full"]),
+                                gpu_bytes=mp.GB) is None  # no architecture block: nothing to plan
+
+
+@pytest.mark.parametrize("name", ["llama-3.2-3b", "llama-3.1-8b", "qwen3-4b", "qwen3-8b"])
+def test_the_grid_ppo_cells_fit(name):
+    """configs/grid/paper.yaml runs RLFH and FoRAG on the four main models only."""
+    for method in ("rlfh", "forag"):
+        plan = mp.plan_for_config(compose([f"model={name}", f"method={method}"]))
+        assert plan.fits(), (method, plan.lines())
+
+
+def test_rlfh_on_olmo_2_13b_plans_above_one_80gb_gpu():
+    """Not a grid cell: its vLLM share (0.4 of the GPU) plus a second r 128 adapter of 8 GB go over
+    (an estimate); Qwen3-14B, without vLLM, still fits."""
+    olmo = mp.plan_for_config(compose(["model=olmo-2-13b", "method=rlfh"]))
+    assert not olmo.fits() and olmo.critic_state > 8 * mp.GB
+    assert mp.plan_for_config(compose(["model=qwen3-14b", "method=rlfh"])).fits()

@@ -1,6 +1,8 @@
 """Paper-shaped models without downloads: architecture blocks, random builds, parameter counts."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from factrl.harness import model_shapes as ms
@@ -116,3 +118,61 @@ def test_random_source_is_recorded_as_a_model_stand_in():
     assert entry["kind"] == "model" and entry["backend"] == "random" and entry["model"] == "meta-llama/Llama-3.2-3B-Instruct"
     assert entry["note"] and entry["tokenizer_from"] == "tiny-llama"
     assert _provenance({}, _model_cfg("llama-3.2-3b"))["stand_ins"] == []  # real weights: no model entry
+
+
+def test_a_random_model_for_vllm_is_saved_to_disk_with_its_tokenizer(tmp_path):
+    """vLLM reads weights from disk only: TRL's engine loads model.name_or_path (empty for a model built
+    with from_config), the evaluation backend identity.path (for a random model: its tokenizer's
+    folder, i.e. tiny-llama's weights). save_random writes the model once and points both there."""
+    import torch
+
+    cfg = _model_cfg("llama-3.2-3b", "model.source=random", "model.dtype=float32", SHRINK)
+    identity = models.resolve(cfg)
+    built = models.load_model(identity, cfg, device="cpu")
+    assert built.name_or_path == ""  # what TRL would hand vLLM
+    saved = ms.save_random(identity, cfg, root=tmp_path)
+    assert (saved.id, saved.sha256, saved.revision) == (identity.id, identity.sha256, identity.revision)
+    folder = Path(saved.path)
+    assert folder.parent == tmp_path and folder != Path(identity.path) and models.saved_random(saved)
+    assert {"config.json", "model.safetensors", "tokenizer_config.json"} <= {p.name for p in folder.iterdir()}
+    loaded = models.load_model(saved, cfg, device="cpu")
+    assert loaded.name_or_path == str(folder) and type(loaded).__name__ == "LlamaForCausalLM"
+    for (name, a), (_, b) in zip(built.state_dict().items(), loaded.state_dict().items()):
+        assert torch.equal(a, b), name  # the same weights (same seed, same device)
+    assert models.load_tokenizer(saved, cfg).eos_token_id == models.load_tokenizer(identity, cfg).eos_token_id
+    assert ms.save_random(saved, cfg, root=tmp_path) == saved  # once
+    assert ms.for_disk_loaders(identity, compose_model(cfg, [])) == identity  # no vLLM: nothing saved
+
+
+def compose_model(model_cfg, overrides):
+    from factrl.harness.config import compose
+
+    root = compose(overrides)
+    root.model = model_cfg
+    return root
+
+
+def test_vllm_refuses_a_random_model_that_is_not_on_disk(tmp_path):
+    from factrl.evals.backends.base import Decoding
+    from factrl.evals.backends.vllm import VLLMBackend
+    from factrl.harness.errors import HarnessError
+
+    cfg = _model_cfg("llama-3.2-3b", "model.source=random", "model.dtype=float32", SHRINK)
+    identity = models.resolve(cfg)
+    with pytest.raises(HarnessError, match="backend=vllm loads weights from disk.*model.path=DIR"):
+        VLLMBackend(identity, cfg, Decoding(max_new_tokens=4))
+    saved = ms.save_random(identity, cfg, root=tmp_path)
+    with pytest.raises(HarnessError) as err:  # past the check: here, no vLLM / no CUDA
+        VLLMBackend(saved, cfg, Decoding(max_new_tokens=4))
+    assert "loads weights from disk" not in str(err.value)
+
+
+def test_vllm_rollouts_refuse_a_random_model_built_in_memory(tmp_path):
+    from factrl.harness.pool import load_pool
+    from factrl.harness.training.engine import train
+    from tests.core.toy_training import Toy
+
+    root = compose_model(_model_cfg("llama-3.2-3b", "model.source=random", "model.dtype=float32", SHRINK),
+                         ["train.use_vllm=true"])
+    with pytest.raises(ConfigError, match="train.use_vllm=true: vLLM loads the model from disk.*model.path=DIR"):
+        train(root, Toy(root.method), models.resolve(root.model), tmp_path, load_pool(root.pool))

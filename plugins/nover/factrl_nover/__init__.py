@@ -1,9 +1,10 @@
 """`nover`: NOVER (Liu et al., arXiv 2505.16022) as an out-of-tree factrl-harness method.
 
 The reward is the policy's own reasoning perplexity of the reference answer: no verifier,
-judge or corpus. It uses only the public method interface (version 3: `settings_class` for
-its `method.*` options; version 2: the policy handle in the reward, `setup_policy` /
-`on_checkpoint` for the proxy adapter). See README.md.
+judge or corpus. It uses only the public method interface (version 4: `kl_reference_adapter`,
+the proxy as the KL reference; version 3: `settings_class` for its `method.*` options; version 2:
+the policy handle in the reward, `setup_policy` / `on_checkpoint` for the proxy adapter). See
+README.md.
 """
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from factrl.harness import method as _interface
 from factrl.harness.errors import ConfigError
 from factrl.harness.method import Method, RunContext
 
+from .fidelity import differences
 from .reward import NOVER_DEFAULTS, PROXY_ADAPTER, NoverReward, NoverSettings
 from .scoring import efficiency_rewards, length_scale, parse_strict, rank_rewards, score_group
 
-REQUIRED_INTERFACE = 3
+REQUIRED_INTERFACE = 4
 if getattr(_interface, "INTERFACE_VERSION", 1) < REQUIRED_INTERFACE:
     raise ImportError(f"factrl-nover needs factrl-harness method interface version >= {REQUIRED_INTERFACE} "
-                      f"(settings_class; policy access inside the reward); this harness has "
+                      f"(kl_reference_adapter; settings_class; policy access inside the reward); this harness has "
                       f"{getattr(_interface, 'INTERFACE_VERSION', 1)}: upgrade factrl-harness")
 
 
@@ -27,12 +29,35 @@ class NoverMethod(Method):
     name = "nover"
     algorithm = "grpo"
     description = "verifier-free: the policy's reasoning perplexity of the reference, ranked per group (GRPO)"
-    version = "1"
+    # 2: the released perplexity texts and tokenisation, N_r with special tokens, ties as released,
+    # the proxy as the KL reference, TRL's std scaling and the release's clip 0.1 / 0.2.
+    version = "2"
     needs_policy = True   # the reward reads the policy (its proxy adapter)
     whole_groups = True   # ranks are within groups: every reward call must hold whole groups
     # `method.*` (plugins ship no configs/method/<name>.yaml); override with method.length_rule=paper etc.
     config_defaults = NOVER_DEFAULTS
     settings_class = NoverSettings  # parsed into self.settings when the method is built (interface 3)
+    # The training engine's settings of the released code (thinkwee/NOVER@cb1a4ef), registered as
+    # `protocol/method/nover` (the shared protocol keeps LR, KL, T, G, LoRA and steps; README "Fidelity").
+    # config.py:295-337 builds TRL 0.16's GRPOConfig with no optimizer, scheduler or warmup, so
+    # transformers' defaults apply: torch AdamW (0.9, 0.999), no weight decay, linear decay, no warmup.
+    protocol_defaults = {"train": {
+        "optim": "adamw_torch", "adam_betas": [0.9, 0.999], "weight_decay": 0.0,
+        "lr_scheduler": "linear", "lr_scheduler_kwargs": {}, "warmup_ratio": 0.0,
+        "loss_type": "bnpo",        # trainer.py:133 (per_token_loss * mask).sum() / mask.sum(), per device batch
+        # config.py:65 defines SCALE_REWARDS = False but GRPOConfig (config.py:295-349) never gets it, so
+        # TRL 0.16's scale_rewards=True holds: trainer.py:324-326 divides by the group std + 1e-4.
+        "scale_rewards": "group",
+        "advantage_std_floor": 0.0,
+        "advantage_epsilon": 1.0e-4,  # trainer.py:326
+        "epsilon_low": 0.1,         # config.py:66 EPSILON = 0.1 -> GRPOConfig(epsilon=...) (config.py:334)
+        "epsilon_high": 0.2,        # config.py:67 EPSILON_HIGH = 0.2 (config.py:335)
+    }}
+
+    @property
+    def kl_reference_adapter(self) -> str | None:
+        """The proxy is the KL reference as released (`method.kl_reference: proxy`), else the base."""
+        return self.settings.kl_adapter
 
     def build_reward(self, ctx: RunContext) -> NoverReward:
         if ctx.tokenizer is None:
@@ -71,9 +96,12 @@ class NoverMethod(Method):
                                      "accept modules_to_save=[lm_head]); the proxy updates at every checkpoint "
                                      "(train.save_steps; the paper: 100)"}
         settings = {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-                    "label": "NOVER settings", "length_rule": s.length_rule, "w_format": s.w_format,
-                    "w_reasoning": s.w_reasoning, "w_efficiency": s.w_efficiency, "format_rule": "strict",
-                    "target": "<answer>primary answer</answer>", "group_size": reward.group_size}
+                    "label": "NOVER settings", "length_rule": s.length_rule, "rank_ties": s.rank_ties,
+                    "w_format": s.w_format, "w_reasoning": s.w_reasoning, "w_efficiency": s.w_efficiency,
+                    "format_rule": "strict", "perplexity_texts": "released (thinkwee/NOVER@cb1a4ef utils.py:49-67)",
+                    "target": "\\n<answer>\\n{primary answer}\\n</answer>", "reasoning_tokens": "with special tokens",
+                    "kl_reference": s.kl_reference, "group_size": reward.group_size,
+                    "differences": differences(s, reward)}
         return {"proxy": proxy, "settings": settings}
 
 

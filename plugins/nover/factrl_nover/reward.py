@@ -3,10 +3,13 @@
 One call scores whole groups (B = n x G consecutive completions of one pool row):
 1. the strict format check of each completion (the model's response prefix, e.g. "<think>",
    put back in front, since the prompt already ended with it);
-2. for the well-formed ones, context = the prompt as the policy saw it (harness `format_prompt`)
-   + the completion up to `</think>`, target = "<answer>" + the row's primary answer +
-   "</answer>"; ONE teacher-forced pass of the policy's proxy adapter over all of them
-   (`PolicyHandle.target_logprobs`), the mean NLL scaled by the reasoning-length rule;
+2. for the well-formed ones, the released perplexity texts (templates.py): the plain-text
+   context "\nQuestion: Question: {q}\n\n..." + "\n<think>\n{reasoning}\n</think>\n" and the
+   target "\n<answer>\n{reference}\n</answer>", tokenised as the release does (the target's
+   tokens are those of tokenizer(context + target) after len(tokenizer(context)), special
+   tokens included, utils.py:78-95); ONE teacher-forced pass of the policy's proxy adapter over
+   all of them (`PolicyHandle.target_logprobs`), the mean NLL scaled by the length rule with
+   N_r = len(tokenizer(reasoning)), special tokens included (utils.py:84-85);
 3. ranks and efficiency inside each group (scoring.py), combined with the weights.
 Each group is read from its own row, never the first prompt's (the released code's defect,
 BASELINES 9). The GRPO engine takes the completion's mean token return as its reward, so
@@ -21,10 +24,11 @@ from typing import Any, Mapping, Sequence
 
 from factrl.harness.errors import HarnessError
 from factrl.harness.method import RewardOutput
-from factrl.harness.prompts import format_prompt, response_prefix
+from factrl.harness.prompts import response_prefix
 from factrl.harness.settings import Settings
 
-from .scoring import LENGTH_RULES, Weights, parse_strict, reasoning_perplexity, score_group
+from .scoring import LENGTH_RULES, TIES, Weights, parse_strict, reasoning_perplexity, score_group
+from .templates import ppl_texts
 
 PROXY_ADAPTER = "nover_proxy"
 
@@ -34,10 +38,15 @@ PROXY_ADAPTER = "nover_proxy"
 NOVER_DEFAULTS = {
     "w_format": 1.0, "w_reasoning": 1.0, "w_efficiency": 1.0,  # the released reward weights
     "length_rule": "released",  # released: log10 (thinkwee/NOVER); paper: natural log
+    "rank_ties": "released",  # released: stable sort, tied P get distinct ranks; shared: the better rank
     "proxy": True,  # False: score with the trained adapter itself (no separate proxy)
     "proxy_keep": 0.9,  # at each checkpoint: proxy = keep * proxy + (1 - keep) * policy
+    # The KL term's reference: proxy (released: the proxy is TRL's ref_model, trainer.py:95-99,
+    # 250-255) or base (the adapter-disabled base model, TRL's PEFT default).
+    "kl_reference": "proxy",
     "batch_size": None,  # sequences per forward pass; None = the whole batch in one
 }
+KL_REFERENCES = ("proxy", "base")
 
 
 @dataclass(frozen=True)
@@ -52,13 +61,21 @@ class NoverSettings(Settings):
     w_reasoning: float
     w_efficiency: float
     length_rule: str
+    rank_ties: str
     proxy: bool
     proxy_keep: float
+    kl_reference: str
     batch_size: int | None
 
     def __post_init__(self) -> None:
         if self.length_rule not in LENGTH_RULES:
             raise ValueError(f"length_rule={self.length_rule!r}: choose one of {LENGTH_RULES}")
+        if self.rank_ties not in TIES:
+            raise ValueError(f"rank_ties={self.rank_ties!r}: choose one of {TIES}")
+        if self.kl_reference not in KL_REFERENCES:
+            raise ValueError(f"kl_reference={self.kl_reference!r}: choose one of {KL_REFERENCES}")
+        if self.kl_reference == "proxy" and not self.proxy:
+            raise ValueError("kl_reference=proxy needs proxy=true; set kl_reference=base to train without a proxy")
         if not 0.0 <= self.proxy_keep <= 1.0:
             raise ValueError(f"proxy_keep={self.proxy_keep} must lie in [0, 1]")
         if self.batch_size is not None and self.batch_size < 1:
@@ -71,6 +88,11 @@ class NoverSettings(Settings):
     @property
     def adapter(self) -> str | None:
         return PROXY_ADAPTER if self.proxy else None
+
+    @property
+    def kl_adapter(self) -> str | None:
+        """The adapter copy the KL term compares with (None: the base model)."""
+        return PROXY_ADAPTER if self.kl_reference == "proxy" else None
 
 
 def _row_key(row: Mapping[str, Any]) -> Any:
@@ -90,8 +112,16 @@ class NoverReward:
         self.prefix = response_prefix(model_cfg)
         self.__name__ = "nover"
 
-    def _encode(self, text: str) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+    def _ids(self, text: str) -> list[int]:
+        """tokenizer(text).input_ids with the tokenizer's special tokens, as the release calls it."""
+        return list(self.tokenizer(text)["input_ids"])
+
+    def ppl_inputs(self, question: str, reasoning: str, reference: str) -> tuple[list[int], list[int], int]:
+        """(context ids, target ids, N_r) of the released perplexity for one completion."""
+        context, target = ppl_texts(question, reasoning, reference)
+        combined = self._ids(context + target)
+        cut = len(self._ids(context))  # the target is what follows the context's own tokens
+        return combined[:cut], combined[cut:], len(self._ids(reasoning))
 
     def _groups(self, rows: Sequence[Mapping[str, Any]]) -> list[range]:
         g, n = self.group_size, len(rows)
@@ -118,19 +148,14 @@ class NoverReward:
             raise ValueError(f"nover: {len(completion_ids)} completion_ids and {len(rows)} rows for {n} completions")
         groups = self._groups(rows)
         parsed = [parse_strict(self.prefix + text) for text in completions]
-        prompt_ids: dict[Any, list[int]] = {}
         contexts, targets, where, lengths = [], [], [], [None] * n
         for b, p in enumerate(parsed):
             if p is None:
                 continue
             row = rows[b]
-            key = repr(_row_key(row))
-            if key not in prompt_ids:  # the G completions of a group share their prompt
-                prompt_ids[key] = self._encode(format_prompt(self.tokenizer, row["question"], self.model_cfg))
-            reasoning_end = p.think_end - len(self.prefix)  # p indexes prefix + completion
-            contexts.append(prompt_ids[key] + self._encode(completions[b][:reasoning_end]))
-            targets.append(self._encode(f"<answer>{_primary(row)}</answer>"))
-            lengths[b] = len(self._encode(p.reasoning.strip()))
+            context, target, lengths[b] = self.ppl_inputs(str(row["question"]), p.reasoning.strip(), _primary(row))
+            contexts.append(context)
+            targets.append(target)
             where.append(b)
         forward_started = time.perf_counter()
         logprobs = (policy.target_logprobs(contexts, targets, adapter=self.settings.adapter,
@@ -144,7 +169,7 @@ class NoverReward:
         totals, fmt, r_r, r_e = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
         for grp in groups:
             scores = score_group([parsed[i] is not None for i in grp], [ppl[i] for i in grp],
-                                 [lengths[i] for i in grp], self.settings.weights)
+                                 [lengths[i] for i in grp], self.settings.weights, self.settings.rank_ties)
             for pos, i in enumerate(grp):
                 totals[i], fmt[i] = scores.total[pos], scores.format[pos]
                 r_r[i], r_e[i] = scores.reasoning[pos], scores.efficiency[pos]

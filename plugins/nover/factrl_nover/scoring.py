@@ -2,11 +2,12 @@
 
 No model here: the reward (reward.py) computes each completion's reasoning perplexity with the
 policy and hands the numbers of one group to these functions. Semantics are the released
-code's (thinkwee/NOVER), with the harness's fixes (BASELINES 8):
+code's (thinkwee/NOVER@cb1a4ef), with the harness's strict format (BASELINES 8):
 - strict format: the completion is exactly one think block then one answer block;
 - P = exp(mean NLL / max(1, 1 + log10 N_r)) (rule `released`; `paper`: natural log);
-- ranks among a group's valid completions, P ascending, ties share the better rank:
-  R_r = (n - k) / n with k = how many valid completions have a strictly lower P;
+- ranks among a group's valid completions, P ascending, R_r = (n - k) / n for rank k = 0..n-1:
+  ties `released` (default): a stable sort, so tied completions get distinct ranks in their
+  order (reward_functions.py:312-322); `shared`: k = how many have a strictly lower P;
 - efficiency R_e: the fraction of the other valid completions it beats on both strictly
   shorter reasoning and strictly lower P; a lone valid completion gets R_r 1, R_e 0;
 - R = w_f R_f + 1[R_f = 1] (w_r R_r + w_e R_e).
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 LENGTH_RULES = ("released", "paper")
+TIES = ("released", "shared")
 _STRICT = re.compile(r"\s*<think>(?P<reasoning>.*?)</think>\s*<answer>(?P<answer>.*?)</answer>\s*", re.DOTALL)
 _TAGS = ("<think>", "</think>", "<answer>", "</answer>")
 
@@ -58,10 +60,18 @@ def reasoning_perplexity(mean_nll: float, reasoning_tokens: int, rule: str = "re
     return math.exp(mean_nll / length_scale(reasoning_tokens, rule))
 
 
-def rank_rewards(perplexities: Sequence[float]) -> list[float]:
-    """R_r = (n - k) / n, k = number of completions with strictly lower P (ties share the better rank)."""
+def rank_rewards(perplexities: Sequence[float], ties: str = "released") -> list[float]:
+    """R_r = (n - k) / n for rank k by P ascending. ties `released`: Python's stable sort gives
+    tied completions distinct ranks in input order; `shared`: k = how many have a strictly lower P."""
+    if ties not in TIES:
+        raise ValueError(f"rank_ties={ties!r}: choose one of {TIES}")
     n = len(perplexities)
-    return [(n - sum(q < p for q in perplexities)) / n for p in perplexities]
+    if ties == "shared":
+        return [(n - sum(q < p for q in perplexities)) / n for p in perplexities]
+    out = [0.0] * n
+    for k, i in enumerate(sorted(range(n), key=lambda j: perplexities[j])):
+        out[i] = (n - k) / n
+    return out
 
 
 def efficiency_rewards(perplexities: Sequence[float], lengths: Sequence[int]) -> list[float]:
@@ -93,13 +103,13 @@ class GroupScores:
 
 
 def score_group(valid: Sequence[bool], perplexities: Sequence[float | None], lengths: Sequence[int | None],
-                weights: Weights = Weights()) -> GroupScores:
+                weights: Weights = Weights(), ties: str = "released") -> GroupScores:
     """NOVER's reward for one group; perplexities and lengths are read only where valid."""
     idx = [i for i, ok in enumerate(valid) if ok]
     n = len(valid)
     r_r, r_e = [0.0] * n, [0.0] * n
     if idx:
-        ranks = rank_rewards([float(perplexities[i]) for i in idx])
+        ranks = rank_rewards([float(perplexities[i]) for i in idx], ties)
         eff = efficiency_rewards([float(perplexities[i]) for i in idx], [int(lengths[i]) for i in idx])
         for pos, i in enumerate(idx):
             r_r[i], r_e[i] = ranks[pos], eff[pos]

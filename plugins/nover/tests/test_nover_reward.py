@@ -12,8 +12,8 @@ nover = pytest.importorskip("factrl_nover", reason="factrl-nover is not installe
                                                    "(make setup does)")
 
 from factrl.harness.errors import HarnessError  # noqa: E402
-from factrl.harness.prompts import format_prompt  # noqa: E402
 from factrl.harness.training.policy import PolicyHandle  # noqa: E402
+from factrl_nover.templates import ppl_texts  # noqa: E402
 
 ROWS = [{"id": "q1", "question": "What is the capital of France?", "answers": ["Paris", "Paris, France"]},
         {"id": "q2", "question": "Who wrote Hamlet?", "answers": ["William Shakespeare"]}]
@@ -66,12 +66,14 @@ def _reward(setup, group_size=3, **settings):
 
 
 def _direct_ppl(setup, text, row, adapter):
-    """The reasoning perplexity computed by hand: one unpadded forward of prompt + reasoning + target."""
+    """The reasoning perplexity computed by hand: one unpadded forward of the released context +
+    target (templates.py; the texts themselves are pinned by test_nover_reference_vectors.py)."""
     cfg, tokenizer, policy, _ = setup
-    enc = lambda s: tokenizer(s, add_special_tokens=False)["input_ids"]  # noqa: E731
-    end = text.index("</think>") + len("</think>")
-    context = enc(format_prompt(tokenizer, row["question"], cfg.model)) + enc(text[:end])
-    target = enc(f"<answer>{row['answers'][0]}</answer>")
+    enc = lambda s: tokenizer(s)["input_ids"]  # noqa: E731  (special tokens included, as released)
+    reasoning = text[text.index("<think>") + len("<think>"):text.index("</think>")].strip()
+    context_text, target_text = ppl_texts(row["question"], reasoning, row["answers"][0])
+    combined = enc(context_text + target_text)
+    context, target = combined[:len(enc(context_text))], combined[len(enc(context_text)):]
     model = policy.model
     model.set_adapter(adapter)
     model.eval()
@@ -81,7 +83,6 @@ def _direct_ppl(setup, text, row, adapter):
     finally:
         model.set_adapter("default")
     nll = -float(torch.stack([logits[len(context) - 1 + i, t] for i, t in enumerate(target)]).mean())
-    reasoning = text[text.index("<think>") + len("<think>"):text.index("</think>")].strip()
     n_r = len(enc(reasoning))
     return math.exp(nll / max(1.0, 1.0 + math.log10(n_r))), n_r
 
@@ -98,7 +99,7 @@ def test_perplexity_equals_a_direct_forward_of_the_proxy(setup):
         assert records[b]["perplexity"] != pytest.approx(policy_ppl, rel=1e-3)  # the proxy, not the policy
     assert records[1]["perplexity"] is None and records[1]["reward"] == 0.0  # bad format: no pass, reward 0
     # With proxy=false the trained adapter itself scores.
-    own = _call(_reward(setup, proxy=False), setup[2], GROUP_1, [ROWS[0]] * 3).records
+    own = _call(_reward(setup, proxy=False, kl_reference="base"), setup[2], GROUP_1, [ROWS[0]] * 3).records
     assert own[0]["perplexity"] == pytest.approx(_direct_ppl(setup, GROUP_1[0], ROWS[0], "default")[0], rel=1e-4)
 
 
@@ -166,3 +167,22 @@ def test_proxy_update_is_the_released_mix(setup):
     with torch.no_grad():
         for key, p in policy._adapter_params(nover.PROXY_ADAPTER).items():
             p.copy_(proxy_before[key])
+
+
+def test_kl_reference_and_recorded_differences(setup):
+    cfg, _, _, method = setup
+    assert method.kl_reference_adapter == nover.PROXY_ADAPTER  # the public code's reference: the proxy
+    base = nover.NoverMethod({**dict(cfg.method), "kl_reference": "base"})
+    assert base.kl_reference_adapter is None
+    from factrl.harness.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="kl_reference=proxy needs proxy=true"):
+        nover.NoverMethod({**dict(cfg.method), "proxy": False})
+    reward = _reward(setup)
+    reward.save_steps = 25
+    differs = {d["setting"] for d in method.components(reward)["settings"]["differences"]}
+    assert {"policy_prompt", "group_rows", "lm_head", "proxy_cadence"} <= differs
+    assert not differs & {"rank_ties", "length_rule", "kl_reference"}  # the released defaults
+    shared = _reward(setup, rank_ties="shared", kl_reference="base")
+    differs = {d["setting"] for d in method.components(shared)["settings"]["differences"]}
+    assert {"rank_ties", "kl_reference"} <= differs

@@ -44,9 +44,42 @@ def test_two_steps_on_tiny_llama_record_a_row(tmp_path: Path):
     assert "rewards/nover/format_rate" in logged
     components = json.loads((run_dir / "run.json").read_text())["components"]
     assert components["proxy"]["backend"] == "policy-adapter" and components["proxy"]["stand_in"] is False
-    assert components["settings"]["length_rule"] == "paper"
+    assert components["settings"]["length_rule"] == "paper" and components["settings"]["kl_reference"] == "proxy"
+    # The public engine (protocol_defaults): clip 0.1 / 0.2 (config.py:66-67), std scaling, token mean.
+    assert (components["optimizer"]["epsilon_low"], components["optimizer"]["epsilon_high"]) == (0.1, 0.2)
+    assert components["advantages"]["scale_rewards"] == "group" and components["optimizer"]["loss_type"] == "bnpo"
     from factrl.leaderboard.store import Store
 
     rows = Store(store).rows()
     assert len(rows) == 1 and rows[0]["method"]["name"] == "nover"
     assert rows[0]["components"]["proxy"]["label"].startswith("policy proxy")
+
+
+@pytest.mark.slow  # 3 `harness run` processes, 2 killed mid-save (about 45 s on 2 shared cores)
+def test_kills_during_saves_resume_with_the_proxy_restored(tmp_path: Path):
+    """kill -9 after TRL's files of checkpoint 1 but before the proxy, then at the first moment of
+    checkpoint 2's save: the third attempt resumes from checkpoint 1 with its proxy (an in-place
+    save left a checkpoint-1/ without the proxy, resumed with a fresh one and no warning, and an
+    empty checkpoint-2/ that blocked every rerun)."""
+    from tests.kills import run_until, step_file, step_folder
+
+    runs = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "factrl.harness.cli", "run", "method=nover", "model=tiny-llama", "train.steps=3",
+           "train.save_steps=1", "train.completions_per_question=2", "train.max_completion_length=8",
+           "eval.limit=2", "leaderboard=rundir", f"leaderboard.store={tmp_path / 'lb.sqlite'}", f"output_dir={runs}"]
+    log = tmp_path / "attempts.log"
+
+    def train() -> Path:
+        found = list(runs.glob("*-nover-tiny-llama-*"))
+        return found[0] / "train" if found else runs / "none"
+
+    assert run_until(cmd, log, lambda: step_file(train(), 1, "trainer_state.json")()) == -9
+    assert run_until(cmd, log, lambda: step_folder(train(), 2)()) == -9
+    run_dir = train().parent
+    assert "copies []" not in (run_dir / "run.log").read_text()  # never a fresh proxy in place of step 1's
+    assert run_until(cmd, log) == 0, log.read_text()[-3000:]
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "finished"
+    text = (run_dir / "run.log").read_text()
+    assert "Traceback" not in log.read_text()
+    assert "restored policy adapter copies ['nover_proxy'] from " in text and "copies []" not in text
+    assert text.count("resuming from") == 1 and "checkpoint-1" in text.split("resuming from")[1].splitlines()[0]

@@ -14,10 +14,16 @@ def test_rank_reward_lowest_perplexity_ranks_first():
     assert nover.rank_rewards([3.0, 1.2, 9.0, 1.5]) == [0.5, 1.0, 0.25, 0.75]
 
 
-def test_rank_ties_share_the_better_rank():
-    assert nover.rank_rewards([2.0, 1.0, 2.0, 4.0]) == [0.75, 1.0, 0.75, 0.25]
-    assert nover.rank_rewards([1.5, 1.5, 1.5]) == [1.0, 1.0, 1.0]
+def test_rank_ties_released_get_distinct_ranks_in_order_or_share_the_better_rank():
+    # released (default): a stable sort, so ties keep their input order (vector ties_in_P checks it).
+    assert nover.rank_rewards([2.0, 1.0, 2.0, 4.0]) == [0.75, 1.0, 0.5, 0.25]
+    assert nover.rank_rewards([1.5, 1.5, 1.5]) == [1.0, 2 / 3, 1 / 3]
+    # shared (an option): k = how many are strictly lower.
+    assert nover.rank_rewards([2.0, 1.0, 2.0, 4.0], "shared") == [0.75, 1.0, 0.75, 0.25]
+    assert nover.rank_rewards([1.5, 1.5, 1.5], "shared") == [1.0, 1.0, 1.0]
     assert nover.rank_rewards([7.0]) == [1.0]  # one valid completion: R_r 1
+    with pytest.raises(ValueError, match="rank_ties"):
+        nover.rank_rewards([1.0], "random")
 
 
 def test_efficiency_counts_others_beaten_on_both_length_and_perplexity():
@@ -73,3 +79,22 @@ def test_parse_strict_reports_reasoning_and_where_it_ends():
     text = "<think> r </think><answer>x</answer>"
     parsed = nover.parse_strict(text)
     assert parsed.reasoning == " r " and parsed.answer == "x" and text[:parsed.think_end].endswith("</think>")
+
+
+def test_settings_are_typed_and_the_plugin_refuses_an_older_interface(monkeypatch):
+    import importlib
+    import sys
+
+    from factrl.harness import method as interface
+    from factrl.harness.errors import ConfigError
+
+    assert nover.NoverMethod.settings_class is nover.NoverSettings
+    assert nover.NoverMethod({"name": "nover", "proxy_keep": "0.5"}).settings.proxy_keep == 0.5
+    with pytest.raises(ConfigError, match=r"^method=nover: method.proxy_kep: unknown key \(did you mean "
+                                          r"method.proxy_keep\?\); valid: w_format, "):
+        nover.NoverMethod({"name": "nover", "proxy_kep": 0.5})
+    monkeypatch.setattr(interface, "INTERFACE_VERSION", 2)
+    for name in [m for m in sys.modules if m == "factrl_nover" or m.startswith("factrl_nover.")]:
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(ImportError, match=r"needs factrl-harness method interface version >= 3"):
+        importlib.import_module("factrl_nover")

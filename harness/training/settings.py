@@ -1,0 +1,131 @@
+"""`train.*` as checked settings: TrainSettings (the node), PPOSettings (`train.ppo.*` plus the KL
+beta), VLLMSettings (`train.vllm.*`, vllm_settings.py). No torch here: `harness run` checks
+them before it loads anything or makes a run directory (a wrong type fails in a second).
+
+configs/train/default.yaml is the one place of every default and its source; a key there
+needs a field here (and the reverse), so a typo such as `+train.stepz=2` is refused instead of
+ignored. The engine reads the validated `cfg.train` node, or these classes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..settings import GIVEN, Settings, coerce, in_range
+from .vllm_settings import VLLMSettings
+
+SCALE_REWARDS = ("group", "none")
+KL_ESTIMATORS = ("k3", "k3_rlfh")  # train.ppo.kl_estimator (training/gae.py computes them)
+
+
+@dataclass(frozen=True)
+class TrainSettings(Settings):
+    """`train.*` (configs/train/default.yaml documents each key)."""
+
+    OWNER = "train"
+    DEFAULTS = "train/default.yaml"
+
+    steps: int
+    questions_per_step: int
+    completions_per_question: int
+    learning_rate: float
+    beta: float  # the KL coefficient: TRL's for GRPO methods, in-reward k3 for PPO methods
+    max_prompt_length: int
+    max_completion_length: int
+    temperature: float
+    top_p: float
+    top_k: int  # 0: off (rollout sampling, harness/training/sampling.py)
+    repetition_penalty: float
+    presence_penalty: float
+    seed: int
+    save_steps: int
+    optim: str  # optimizer and schedule: harness/training/optim.py checks the names
+    adam_betas: list[float]
+    weight_decay: float
+    lr_scheduler: str
+    lr_scheduler_kwargs: dict[str, Any]
+    warmup_ratio: float
+    loss_type: str  # TRL's loss aggregation (TRL checks the name)
+    entropy_coef: float
+    epsilon_low: float
+    epsilon_high: float | None
+    scale_rewards: str
+    advantage_std_floor: float
+    advantage_epsilon: float
+    use_vllm: bool
+    vllm: VLLMSettings
+    vllm_gpu_memory_utilization: float
+    bf16: bool | str  # auto: bf16 on CUDA, fp32 on CPU
+    kl_bias_correction: bool
+    gradient_checkpointing: bool
+    micro_batch_size: int | None
+    logging_steps: int
+    ppo: dict[str, Any]  # checked as PPOSettings (with beta as its KL coefficient)
+
+    def __post_init__(self) -> None:
+        for key in ("steps", "questions_per_step", "completions_per_question", "max_prompt_length",
+                    "max_completion_length", "save_steps", "logging_steps"):
+            in_range(key, getattr(self, key), 1)
+        if self.micro_batch_size is not None:
+            in_range("micro_batch_size", self.micro_batch_size, 1)
+        if self.scale_rewards not in SCALE_REWARDS:
+            raise ValueError(f"scale_rewards={self.scale_rewards!r}: token-level advantages support 'group' "
+                             f"(PROTOCOL 3) or 'none'")
+        if len(self.adam_betas) != 2 or not all(0.0 <= b < 1.0 for b in self.adam_betas):
+            raise ValueError(f"adam_betas={list(self.adam_betas)}: give [beta1, beta2], each in [0, 1)")
+        if not 0.0 <= self.warmup_ratio < 1.0:
+            raise ValueError(f"warmup_ratio={self.warmup_ratio} must lie in [0, 1)")
+        if self.advantage_std_floor < 0 or self.advantage_epsilon < 0:
+            raise ValueError(f"advantage_std_floor={self.advantage_std_floor} and train.advantage_epsilon="
+                             f"{self.advantage_epsilon} must be >= 0")
+        if self.bf16 not in (True, False, "auto"):
+            raise ValueError(f"bf16={self.bf16!r}: use auto, true or false")
+        self.ppo_settings()  # a bad train.ppo.* value fails here too
+
+    def ppo_settings(self) -> "PPOSettings":
+        return PPOSettings.from_mapping(self.ppo, kl_coef=self.beta)
+
+
+@dataclass(frozen=True)
+class PPOSettings(Settings):
+    """`train.ppo.*` (configs/train/default.yaml holds each default and its source) plus the KL
+    coefficient, `train.beta`, handed over by `from_config`."""
+
+    OWNER = "train.ppo"
+    DEFAULTS = "train/default.yaml:ppo"
+
+    gamma: float
+    lam: float
+    epochs: int
+    minibatches: int
+    cliprange: float
+    cliprange_value: float
+    vf_coef: float
+    critic: str
+    critic_learning_rate: float
+    whiten: bool
+    reward_clip: float
+    kl_estimator: str  # k3 (OpenRLHF, TRL) | k3_rlfh (RLFH's vendored, un-negated copy)
+    kl_coef: float = field(metadata=GIVEN)  # train.beta: the in-reward k3 KL coefficient
+
+    def __post_init__(self) -> None:
+        if self.kl_estimator not in KL_ESTIMATORS:
+            raise ValueError(f"kl_estimator={self.kl_estimator!r}: use k3 (OpenRLHF, TRL: exp(ref - logp) - "
+                             f"(ref - logp) - 1) or k3_rlfh (RLFH's copy: logp - ref)")
+        if self.critic not in ("lora", "full"):
+            raise ValueError(f"critic={self.critic!r}: use 'lora' (value head on a second adapter) or 'full' "
+                             f"(a separate copy of the model)")
+        if self.epochs < 1 or self.minibatches < 1:
+            raise ValueError(f"epochs={self.epochs} and train.ppo.minibatches={self.minibatches} must both be >= 1")
+        if not 0.0 < self.gamma <= 1.0:
+            raise ValueError(f"gamma={self.gamma} must be in (0, 1]")
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"lam={self.lam} must be in [0, 1]")
+
+    @classmethod
+    def from_config(cls, train_cfg: Any) -> "PPOSettings":
+        """From the `train` node: its `ppo` node (absent keys: the YAML's) and `beta`."""
+        return cls.from_mapping(train_cfg.get("ppo"), kl_coef=coerce(train_cfg.get("beta"), float, "train.beta"))
+
+
+__all__ = ["PPOSettings", "SCALE_REWARDS", "TrainSettings", "VLLMSettings"]

@@ -1,0 +1,117 @@
+"""Provenance marks of table lines beyond stand-ins: reconstructed methods and judge substitutes.
+
+- **Reconstructed** (RECONSTRUCTED_MARK): the method has no public implementation, so its
+  reward is this harness's design from the paper (FoRAG). The mark comes from a method-level
+  declaration, never from a method name: a row component carrying `"fidelity": "reconstructed"`
+  (a method may record it), else the registered method class's `fidelity` attribute
+  (`Method.fidelity`, factrl.harness.method). The class attribute is read from the method's
+  source (ast, a string literal) without importing it: importing every method to read one
+  attribute would load torch and run plugin code at publish time. A method that is not
+  installed here reads as "original" for rows without the component.
+- **Judge substitute** (SUBSTITUTE_MARK): a judge component (kind "judge") of the row's reward
+  (`components`) or of its judged evaluation (`judged.<name>.components`) with `substitute:
+  true`, i.e. the served judge model is not the paper's (docs/CONTRACTS.md, "Judge
+  provenance"); the legend names `served_model` against `paper_model`.
+
+Both keep the stand-in mark (components.MARKER) as it is: a substitute judge that is also a
+stand-in (the embedded or reference judge) carries both.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+from functools import lru_cache
+from typing import Any
+
+RECONSTRUCTED_MARK = "¶"
+SUBSTITUTE_MARK = "‖"
+RECONSTRUCTED = "reconstructed"
+
+
+@lru_cache(maxsize=64)
+def declared_fidelity(method: str) -> str | None:
+    """The `fidelity` string literal of the class registered as `method`, or None."""
+    from factrl.harness.registry import method_target
+
+    target = method_target(method)
+    if not target:
+        return None
+    module_name, _, attr = target.partition(":")
+    try:
+        spec = importlib.util.find_spec(module_name)
+        origin = spec.origin if spec is not None else None
+        if not origin or not origin.endswith(".py"):
+            return None
+        with open(origin, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (ImportError, OSError, SyntaxError, ValueError):
+        return None
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    name = attr or "METHOD"
+    for node in tree.body:  # METHOD = FoRAG
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)):
+            name = node.value.id
+    for node in getattr(classes.get(name), "body", []):
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, ast.AnnAssign) else [])
+        value = getattr(node, "value", None)
+        if (any(isinstance(t, ast.Name) and t.id == "fidelity" for t in targets)
+                and isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            return value.value
+    return None
+
+
+def _components(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The reward's components and every judged evaluation's components of a row."""
+    found = [c for c in (row.get("components") or {}).values() if isinstance(c, dict)]
+    for section in (row.get("judged") or {}).values():
+        if isinstance(section, dict):
+            found += [c for c in (section.get("components") or {}).values() if isinstance(c, dict)]
+    return found
+
+
+def row_fidelity(row: dict[str, Any]) -> str:
+    """"reconstructed" or "original" (module docstring: a component, else the declaration)."""
+    recorded = [c["fidelity"] for c in _components(row) if isinstance(c.get("fidelity"), str)]
+    if recorded:
+        return RECONSTRUCTED if RECONSTRUCTED in recorded else recorded[0]
+    return declared_fidelity(str((row.get("method") or {}).get("name") or "")) or "original"
+
+
+def row_substitutes(row: dict[str, Any]) -> list[str]:
+    """'served X for the paper's Y' for each substitute judge behind a row."""
+    out = []
+    for item in _components(row):
+        if item.get("kind") == "judge" and item.get("substitute") is True:
+            served_model = item.get("served_model") or item.get("model") or "?"
+            paper = item.get("paper_model")
+            text = (f"served {served_model} for the paper's {paper}" if paper
+                    else f"served {served_model} (a stand-in; the paper names no judge model)")
+            if text not in out:
+                out.append(text)
+    return out
+
+
+def mark_lines(table: Any, rows_by_id: dict[str, dict[str, Any]]) -> None:
+    """Set each line's `reconstructed` and `substitutes` from its rows and add the legend lines."""
+    rebuilt: list[str] = []
+    served: dict[str, list[str]] = {}
+    for line in table.lines:
+        rows = [rows_by_id[rid] for rid in line.row_ids if rid in rows_by_id]
+        who = f"{line.model or (rows[0]['model']['name'] if rows else '')} / {line.method_label}"
+        line.reconstructed = any(row_fidelity(row) == RECONSTRUCTED for row in rows)
+        line.substitutes = sorted({text for row in rows for text in row_substitutes(row)})
+        if line.reconstructed and who not in rebuilt:
+            rebuilt.append(who)
+        for text in line.substitutes:
+            if who not in served.setdefault(text, []):
+                served[text].append(who)
+    if rebuilt:
+        table.notes.append(f"{RECONSTRUCTED_MARK} = reconstructed: the method has no public implementation; its reward "
+                           "is this harness's design from the paper, not the authors' code (Method.fidelity), used by "
+                           + ", ".join(rebuilt) + ".")
+    if served:
+        table.notes.append(f"{SUBSTITUTE_MARK} = judge substitute: judged by a served model other than the paper's "
+                           "judge: " + "; ".join(f"{text} ({', '.join(who)})" for text, who in sorted(served.items()))
+                           + ".")
