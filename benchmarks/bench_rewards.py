@@ -144,6 +144,8 @@ class _LatencyHandler(BaseHTTPRequestHandler):
         self._send({"object": "list", "data": [{"id": "bench-judge", "object": "model"}]})
 
     def do_POST(self):  # noqa: N802
+        from factrl.harness.judge.prompts import find_material
+
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         time.sleep(self.server.latency)
         text = body["messages"][0]["content"]  # the prompt itself (a re-ask appends turns after it)
@@ -153,15 +155,14 @@ class _LatencyHandler(BaseHTTPRequestHandler):
         elif "SUPPORTED or NOT_SUPPORTED" in text:  # forag_verify: supported when the evidence holds it
             claim = re.search(r"^Claim: (.*)$", text, re.MULTILINE).group(1).strip()
             reply = "SUPPORTED" if claim in text.split("<<<", 1)[-1].rsplit(">>>", 1)[0] else "NOT_SUPPORTED"
-        elif "Now the real task." in text:  # rlfh_extract: each numbered sentence of >= 3 words is one statement
-            listed = text.split("Now the real task.", 1)[1].split("Sentences:\n", 1)[1].rsplit("\nReply:", 1)[0]
-            found = [re.match(r"\[(\d+)\] (.*)", line) for line in listed.splitlines()]
-            reply = "\n".join(f">> Sentence {m.group(1)}\n* {m.group(2)}" for m in found
-                              if m and len(m.group(2).split()) >= 3) or "No statements"
-        elif "single word Correct, Wrong or Vague" in text:  # rlfh_verify: Correct when the materials hold it
-            statement = re.search(r"^Statement: (.*)$", text, re.MULTILINE).group(1).strip().rstrip(".")
-            reply = "Correct" if statement in text.split("Statement:", 1)[0] else "Vague"
-        elif "single digit 1, 2, 3, 4 or 5" in text:  # rlfh_assess
+        elif text.rstrip().endswith("# Statements"):  # rlfh_extract: each sentence of >= 3 words, echoed, is one statement
+            response = [b for label, b in find_material(text) if label == "response"][-1]
+            found = [s for s in re.split(r"(?<=[.!?])\s+|\n+", response) if len(s.split()) >= 3]
+            reply = "\n".join(f">> Sentence {n}: {s}\n* {s}" for n, s in enumerate(found, 1)) or "No statements"
+        elif text.rstrip().endswith("# Verification"):  # rlfh_verify: Correct when the materials hold it
+            statement = [b for label, b in find_material(text) if label == "statement"][-1].strip().rstrip(".")
+            reply = "Correct" if statement in text.rsplit("# Materials", 1)[1].split("# Statement", 1)[0] else "Vague"
+        elif text.rstrip().endswith("# Evaluation"):  # rlfh_assess
             reply = "3"
         elif "Answer to grade:" in text:
             gold = re.search(r"Gold answer: (.*)", text).group(1).lower()

@@ -1,91 +1,162 @@
-"""Where RLFH's rewards land in a completion's tokens (BASELINES 3.2, "token granularity").
+"""Where RLFH's rewards land: the judge's echoed sentences mapped back onto the response, as the
+release maps them (AlignRM/RLFH@78cd846 source/feedback/reward.py:152-188, source/utils.py:20-27),
+with one guard.
 
-- info(sentence) goes on the sentence's last token: the last token the core's alignment
-  (harness.completions.align, character offsets) maps to that sentence.
-- truth(statement) goes on the token holding the last character of the statement's longest
-  common subsequence (characters, case-folded) with its sentence, as RLFH's pylcs match does.
-  Of the several LCS the earliest-ending one is taken (the shortest sentence prefix that
-  holds an LCS), so a statement about a sentence's first clause lands on that clause, not on
-  the sentence's final period; the statement's own trailing punctuation is ignored for the
-  same reason. The token is kept inside the sentence's tokens (RLFH's no-label branch did not
-  clamp its index, BASELINES 9). With `granularity: sentence`, or when the statement shares
-  no character with the sentence, truth goes on the sentence's last token too.
-
-The LCS uses Hyyro's bit-parallel recurrence (one big-int step per statement character), so
-a step's hundreds of statements cost milliseconds, not a quadratic table each.
+1. The judged response is the text of the completion's sections (think, answer; or the whole
+   completion when it has no tags), tags dropped, one section per line (`judged_text`).
+2. An echoed sentence is located by its longest common SUBSTRING with that text (pylcs
+   `lcs_string_idx`: the earliest such run in the echo, then in the text; `locate`). The
+   release takes any run, even one character long; here an echo whose run is shorter than
+   `echo_min_share` of its length is refused (`None`): the judge echoed something the
+   response does not say, and the completion gets no signal (reward.py counts it).
+3. info(sentence) goes on the token holding the run's last character; truth(statement) on the
+   token holding the last character of the statement's longest common SUBSEQUENCE with the echo
+   (pylcs `lcs_sequence_idx`, then each matched character moved to its earliest occurrence
+   after the previous one, utils.py:20-27) whose echo position lies in the run; a statement
+   with none is not placed (the release adds default_for_none = 0 there). Before each
+   statement one trailing "." is dropped from the statement and from the echo, as reward.py:174-175
+   does (the echo's cut accumulates over its statements).
+4. A character maps to the first completion token whose span ends after it (`bisect_right` over
+   the tokens' end offsets, reward.py:163,168); special tokens have no span and are skipped.
+Checked against tests/reference_vectors/rlfh/rewards.json (upstream's labels_to_rewards).
 """
 from __future__ import annotations
 
+import difflib
+import math
+from dataclasses import dataclass
 from typing import Sequence
 
-from factrl.harness.completions import Alignment, Sentence
-
-_TRAILING = " \t\n.!?;:,"
+from factrl.harness.completions import Alignment
 
 
-def lcs_last_char(statement: str, sentence: str) -> int | None:
-    """Index in `sentence` of the last character of its earliest-ending longest common
-    subsequence with `statement` (case-folded); None when they share no character."""
-    a, b = statement.casefold().rstrip(_TRAILING), sentence.casefold()
-    if not a or not b:
-        return None
+@dataclass(frozen=True)
+class Judged:
+    """The response text the judge reads, and where each of its characters sits in the alignment."""
+
+    text: str
+    segments: tuple[tuple[int, int, int], ...]  # (start in text, start in alignment.text, length)
+
+    def to_alignment(self, position: int) -> int:
+        """Alignment offset of judged `position` (a line break between sections: the end of the one before)."""
+        for start, origin, length in reversed(self.segments):
+            if position >= start:
+                return origin + min(position - start, max(length - 1, 0))
+        return self.segments[0][1] if self.segments else position
+
+
+def judged_text(alignment: Alignment) -> Judged:
+    parts, segments, at = [], [], 0
+    for section in alignment.sections:
+        raw = alignment.text[section.start:section.end]
+        body = raw.strip()
+        if not body:
+            continue
+        origin = section.start + (len(raw) - len(raw.lstrip()))
+        if parts:
+            at += 1  # the "\n" joining the sections
+        segments.append((at, origin, len(body)))
+        parts.append(body)
+        at += len(body)
+    return Judged("\n".join(parts), tuple(segments))
+
+
+def lcs_substring_idx(echo: str, text: str) -> list[int]:
+    """Per echo character, its index in `text` inside the longest common substring, else -1."""
+    out = [-1] * len(echo)
+    if not echo or not text:
+        return out
+    found = text.find(echo)
+    if found >= 0:  # the whole echo occurs: its first occurrence, as the DP's first maximum
+        return list(range(found, found + len(echo)))
+    match = difflib.SequenceMatcher(None, echo, text, autojunk=False).find_longest_match(0, len(echo), 0, len(text))
+    for k in range(match.size):
+        out[match.a + k] = match.b + k
+    return out
+
+
+def lcs_sequence_idx(a: str, b: str) -> list[int]:
+    """Per character of `a`, its index in `b` in pylcs's longest common subsequence (the DP
+    backtracked from the end: a match when the characters are equal, else up while the upper
+    cell is at least the left one), each match then moved to the earliest occurrence of its
+    character after the previous match (utils.lcs_sequence_idx).
+
+    The DP rows are Hyyro's bit vectors (one big-int step per character of `a`): cell (i, j) is
+    the number of zero bits of row i below bit j, so a row costs a few big-int operations, not
+    a Python loop over `b`."""
+    m, n = len(a), len(b)
+    index = [-1] * m
+    if not m or not n:
+        return index
     masks: dict[str, int] = {}
     for j, ch in enumerate(b):
         masks[ch] = masks.get(ch, 0) | (1 << j)
-    full = (1 << len(b)) - 1
+    full = (1 << n) - 1
+    rows = [0]  # rows[i]: bits j where LCS(a[:i], b[:j + 1]) > LCS(a[:i], b[:j])
     v = full
     for ch in a:
         u = v & masks.get(ch, 0)
         v = ((v + u) | (v - u)) & full
-    # Zero bits of v mark the sentence positions where LCS(statement, sentence[:j + 1]) grows;
-    # the highest one ends the shortest prefix that reaches the full LCS length.
-    zeros = ~v & full
-    return zeros.bit_length() - 1 if zeros else None
+        rows.append(~v & full)
+
+    def cell(i: int, j: int) -> int:
+        return (rows[i] & ((1 << j) - 1)).bit_count()
+
+    i, j = m, n
+    while i > 0 and j > 0:
+        if a[i - 1] == b[j - 1]:
+            index[i - 1] = j - 1
+            i, j = i - 1, j - 1
+        elif cell(i - 1, j) >= cell(i, j - 1):
+            i -= 1
+        else:
+            j -= 1
+    valid = [k for k, v in enumerate(index) if v != -1]
+    for left, right in zip(valid, valid[1:]):
+        lower, upper = index[left], index[right]
+        index[right] = b.find(b[upper], lower + 1, upper + 1)
+    return index
 
 
-def lcs_length(statement: str, sentence: str) -> int:
-    """Length of that LCS (for tests and diagnostics)."""
-    a, b = statement.casefold().rstrip(_TRAILING), sentence.casefold()
-    masks: dict[str, int] = {}
-    for j, ch in enumerate(b):
-        masks[ch] = masks.get(ch, 0) | (1 << j)
-    full = (1 << len(b)) - 1
-    v = full
-    for ch in a:
-        u = v & masks.get(ch, 0)
-        v = ((v + u) | (v - u)) & full
-    return bin(~v & full).count("1")
+def locate(echo: str, text: str, min_share: float) -> list[int] | None:
+    """lcs_substring_idx(echo, text), or None when its run is under min_share of the echo."""
+    positions = lcs_substring_idx(echo, text)
+    run = sum(p != -1 for p in positions)
+    return positions if run and run >= math.ceil(min_share * len(echo)) else None
 
 
-def sentence_tokens(sigma: Sequence[int | None], index: int) -> tuple[int, int] | None:
-    """(first, last) token mapped to sentence `index`, or None when none is."""
-    hits = [t for t, s in enumerate(sigma) if s == index]
-    return (hits[0], hits[-1]) if hits else None
+def statement_chars(echo: str, statements: Sequence[str], echo_to_text: Sequence[int]) -> list[int | None]:
+    """The text position each statement's truth reward goes to, or None (not placed)."""
+    out: list[int | None] = []
+    sentence = echo
+    for statement in statements:
+        statement = statement[:-1] if statement.endswith(".") else statement
+        sentence = sentence[:-1] if sentence.endswith(".") else sentence
+        picked = None
+        for k in reversed([k for k in lcs_sequence_idx(statement, sentence) if k != -1]):
+            if echo_to_text[k] != -1:
+                picked = echo_to_text[k]
+                break
+        out.append(picked)
+    return out
 
 
-def token_at(spans: Sequence[tuple[int, int] | None], position: int) -> int | None:
-    """The token whose character span holds `position`."""
+def token_for(spans: Sequence[tuple[int, int] | None], position: int) -> int | None:
+    """The first token whose span ends after `position` (None: none does)."""
     for t, span in enumerate(spans):
-        if span is not None and span[0] <= position < span[1]:
+        if span is not None and span[1] > position:
             return t
     return None
 
 
-def statement_token(alignment: Alignment, sentence: Sentence, statement: str, *, granularity: str = "token"
-                    ) -> tuple[int, bool] | None:
-    """(token for the statement's truth reward, located by LCS?) or None when the sentence has
-    no token (cannot happen for a sentence of the alignment, checked anyway)."""
-    bounds = sentence_tokens(alignment.sigma, sentence.index)
-    if bounds is None:
-        return None
-    first, last = bounds
-    if granularity == "token":
-        char = lcs_last_char(statement, sentence.text)
-        if char is not None:
-            t = token_at(alignment.spans, sentence.start + char)
-            if t is not None:
-                return min(max(t, first), last), True
-    return last, False
+def last_token(spans: Sequence[tuple[int, int] | None]) -> int | None:
+    return next((t for t in range(len(spans) - 1, -1, -1) if spans[t] is not None), None)
 
 
-__all__ = ["lcs_last_char", "lcs_length", "sentence_tokens", "statement_token", "token_at"]
+def sentence_at(alignment: Alignment, position: int) -> int | None:
+    """Index of the alignment sentence holding `position` (for records), or None."""
+    return next((s.index for s in alignment.sentences if s.start <= position < s.end), None)
+
+
+__all__ = ["Judged", "judged_text", "last_token", "lcs_sequence_idx", "lcs_substring_idx", "locate",
+           "sentence_at", "statement_chars", "token_for"]

@@ -1,30 +1,29 @@
 """RLFH's reward over one generation batch: per-token rewards for the PPO engine.
 
-One call (Q x C completions) does, in order:
-1. align every completion to its sentences (the core's offsets and PROTOCOL 1 splitter, with
-   the response prefix put back and untagged text read whole: alignment.py); under
-   `alignment_threshold`, or when the row has no evidence (no title, or none of its titles
-   in the store; BASELINES 1.4), the completion gets no signal (`None`, counted);
-2. drop refusal / hedge sentences and questions (case-insensitive), then one `ask_many` with
-   every completion's numbered sentences -> atomic statements per sentence (EXTRACT);
-3. evidence per statement: the row's article passages ranked by the statement (BM25, the
-   store's FTS5 index, built once; RLFH rebuilt BM25 per statement), top `evidence_k`, plus
-   RLFH's gold sentence; then one `ask_many` over all statements for the verdict (VERIFY) and
-   one for informativeness (ASSESS), each concurrent inside the judge client;
-4. rewards (settings.py): truth(statement) = w_t V |I| on the statement's token, info(sentence)
-   = w_i ln(max(eps, sum I) + mu) on the sentence's last token (placement.py); every other
-   token 0. For `algorithm: ppo`, `token_returns[b][t]` is token t's reward (CONTRACTS, "PPO
-   engine"): the engine adds the KL penalty, clips and runs GAE.
+One call (Q x C completions):
+1. align every completion to its tokens and sentences (alignment.py); a row with no evidence
+   (no title, or none of its titles in the store) or a completion under `alignment_threshold`
+   gets no signal (`None`, counted) and costs no judge call;
+2. EXTRACT once per completion on the judged response (placement.judged_text): echoed
+   sentences with their atomic statements; unreadable replies are asked again up to `tries`
+   requests, extraction's temperature raised by 0.25 each time (annotate.py:235-246);
+3. RLFH's hedge filter on the echoes (settings.is_hedge, reward.py:252-271); every kept echo is
+   located in the response (placement.locate); one the response does not hold makes the
+   completion no-signal (`unmatched_echo`);
+4. VERIFY (materials: retrieval.py) and ASSESS once per kept statement, batched;
+5. rewards from the labels (scoring.py), per granularity, with the guards. `token_returns[b][t]`
+   is token t's reward (docs/CONTRACTS.md, "PPO engine"): the engine clips it, adds the KL, runs GAE.
 
-Judge failures are counted and never scored (no RLFH fallback to Vague or 1): a completion
-whose extraction failed, or that names a sentence it was not shown, has no signal; a
-statement whose verdict or score failed earns no truth reward, and a sentence with any
-failed score earns no info reward. Above `judge.max_failed_share` of a step's judge items the
-run stops, resumably (`JudgeFailuresExceeded`).
+Judge failures (docs/CONTRACTS.md "Reward failure rule"): with `judge_failure: no_signal` (the
+default) any failed judge item of a completion - its extraction, one verdict or one score -
+makes the completion no-signal, counted (`judge_failed`, `no_signal_judge`); `released` scores a
+failed verdict Vague, a failed score 1 and a failed extraction as no statements, as the remote
+path of the release does (annotate.py:222,232,235), counted as `fallback_items`. That fallback
+can raise a return (methods/rlfh/README.md, "Fidelity"). Above `judge.max_failed_share` of a
+step's judge items the run stops, resumably (`JudgeFailuresExceeded`).
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -32,47 +31,48 @@ from typing import Any, Mapping, Sequence
 from factrl.harness import completions as comp
 from factrl.harness.method import RewardOutput
 
-from . import placement
+from . import placement, scoring
 from .alignment import align_response
-from .prompts import ASSESS, EXTRACT, VERIFY
+from .prompts import hotter, prompts_for
+from .retrieval import Retriever
 from .settings import RLFHSettings, is_hedge
 
 # Logged at every step as rewards/rlfh/<key> (README "Logged metric keys").
 DIAGNOSTIC_KEYS = (
-    "completions", "alignment_fallback", "no_evidence", "no_sentences", "dropped_sentences", "sentences_asked",
-    "statements", "statements_per_completion", "located_share", "correct_rate", "vague_rate", "wrong_rate",
-    "score_mean", "truth_reward_mean", "info_reward_mean", "reward_sum_mean", "judge_items", "judge_failed",
-    "extract_failed", "unknown_sentence", "verify_failed", "assess_failed", "parse_failures", "info_skipped",
-    "no_signal_judge", "judge_seconds", "evidence_seconds", "seconds",
+    "completions", "alignment_fallback", "no_evidence", "empty_response", "echoes", "hedged_echoes",
+    "unmatched_echo", "statements", "statements_per_completion", "unplaced_statements", "gold_shown_share",
+    "correct_rate", "vague_rate", "wrong_rate", "score_mean", "truth_reward_mean", "info_reward_mean",
+    "reward_sum_mean", "judge_items", "judge_failed", "extract_failed", "verify_failed", "assess_failed",
+    "parse_failures", "retried_items", "fallback_items", "no_signal_judge", "duplicate_statements", "guard_clipped",
+    "judge_seconds", "evidence_seconds", "seconds",
 )
-
-
-@dataclass
-class _Statement:
-    completion: int
-    sentence: comp.Sentence
-    text: str
-    verdict: str | None = None
-    score: int | None = None
-    token: int | None = None
-    located: bool = False
-    truth: float | None = None
+NO_SIGNAL = ("no_evidence", "alignment", "unmatched_echo", "judge_failed")
 
 
 @dataclass
 class _Completion:
     index: int
     row: Mapping[str, Any]
+    ids_length: int
     alignment: comp.Alignment | None = None
-    status: str = "ok"  # ok | alignment | no_evidence | no_sentences | extract_failed | unknown_sentence
-    asked: list[comp.Sentence] = field(default_factory=list)
-    dropped: int = 0
-    statements: list[_Statement] = field(default_factory=list)
+    judged: placement.Judged | None = None
+    status: str = "ok"  # ok | no_evidence | alignment | empty_response | unmatched_echo | judge_failed
+    echoes: list[scoring.Echo] = field(default_factory=list)
     error: str | None = None
+    materials: dict[int, bool] = field(default_factory=dict)  # id(statement) -> gold sentence shown
+
+    @property
+    def statements(self) -> list[scoring.Statement]:
+        return [st for e in self.echoes if not e.hedged for st in e.statements]
 
 
 def _unreadable(result: Any) -> bool:
-    return "unreadable" in str(result.error or "").lower()
+    return not result.ok and str(result.error or "").lower().startswith("unreadable")
+
+
+def _final_answer(alignment: comp.Alignment) -> str | None:
+    block = next((s for s in alignment.sections if s.name == "answer"), None)
+    return alignment.text[block.start:block.end].strip() if block is not None else None
 
 
 class RLFHReward:
@@ -86,14 +86,16 @@ class RLFHReward:
             raise ValueError("RLFHReward needs the policy tokenizer, a judge and an evidence store")
         self.tokenizer, self.judge, self.store = tokenizer, judge, store
         self.settings = settings if settings is not None else RLFHSettings.from_mapping()
-        self.prompts = (EXTRACT, VERIFY, ASSESS)
+        s = self.settings
+        self.prompts = prompts_for(s.parser, s.decoding)
+        self.retriever = Retriever(store, max_secs=s.max_secs, max_words_per_sec=s.max_words_per_sec,
+                                   gold_material=s.gold_material)
         # The response prefix the prompt already holds (e.g. "<think>"): alignment.py
         self.prefix = prefix or ""
         self._prefix_ids = list(tokenizer(self.prefix, add_special_tokens=False)["input_ids"]) if self.prefix else []
         self._has_evidence: dict[str, bool] = {}
         self.__name__ = "rlfh"
 
-    # -- evidence ---------------------------------------------------------------------------
     def row_has_evidence(self, row: Mapping[str, Any]) -> bool:
         title = str(row.get("title") or "")
         if title not in self._has_evidence:
@@ -101,102 +103,92 @@ class RLFHReward:
         return self._has_evidence[title]
 
     def materials(self, row: Mapping[str, Any], statement: str) -> list[str]:
-        texts = [p.text.strip() for p in self.store.for_row(dict(row), statement, self.settings.evidence_k)]
-        texts = [t for t in texts if t]
-        answers = row.get("answers") or []
-        answer = answers if isinstance(answers, str) else (answers[0] if answers else None)
-        if self.settings.gold_material and answer:
-            texts.append(f'The correct answer for "{str(row.get("question", "")).strip()}" is "{answer}".')
-        return texts
+        return self.retriever.materials(row, statement)
+
+    # -- judge calls with the release's tries ---------------------------------------------------
+    def _ask(self, prompt: Any, items: list[dict], counts: dict[str, int]) -> list[Any]:
+        if not items:
+            return []
+        results = list(self.judge.ask_many(prompt, items))
+        pending = [i for i, r in enumerate(results) if _unreadable(r)]
+        counts["parse_failures"] += len(pending)
+        for _ in range(self.settings.tries - 1):
+            if not pending:
+                break
+            prompt = hotter(prompt)  # extraction: T + 0.25 per try; verify / assess: unchanged
+            again = self.judge.ask_many(prompt, [items[i] for i in pending])
+            counts["retried_items"] += len(pending)
+            for i, result in zip(pending, again):
+                results[i] = result
+            pending = [i for i, r in zip(pending, again) if _unreadable(r)]
+            counts["parse_failures"] += len(pending)
+        return results
 
     # -- the steps --------------------------------------------------------------------------
-    def _prepare(self, completion_ids: Sequence[Sequence[int]], rows: Sequence[Mapping[str, Any]]
-                 ) -> list[_Completion]:
-        s = self.settings
+    def _prepare(self, completion_ids: Sequence[Sequence[int]], rows: Sequence[Mapping[str, Any]]) -> list[_Completion]:
         items = []
         for b, (ids, row) in enumerate(zip(completion_ids, rows)):
-            item = _Completion(b, row)
+            item = _Completion(b, row, len(ids))
             items.append(item)
             if not self.row_has_evidence(row):
                 item.status = "no_evidence"
                 continue
-            item.alignment = align_response(self.tokenizer, ids, prefix_ids=self._prefix_ids, splitter=s.splitter)
-            if not item.alignment.usable(s.alignment_threshold):
+            item.alignment = align_response(self.tokenizer, ids, prefix_ids=self._prefix_ids,
+                                            splitter=self.settings.splitter)
+            if not item.alignment.usable(self.settings.alignment_threshold):
                 item.status = "alignment"
                 continue
-            for sentence in item.alignment.sentences:
-                if s.drop_hedges and is_hedge(sentence.text):
-                    item.dropped += 1
-                else:
-                    item.asked.append(sentence)
-            if not item.asked:
-                item.status = "no_sentences"  # nothing to judge: a real all-zero reward
+            item.judged = placement.judged_text(item.alignment)
+            if not any(ch.isalnum() for ch in item.judged.text):
+                item.status = "empty_response"  # nothing to judge: a real all-zero reward, no call
         return items
 
-    def _extract(self, items: list[_Completion]) -> list[Any]:
+    def _extract(self, items: list[_Completion], counts: dict[str, int]) -> list[Any]:
         asked = [i for i in items if i.status == "ok"]
-        if not asked:
-            return []
-        results = self.judge.ask_many(EXTRACT, [
-            {"question": str(i.row.get("question", "")), "response": i.alignment.text,
-             "sentences": [[sent.index, sent.text] for sent in i.asked]} for i in asked])
+        results = self._ask(self.prompts[0], [{"response": i.judged.text} for i in asked], counts)
+        s = self.settings
         for item, result in zip(asked, results):
             if not result.ok:
-                item.status, item.error = "extract_failed", f"extract: {result.error}"
+                if s.judge_failure == "no_signal":
+                    item.status, item.error = "judge_failed", f"extract: {result.error}"
+                else:
+                    counts["fallback_items"] += 1  # the release's {}: no statements
                 continue
-            by_index = {sent.index: sent for sent in item.asked}
-            unknown = [k for k, _ in result.value if k not in by_index]
-            if unknown:  # the judge named a sentence it was not shown: never clamped to one
-                item.status, item.error = "unknown_sentence", f"extract: sentence {unknown[0]} was not asked about"
-                continue
-            item.statements = [_Statement(item.index, by_index[k], text) for k, texts in result.value for text in texts]
+            for echo_text, texts in result.value:
+                echo = scoring.Echo(echo_text, [scoring.Statement(t) for t in texts],
+                                    hedged=s.drop_hedges and is_hedge(echo_text))
+                item.echoes.append(echo)
+                if echo.hedged or not echo.statements:
+                    continue
+                if not scoring.place(echo, item.judged, item.alignment, s.echo_min_share):
+                    item.status, item.error = "unmatched_echo", f"the response holds no run of {echo_text[:60]!r}"
+                    break
         return results
 
-    def _judge_statements(self, statements: list[_Statement], items: list[_Completion]) -> tuple[list, list, float]:
-        if not statements:
-            return [], [], 0.0
+    def _judge_statements(self, items: list[_Completion], counts: dict[str, int]) -> tuple[list, list, float]:
+        pairs = [(item, st) for item in items if item.status == "ok" for st in item.statements]
         started = time.perf_counter()
-        materials = [self.materials(items[st.completion].row, st.text) for st in statements]
+        verify_items = []
+        for item, st in pairs:
+            materials = self.materials(item.row, st.text)
+            item.materials[id(st)] = any(m == self.retriever.index(item.row).gold for m in materials)
+            verify_items.append({"materials": materials, "statement": st.text})
         evidence_seconds = time.perf_counter() - started
-        # A statement without materials (only possible with gold_material off) gets no verdict.
-        checked = [(st, m) for st, m in zip(statements, materials) if m]
-        verdicts = self.judge.ask_many(VERIFY, [{"materials": m, "statement": st.text} for st, m in checked]) \
-            if checked else []
-        scores = self.judge.ask_many(ASSESS, [
-            {"question": str(items[st.completion].row.get("question", "")),
-             "response": items[st.completion].alignment.text, "statement": st.text} for st in statements])
-        for (st, _), verdict in zip(checked, verdicts):
-            st.verdict = verdict.value if verdict.ok else None
-        for st, score in zip(statements, scores):
-            st.score = score.value if score.ok else None
+        assess_items = [{"question": str(item.row.get("question", "")), "response": item.judged.text,
+                         "statement": st.text, "answer": _final_answer(item.alignment)} for item, st in pairs]
+        verdicts = self._ask(self.prompts[1], verify_items, counts)
+        scores = self._ask(self.prompts[2], assess_items, counts)
+        released = self.settings.judge_failure == "released"
+        for (item, st), verdict, score in zip(pairs, verdicts, scores):
+            st.verdict = verdict.value if verdict.ok else ("vague" if released else None)
+            st.score = score.value if score.ok else (1 if released else None)
+            st.fallback = released and not (verdict.ok and score.ok)
+            counts["fallback_items"] += released * ((not verdict.ok) + (not score.ok))
+            if not released and not (verdict.ok and score.ok) and item.status == "ok":
+                failed = "verify" if not verdict.ok else "assess"
+                error = verdict.error if not verdict.ok else score.error
+                item.status, item.error = "judge_failed", f"{failed}: {error}"
         return verdicts, scores, evidence_seconds
-
-    def _place(self, item: _Completion, length: int) -> tuple[list[float], list[float], int]:
-        """Token rewards of one completion; also its info rewards and skipped sentences."""
-        table, s = self.settings.table, self.settings
-        rewards = [0.0] * length
-        for st in item.statements:
-            located = placement.statement_token(item.alignment, st.sentence, st.text, granularity=s.granularity)
-            if located is None:
-                continue
-            st.token, st.located = located
-            if st.verdict is not None and st.score is not None:
-                st.truth = table.w_truth * table.verdict[st.verdict] * abs(table.info[st.score])
-                rewards[st.token] += st.truth
-        infos, skipped = [], 0
-        for index in dict.fromkeys(st.sentence.index for st in item.statements):
-            mine = [st for st in item.statements if st.sentence.index == index]
-            bounds = placement.sentence_tokens(item.alignment.sigma, index)
-            if bounds is None:
-                continue
-            if any(st.score is None for st in mine):
-                skipped += 1  # a made-up sum would be a guessed value: no info reward
-                continue
-            total = sum(table.info[st.score] for st in mine)
-            info = table.w_info * math.log(max(table.eps, total) + table.mu)
-            rewards[bounds[1]] += info
-            infos.append(info)
-        return rewards, infos, skipped
 
     # -- the call ---------------------------------------------------------------------------
     def __call__(self, *, completions: Sequence[str], completion_ids: Sequence[Sequence[int]],
@@ -205,70 +197,75 @@ class RLFHReward:
         if not (len(completions) == len(completion_ids) == len(rows)):
             raise ValueError(f"{len(completions)} completions, {len(completion_ids)} completion_ids and "
                              f"{len(rows)} rows: give one row per completion (already repeated per group)")
+        counts = {"parse_failures": 0, "retried_items": 0, "fallback_items": 0}
         items = self._prepare(completion_ids, rows)
         t0 = time.perf_counter()
-        extracted = self._extract(items)
-        statements = [st for item in items if item.status == "ok" for st in item.statements]
-        verdicts, scores, evidence_seconds = self._judge_statements(statements, items)
+        extracted = self._extract(items, counts)
+        verdicts, scores, evidence_seconds = self._judge_statements(items, counts)
         judge_seconds = time.perf_counter() - t0 - evidence_seconds
         results = [*extracted, *verdicts, *scores]
         # Above judge.max_failed_share the run stops here, with the counts (resumable).
         self.judge.check_failed_share(results, where="one RLFH reward step (extract, verify, assess)")
+        s = self.settings
         returns: list[list[float] | None] = []
-        infos: list[float] = []
-        sums: list[float] = []
-        skipped = 0
-        for item, ids in zip(items, completion_ids):
-            if item.status == "no_sentences":
-                returns.append([0.0] * len(ids))
-                sums.append(0.0)
-            elif item.status != "ok":
+        infos, sums, clipped = [], [], 0
+        for item in items:
+            if item.status in NO_SIGNAL:
                 returns.append(None)
-            else:
-                rewards, info, skip = self._place(item, len(ids))
-                returns.append(rewards)
-                infos += info
-                skipped += skip
-                sums.append(sum(rewards))
-        diagnostics = self._diagnostics(items, statements, results, extracted, verdicts, scores, infos, sums,
-                                        skipped, seconds=(judge_seconds, evidence_seconds,
-                                                          time.perf_counter() - started))
+                continue
+            outcome = scoring.score(item.echoes, item.alignment.spans if item.alignment else [], item.ids_length,
+                                    s.table, granularity=s.granularity, dedupe=s.dedupe_statements,
+                                    max_rewarded=s.max_rewarded_statements)
+            returns.append(outcome.rewards)
+            infos += outcome.infos
+            clipped += outcome.clipped
+            sums.append(sum(outcome.rewards))
+        diagnostics = self._diagnostics(items, results, extracted, verdicts, scores, infos, sums, clipped, counts,
+                                        seconds=(judge_seconds, evidence_seconds, time.perf_counter() - started))
         return RewardOutput(returns, diagnostics, _records(items))
 
-    def _diagnostics(self, items, statements, results, extracted, verdicts, scores, infos, sums, skipped, *,
+    def _diagnostics(self, items, results, extracted, verdicts, scores, infos, sums, clipped, counts, *,
                      seconds) -> dict[str, float]:
         n = max(len(items), 1)
         status = [i.status for i in items]
-        judged = [st for st in statements if st.verdict is not None]
-        scored = [st for st in statements if st.score is not None]
+        scored = [i for i in items if i.status not in NO_SIGNAL and i.alignment is not None]
+        statements = [st for i in scored for st in i.statements]
+        judged = [st for i in items for st in i.statements if st.verdict is not None]
+        rated = [st for i in items for st in i.statements if st.score is not None]
         truths = [st.truth for st in statements if st.truth is not None]
-        extract_ok = [i for i in items if i.status == "ok"]  # extraction read (possibly no statements)
+        shown = [flag for i in items for flag in i.materials.values()]
+        echoes = [e for i in items for e in i.echoes]
+        extract_failed = sum(not r.ok for r in extracted)
         out = {
             "completions": float(len(items)),
             "alignment_fallback": float(status.count("alignment")),
             "no_evidence": float(status.count("no_evidence")),
-            "no_sentences": float(status.count("no_sentences")),
-            "dropped_sentences": float(sum(i.dropped for i in items)),
-            "sentences_asked": float(sum(len(i.asked) for i in items if i.status not in ("alignment", "no_evidence"))),
+            "empty_response": float(status.count("empty_response")),
+            "echoes": float(len(echoes)),
+            "hedged_echoes": float(sum(e.hedged for e in echoes)),
+            "unmatched_echo": float(status.count("unmatched_echo")),
             "statements": float(len(statements)),
-            "statements_per_completion": len(statements) / len(extract_ok) if extract_ok else 0.0,
-            "located_share": sum(st.located for st in statements) / len(statements) if statements else 0.0,
+            "statements_per_completion": len(statements) / len(scored) if scored else 0.0,
+            "unplaced_statements": float(sum(st.char is None for st in statements)),
+            "gold_shown_share": sum(shown) / len(shown) if shown else 0.0,
             "correct_rate": sum(st.verdict == "correct" for st in judged) / len(judged) if judged else 0.0,
             "vague_rate": sum(st.verdict == "vague" for st in judged) / len(judged) if judged else 0.0,
             "wrong_rate": sum(st.verdict == "wrong" for st in judged) / len(judged) if judged else 0.0,
-            "score_mean": sum(st.score for st in scored) / len(scored) if scored else 0.0,
+            "score_mean": sum(st.score for st in rated) / len(rated) if rated else 0.0,
             "truth_reward_mean": sum(truths) / len(truths) if truths else 0.0,
             "info_reward_mean": sum(infos) / len(infos) if infos else 0.0,
             "reward_sum_mean": sum(sums) / len(sums) if sums else 0.0,
             "judge_items": float(len(results)),
             "judge_failed": float(sum(not r.ok for r in results)),
-            "extract_failed": float(status.count("extract_failed")),
-            "unknown_sentence": float(status.count("unknown_sentence")),
+            "extract_failed": float(extract_failed),
             "verify_failed": float(sum(not r.ok for r in verdicts)),
             "assess_failed": float(sum(not r.ok for r in scores)),
-            "parse_failures": float(sum(_unreadable(r) for r in results if not r.ok)),
-            "info_skipped": float(skipped),
-            "no_signal_judge": (status.count("extract_failed") + status.count("unknown_sentence")) / n,
+            "parse_failures": float(counts["parse_failures"]),
+            "retried_items": float(counts["retried_items"]),
+            "fallback_items": float(counts["fallback_items"]),
+            "no_signal_judge": status.count("judge_failed") / n,
+            "duplicate_statements": float(sum(st.duplicate for st in statements)),
+            "guard_clipped": float(clipped),
             "judge_seconds": seconds[0], "evidence_seconds": seconds[1], "seconds": seconds[2],
         }
         assert tuple(out) == DIAGNOSTIC_KEYS
@@ -280,12 +277,14 @@ def _records(items: list[_Completion]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for item in items:
         base = {"completion": item.index, "row_id": item.row.get("id"), "status": item.status}
-        if not item.statements:
-            out.append({**base, "error": item.error, "dropped": item.dropped})
-        for st in item.statements:
-            out.append({**base, "sentence_index": st.sentence.index, "sentence": st.sentence.text,
-                        "statement": st.text, "verdict": st.verdict, "score": st.score, "token": st.token,
-                        "located": st.located, "truth": st.truth})
+        rows = [(e, st) for e in item.echoes for st in e.statements]
+        if not rows:
+            out.append({**base, "error": item.error})
+        for echo, st in rows:
+            out.append({**base, "echo": echo.text, "hedged": echo.hedged, "sentence_index": echo.sentence,
+                        "statement": st.text, "verdict": st.verdict, "score": st.score, "fallback": st.fallback,
+                        "token": st.token, "info_token": echo.token, "truth": st.truth, "info": echo.info,
+                        "duplicate": st.duplicate, "rewarded": st.rewarded, "error": item.error})
     return out
 
 

@@ -1,17 +1,18 @@
-"""RLFH's reward constants and options (BASELINES 3.2; AlignRM/RLFH @78cd846).
+"""RLFH's reward constants, options and hedge filter (AlignRM/RLFH@78cd846; docs/BASELINES.md §3.2).
 
-    truth(statement) = w_t * V[verdict] * |I[score]|
-    info(sentence)   = w_i * ln(max(eps, sum of I[score] over its statements) + mu)
+    truth(statement) = w_t * V[verdict] * |I[score]|                    (reward.py:248-249)
+    info(sentence)   = w_i * ln(max(eps, sum of I[score] over its statements) + mu)   (:242-245)
 
-V maps the verdict (Correct, Hedged correct, Vague, Hedged wrong, Wrong; our judge never says
-"hedged", as RLFH's parser never did), I maps the informativeness score 5..1. The public code
-carries three sets of constants; `readme` is the default because it belongs to the only fully
-documented run (the repository README's), and CorVer names no other:
+V maps the verdict (Correct, Hedged correct, Vague, Hedged wrong, Wrong; no parser ever returns
+"Hedged ..."), I the informativeness score 5..1. The release carries three sets; `train_sh` is
+the default because it is what the released launch script runs and what the CorVer paper's RLFH
+setup follows (its learning rate 5e-7 and KL 0.01 are train.sh's, scripts/train.sh:59-61; the
+README example runs 3e-7, README.md:60; CorVer D.3.2):
 
-    set            V (C, HC, Vague, HW, Wrong)      I (5, 4, 3, 2, 1)            w_i  w_t
-    readme         0.45 0.35 -1   -1.5 -1.7          1.25 1.0 0.75 0.1 -0.2      1.2  1
-    train_sh       0.3  0.1  -0.8 -0.9 -1.2          1.3  1.2 1.1  1.0 -0.1      1    1
-    reward_config  1    0.5  -1   -1.5 -2            1.3  1.2 1.1  1.0 -0.1      1    1
+    set            V (C, HC, Vague, HW, Wrong)      I (5, 4, 3, 2, 1)            w_i  w_t   source
+    train_sh       0.3  0.1  -0.8 -0.9 -1.2          1.3  1.2 1.1  1.0 -0.1      1    1     scripts/train.sh:5-8,69-72
+    readme         0.45 0.35 -1   -1.5 -1.7          1.25 1.0 0.75 0.1 -0.2      1.2  1     README.md:58-62
+    reward_config  1    0.5  -1   -1.5 -2            1.3  1.2 1.1  1.0 -0.1      1    1     source/feedback/reward.py:23-45
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from factrl.harness.completions import SPLITTERS
 from factrl.harness.settings import Settings
 
-VERDICTS = ("correct", "vague", "wrong")  # what the verify prompt accepts (BASELINES 3.1)
+from .prompts import DECODINGS, PARSERS
 
 
 @dataclass(frozen=True)
@@ -30,25 +31,33 @@ class Constants:
     info: dict[int, float]  # I of score 5..1
     w_info: float
     w_truth: float
-    eps: float = -0.9  # floor inside the log: ln(-0.9 + 1) = ln 0.1 = -2.303
+    eps: float = -0.9  # floor inside the log: ln(-0.9 + 1) = ln 0.1 = -2.303 (reward.py:43-44, train.sh:71-72)
     mu: float = 1.0
 
 
 CONSTANTS = {
-    "readme": Constants("readme", {"correct": 0.45, "vague": -1.0, "wrong": -1.7},
-                        {5: 1.25, 4: 1.0, 3: 0.75, 2: 0.1, 1: -0.2}, w_info=1.2, w_truth=1.0),
     "train_sh": Constants("train_sh", {"correct": 0.3, "vague": -0.8, "wrong": -1.2},
                           {5: 1.3, 4: 1.2, 3: 1.1, 2: 1.0, 1: -0.1}, w_info=1.0, w_truth=1.0),
+    "readme": Constants("readme", {"correct": 0.45, "vague": -1.0, "wrong": -1.7},
+                        {5: 1.25, 4: 1.0, 3: 0.75, 2: 0.1, 1: -0.2}, w_info=1.2, w_truth=1.0),
     "reward_config": Constants("reward_config", {"correct": 1.0, "vague": -1.0, "wrong": -2.0},
                                {5: 1.3, 4: 1.2, 3: 1.1, 2: 1.0, 1: -0.1}, w_info=1.0, w_truth=1.0),
 }
-GRANULARITIES = ("token", "sentence")
+GRANULARITIES = ("token", "sentence", "paragraph")
+FAILURE_RULES = ("no_signal", "released")
 
-# Refusal / hedge sentences are dropped before extraction (BASELINES 3.1 step 4), matched
-# case-insensitively (the public filter is case-sensitive: BASELINES 9). Our list, after the
-# two phrases the sources show ("i'm sorry", "need more context to").
-HEDGE_PHRASES = ("i'm sorry", "i am sorry", "i apologize", "need more context", "more context to",
-                 "i don't know", "i do not know", "i'm not sure", "i am not sure", "as an ai")
+# RLFH's post_process (reward.py:252-271): an echoed sentence containing one of these
+# (case-sensitive) or ending with "?" gets no reward. "does not have any information" is listed
+# twice there; once is the same filter.
+HEDGE_PHRASES = ("i'm sorry", "don't have any information", "do not have any information",
+                 "does not have any information", "doesn't have any information", "may be able to provide more",
+                 "have any additional information", "need more context to", "requests for more context",
+                 "request for more context", "it is not possible to")
+
+
+def is_hedge(sentence: str) -> bool:
+    """RLFH's filter on one echoed sentence: True = dropped (tests/reference_vectors/rlfh/hedge_filter.json)."""
+    return sentence.endswith("?") or any(phrase in sentence for phrase in HEDGE_PHRASES)
 
 
 @dataclass(frozen=True)
@@ -59,23 +68,35 @@ class RLFHSettings(Settings):
     DEFAULTS = "method/rlfh.yaml"
     IGNORE = ("name",)
 
-    constants: str             # readme | train_sh | reward_config (module docstring)
-    granularity: str           # token: truth on the statement's LCS end | sentence: both at the sentence end
-    evidence_k: int            # passages per statement
-    gold_material: bool        # add `The correct answer for "<question>" is "<answer>".` (RLFH's data builder)
-    drop_hedges: bool          # drop refusal / hedge sentences and questions before extraction
+    constants: str             # train_sh | readme | reward_config (module docstring)
+    granularity: str           # token | sentence | paragraph (reward.py:152-239)
+    max_secs: int              # sections shown to the verifier (train.sh:74)
+    max_words_per_sec: int     # section length in words (train.sh:75)
+    gold_material: bool        # the gold sentence is one of the materials (dataset.py:114)
+    drop_hedges: bool          # RLFH's post_process on the echoed sentences
+    parser: str                # released | strict (verify / assess replies)
+    decoding: str              # released (per prompt) | judge (the judge group's)
+    tries: int                 # requests per judge item while replies are unreadable (annotate.py:104)
+    echo_min_share: float      # an echo must share a run of this share of its characters with the response
+    judge_failure: str         # no_signal | released (verify -> Vague, assess -> 1, extract -> no statements)
+    dedupe_statements: bool    # guard: a repeated statement earns no positive reward
+    max_rewarded_statements: int | None  # guard: only the first N statements earn positive reward
     alignment_threshold: float  # PROTOCOL 1: under it, no signal for the completion
-    splitter: str              # PROTOCOL 1 sentence splitter
+    splitter: str              # PROTOCOL 1 sentence splitter (alignment only)
 
     def __post_init__(self) -> None:
-        if self.constants not in CONSTANTS:
-            raise ValueError(f"constants={self.constants!r}: choose one of {tuple(CONSTANTS)}")
-        if self.granularity not in GRANULARITIES:
-            raise ValueError(f"granularity={self.granularity!r}: choose one of {GRANULARITIES}")
-        if self.splitter not in SPLITTERS:
-            raise ValueError(f"splitter={self.splitter!r}: choose one of {SPLITTERS}")
-        if self.evidence_k < 1:
-            raise ValueError(f"evidence_k={self.evidence_k} must be >= 1 (RLFH: 3)")
+        choices = {"constants": tuple(CONSTANTS), "granularity": GRANULARITIES, "parser": PARSERS,
+                   "decoding": DECODINGS, "judge_failure": FAILURE_RULES, "splitter": SPLITTERS}
+        for key, allowed in choices.items():
+            if getattr(self, key) not in allowed:
+                raise ValueError(f"{key}={getattr(self, key)!r}: choose one of {allowed}")
+        for key, low in (("max_secs", 1), ("max_words_per_sec", 1), ("tries", 1)):
+            if getattr(self, key) < low:
+                raise ValueError(f"{key}={getattr(self, key)} must be >= {low}")
+        if self.max_rewarded_statements is not None and self.max_rewarded_statements < 0:
+            raise ValueError(f"max_rewarded_statements={self.max_rewarded_statements} must be >= 0 (or null: off)")
+        if not 0.0 < self.echo_min_share <= 1.0:
+            raise ValueError(f"echo_min_share={self.echo_min_share} must lie in (0, 1]")
         if not 0.0 <= self.alignment_threshold <= 1.0:
             raise ValueError(f"alignment_threshold={self.alignment_threshold} must be in [0, 1] (PROTOCOL 1: 0.5)")
 
@@ -83,11 +104,9 @@ class RLFHSettings(Settings):
     def table(self) -> Constants:
         return CONSTANTS[self.constants]
 
-
-def is_hedge(sentence: str) -> bool:
-    """A refusal / hedge sentence or a question (case-insensitive; curly apostrophes too)."""
-    text = sentence.strip().casefold().replace("\u2019", "'")
-    return text.endswith("?") or any(phrase in text for phrase in HEDGE_PHRASES)
+    @property
+    def guarded(self) -> bool:
+        return self.dedupe_statements or self.max_rewarded_statements is not None
 
 
-__all__ = ["CONSTANTS", "Constants", "GRANULARITIES", "HEDGE_PHRASES", "RLFHSettings", "VERDICTS", "is_hedge"]
+__all__ = ["CONSTANTS", "Constants", "FAILURE_RULES", "GRANULARITIES", "HEDGE_PHRASES", "RLFHSettings", "is_hedge"]

@@ -9,22 +9,25 @@ import pytest
 
 from tests.evidence_fixtures import judge_run_overrides
 from tests.helpers import harness
-from tests.knowrl.judge_server import JudgeServer
 
 from .conftest import ROWS
+from .scripted_judge import RLFHJudge
 
 pytestmark = pytest.mark.slow  # one real PPO training run (about a minute on 2 shared cores)
 
-# tiny-llama's 16-token noise has no tags: it is read whole (alignment.py), its sentence 0 gets
-# the default reply's statement, which is verified Correct and scored 5.
-SCRIPT = {"Reply with one word": "Correct", "Scores:": "5"}
-EXTRACTED = ">> Sentence 0\n* Marie Curie was born in Warsaw."
+# tiny-llama's noise has no tags: it is read whole (alignment.py). The judge echoes its first line
+# (so the echo is found in the response) with one statement, verified Correct and scored 5.
+STATEMENT = "Marie Curie was born in Warsaw."
+
+
+def echo_first_line(response: str) -> str:
+    return f">> Sentence 1: {response.strip().splitlines()[0]}\n* {STATEMENT}"
 
 
 @pytest.fixture(scope="module")
 def rlfh_run(tmp_path_factory, store_path):
     root = tmp_path_factory.mktemp("rlfh_run")
-    with JudgeServer(SCRIPT, default=EXTRACTED) as server:
+    with RLFHJudge(default_extract=echo_first_line, default_verify="Correct", default_assess="5") as server:
         result = harness("run", "method=rlfh", "model=tiny-llama",
                          *judge_run_overrides(server.url, store_path, [ROWS["curie"], ROWS["einstein"]], root))
         requests = list(server.requests)
@@ -43,14 +46,15 @@ def test_two_steps_train_against_the_http_judge(rlfh_run):
     assert len(steps) == 2  # one reward call per rollout (its PPO epochs reuse it)
     assert all(entry["rewards/rlfh/judge_items"] > 0 and entry["rewards/rlfh/statements"] > 0 for entry in steps)
     assert requests and all(body["model"] == "judge-test" for body in requests)
-    kinds = {k: sum(k in json.dumps(body) for body in requests) for k in ("Sentences:", "Materials:", "Scores:")}
+    kinds = {k: sum(k in json.dumps(body) for body in requests) for k in ("# Statements", "# Verification", "# Evaluation")}
     assert all(kinds.values()), kinds  # extract, verify and assess all reached the server
     from tests.rlfh.test_readme import documented_keys
 
     assert {f"rewards/rlfh/{k}" for k in documented_keys()} <= set(steps[0])
     records = [json.loads(line) for line in (run / "train" / "reward_records.jsonl").read_text().splitlines()]
     scored = [r for r in records if r.get("statement")]
-    assert scored and all(r["verdict"] == "correct" and r["truth"] == pytest.approx(0.5625) for r in scored)
+    kept = [r for r in scored if not r["hedged"]]
+    assert kept and all(r["verdict"] == "correct" and r["truth"] == pytest.approx(0.3 * 1.3) for r in kept)  # train_sh
 
 
 def test_run_records_components(rlfh_run):
@@ -58,7 +62,7 @@ def test_run_records_components(rlfh_run):
     components = json.loads((run / "train" / "components.json").read_text())["components"]
     assert set(components) == {"judge", "evidence", "settings", "optimizer"}  # PPO: no group advantages
     assert components["optimizer"]["adam_betas"] == [0.9, 0.95] and components["optimizer"]["stand_in"] is False
-    assert components["settings"]["constants"] == "readme"
+    assert components["settings"]["constants"] == "train_sh" and components["settings"]["judge_failure"] == "no_signal"
     info = json.loads((run / "run.json").read_text())
     assert info["stand_ins"] == []  # an openai judge and a built store are not stand-ins
     assert (run / "judge_stats.json").is_file()

@@ -1,0 +1,94 @@
+"""The guards against unbounded sums (docs/CONTRACTS.md "Guards"): `dedupe_statements` and
+`max_rewarded_statements`, off by default (= the original reward), never raising a return."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from factrl.harness.config import compose
+from factrl.harness.judge import open_judge
+from factrl.methods.rlfh import placement, scoring
+from factrl.methods.rlfh.alignment import align_response
+from factrl.methods.rlfh.prompts import prompts_for
+from factrl.methods.rlfh.reward import RLFHReward
+from factrl.methods.rlfh.settings import CONSTANTS, RLFHSettings
+
+from .conftest import CURIE
+from .scripted_judge import RLFHJudge
+from .test_reward import batch, judge_cfg
+
+HONEST_CORRECT = "<think>I recall that the answer is Warsaw.</think><answer>Warsaw</answer>"
+REPEATED = "<think>" + " ".join([CURIE] * 40) + " I recall that the answer is Paris.</think><answer>Paris</answer>"
+GUARDED = {"dedupe_statements": True, "max_rewarded_statements": 1}
+
+
+def returns(judge, store, tokenizer, completions, **settings):
+    reward = RLFHReward(tokenizer=tokenizer, judge=judge, store=store, settings=RLFHSettings.from_mapping(**settings))
+    out = reward(**batch(tokenizer, [(c, "curie") for c in completions]))
+    return [sum(r) for r in out.token_returns], out
+
+
+@pytest.fixture()
+def reference_judge(store):
+    with open_judge(compose(["judge=reference"]).judge, prompts=prompts_for(), evidence=store) as judge:
+        yield judge
+
+
+def test_the_rows_own_article_forty_times_is_bounded(reference_judge, store, tokenizer):
+    """The row's evidence article repeated 40 times before a wrong answer, graded by the
+    deterministic reference judge: the original reward pays it more than the honest correct
+    answer; with the guards it pays no more, and the honest answer keeps its reward."""
+    (correct, repeated), _ = returns(reference_judge, store, tokenizer, [HONEST_CORRECT, REPEATED])
+    (g_correct, g_repeated), out = returns(reference_judge, store, tokenizer, [HONEST_CORRECT, REPEATED], **GUARDED)
+    assert repeated > correct + 1.0
+    assert g_repeated <= g_correct and g_correct == pytest.approx(correct)
+    assert out.diagnostics["guard_clipped"] > 0
+    # the release merges identical echoes (its labels are a dict), so 40 copies are judged once
+    assert out.diagnostics["echoes"] < 2 * len(re.findall(r"[.!?](?:\s|$)", CURIE)) + 4
+
+
+_MARKER = re.compile(r"^[(]\d+[)] ")
+
+
+def _numbered(response: str) -> str:
+    """A judge that echoes each sentence as written and drops its "(k)" marker from the statement."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", response) if len(s.split()) >= 3]
+    return "\n".join(f">> Sentence {n}: {s}\n* {_MARKER.sub('', s)}" for n, s in enumerate(sentences, 1))
+
+
+def test_distinct_echoes_of_one_statement_are_paid_once_when_deduplicated(store, tokenizer):
+    one = "<think>Marie Curie was born in Warsaw.</think><answer>Warsaw</answer>"
+    many = "<think>" + " ".join(f"({k}) Marie Curie was born in Warsaw." for k in range(40)) + "</think><answer>Warsaw</answer>"
+    with RLFHJudge(default_extract=_numbered, default_verify="Correct", default_assess="4") as server, \
+            open_judge(judge_cfg(server.url)) as judge:
+        (single, repeated), _ = returns(judge, store, tokenizer, [one, many])
+        (d_single, d_repeated), out = returns(judge, store, tokenizer, [one, many], dedupe_statements=True)
+    assert repeated == pytest.approx(40 * single)  # the original: 40 echoes, 40 truth + info rewards
+    assert d_repeated == pytest.approx(single) and d_single == pytest.approx(single)
+    assert out.diagnostics["duplicate_statements"] == 39.0 and out.diagnostics["guard_clipped"] == 2 * 39
+
+
+def test_a_guard_only_removes_positive_terms(tokenizer):
+    """Against the original on one completion: the guard's rewards are min(original, 0) on every
+    clipped term, so no token gains; penalties of repeated wrong statements stay."""
+    text = "Paris is in France. Paris is in Spain. Paris is in Spain."
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    alignment = align_response(tokenizer, ids)
+    judged = placement.judged_text(alignment)
+
+    def labelled():
+        echoes = [scoring.Echo(s, [scoring.Statement(s.rstrip("."), v, 5)]) for s, v in
+                  (("Paris is in France.", "correct"), ("Paris is in Spain.", "wrong"), ("Paris is in Spain.", "wrong"))]
+        for e in echoes:
+            assert scoring.place(e, judged, alignment, 0.5)
+        return echoes
+
+    table = CONSTANTS["train_sh"]
+    plain = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token").rewards
+    for kw in ({"dedupe": True}, {"max_rewarded": 0}, {"max_rewarded": 1, "dedupe": True}):
+        guarded = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token", **kw).rewards
+        assert all(g <= p + 1e-12 for g, p in zip(guarded, plain)), kw
+        assert sum(guarded) <= sum(plain)
+    zero = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token", max_rewarded=0).rewards
+    assert sum(zero) == pytest.approx(2 * -1.2 * 1.3)  # both Wrong statements still cost; nothing positive left
