@@ -48,7 +48,7 @@ def test_cli_sweep_gives_one_table_across_methods(judge_url, store_path, pool_fi
                    "--out", str(out)])
     assert status == 0
     printed = capsys.readouterr().out
-    assert "corver v1 (tiny-llama)" in printed and "knowrl v1 (tiny-llama)" in printed
+    assert "corver v2 (tiny-llama)" in printed and "knowrl v1 (tiny-llama)" in printed
     assert {p.name for p in out.iterdir()} == {"probe.md", "probe.html", "probe.csv", "probe.json"}
     rows = list(csv.DictReader(io.StringIO((out / "probe.csv").read_text())))
     assert len(rows) == 2 * 11 and {r["method"] for r in rows} == {"corver", "knowrl"}
