@@ -149,7 +149,15 @@ class _LatencyHandler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         time.sleep(self.server.latency)
         text = body["messages"][0]["content"]  # the prompt itself (a re-ask appends turns after it)
-        if "Sentence to split:" in text:  # forag_decompose: the sentence is its one sub-claim
+        if "\nPredicted answer: " in text:  # knowrl_grade: A when the answer occurs in the gold target
+            gold = re.search(r"^Gold target: (.*)$", text, re.MULTILINE).group(1).lower()
+            answer = _unwrapped(text.rsplit("\nPredicted answer: ", 1)[1].split("\n---", 1)[0])
+            reply = "A" if answer.strip().lower() in gold else "B"
+        elif text.rstrip().endswith("\nFacts:"):  # knowrl_atomic_facts: the text's sentences of >= 3 words
+            inner = _unwrapped(text.rsplit("\nText: ", 1)[1].rsplit("\nFacts:", 1)[0])
+            facts = [s for s in re.split(r"(?<=[.!?])\s+", inner.strip()) if len(s.split()) >= 3]
+            reply = "\n".join(f"- {s}" for s in facts) or "NON_FACTUAL: no facts"
+        elif "Sentence to split:" in text:  # forag_decompose: the sentence is its one sub-claim
             sentence = text.split("<<<", 1)[-1].rsplit(">>>", 1)[0].strip()
             reply = f"- {sentence}" if len(sentence.split()) >= 3 else "NO_CLAIMS"
         elif "SUPPORTED or NOT_SUPPORTED" in text:  # forag_verify: supported when the evidence holds it
@@ -200,6 +208,11 @@ class _WithCleanup:
             closer()
         for fn in self.cleanups:
             fn()
+
+
+def _unwrapped(text: str) -> str:
+    """`text` without the material tags around model output (factrl.harness.judge.material)."""
+    return re.sub(r'</?material-[0-9a-f]{12}(?: label="[^"]*")?>', "", text)
 
 
 @column("knowrl")

@@ -8,7 +8,8 @@ The judge client re-asks a bounded number of times with `reask(...)`, then gives
 item (no signal, counted). Change `version` whenever the text or the parser changes: it is
 part of the cache key and of every result's provenance.
 
-- `SIMPLEQA_GRADE` (the SimpleQA rubric, used by KnowRL's correctness term): item
+- `SIMPLEQA_GRADE` (the SimpleQA rubric, reworded; KnowRL grades with its own released prompt,
+  methods/knowrl/prompts.py): item
   {question, gold (str or list of str), answer}; value "CORRECT" | "INCORRECT" | "NOT_ATTEMPTED".
 - `ATOMIC_FACTS` (KnowRL's fact-extraction rules): item {text}; value: list of fact strings ([]
   for a NON_FACTUAL reply); facts are the "- " lines of >= 3 words, deduplicated case-insensitively.

@@ -1,5 +1,6 @@
 """`knowrl`: judge-graded correctness plus a knowledge-base factuality term (Ren et al., arXiv
-2506.19807; zjunlp/KnowRL HEAD). See README.md in this folder and BASELINES 5.
+2506.19807; zjunlp/KnowRL@f75b0bb, its HEAD). See README.md in this folder (its Fidelity table
+lists every setting against the release) and BASELINES 5.
 
 format (+1 / -1) + final, final = +2 correct / +1 refusal / -1 incorrect by the judge's SimpleQA
 grade, and for a wrong non-refusal -1 + the supported fraction (times FActScore's length
@@ -13,6 +14,7 @@ from typing import Any
 from factrl.harness.errors import ConfigError, DataError
 from factrl.harness.method import Method, RunContext
 
+from .prompts import prompts_for
 from .reward import DIAGNOSTIC_KEYS, KnowRLReward
 from .scoring import RETRIEVALS, KnowRLSettings
 
@@ -33,7 +35,7 @@ class KnowRL(Method):
     name = "knowrl"
     algorithm = "grpo"
     description = "judge-graded correctness (+2/+1/-1), format, and NLI-checked atomic facts for wrong answers (GRPO)"
-    version = "1"
+    version = "2"
     settings_class = KnowRLSettings
 
     def build_reward(self, ctx: RunContext) -> KnowRLReward:
@@ -44,18 +46,24 @@ class KnowRL(Method):
         evidence_cfg = ctx.service_config("evidence", "knowrl")
         judge_cfg = ctx.service_config("judge", "knowrl")
         from factrl.harness.nli import load_nli
+        from factrl.harness.prompts import response_prefix
 
         store = ctx.open_evidence(evidence_cfg)
         nli = load_nli(settings.nli)
-        judge = ctx.open_judge(judge_cfg)
-        reward = KnowRLReward(judge=judge, store=store, nli=nli, settings=settings, k=int(evidence_cfg.k))
+        grade, facts = prompts_for(settings.grade_parse)
+        # Registered up front: the judge component lists both from the first step, and
+        # judge=reference answers them from the run's evidence store.
+        judge = ctx.open_judge(judge_cfg, prompts=[grade, facts], evidence=store)
+        model_cfg = ctx.config.get("model") if ctx.config is not None else None
+        reward = KnowRLReward(judge=judge, store=store, nli=nli, settings=settings, k=int(evidence_cfg.k),
+                              grade_prompt=grade, facts_prompt=facts, prefix=response_prefix(model_cfg))
         ctx.logger.info("knowrl reward: variant=%s judge=%s nli=%s evidence=%s k=%d", settings.variant,
                         getattr(judge, "describe", dict)().get("model"), nli.describe().get("label"),
                         store.describe().get("label"), reward.k)
         return reward
 
     def components(self, reward: KnowRLReward) -> dict[str, dict[str, Any]]:
-        """judge, nli, evidence, retrieval and settings: what besides version 1 changes a result."""
+        """judge, nli, evidence, retrieval and settings: what besides the method version changes a result."""
         return {"judge": dict(reward.judge.describe()), "nli": dict(reward.nli.describe()),
                 "evidence": dict(reward.store.describe()), "retrieval": retrieval_component(reward),
                 "settings": settings_component(reward)}
@@ -70,13 +78,19 @@ def retrieval_component(reward: KnowRLReward) -> dict[str, Any]:
 
 
 def settings_component(reward: KnowRLReward) -> dict[str, Any]:
+    from .fidelity import differences
+
     s = reward.settings
     return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-            "label": "KnowRL settings", "variant": s.variant, "correct": s.correct, "refusal": s.refusal,
+            "label": "KnowRL settings", "variant": s.variant, "grade_parse": s.grade_parse,
+            "correct": s.correct, "refusal": s.refusal,
             "incorrect": s.incorrect, "format_ok": s.format_ok, "format_bad": s.format_bad,
             "threshold": s.threshold, "gamma": s.gamma, "v1_cap": s.v1_cap, "require_title": s.require_title,
             "k": reward.k, "max_failed_share": getattr(getattr(reward.judge, "settings", None), "max_failed_share", None),
-            "grade_prompt": _prompt_id(reward.grade_prompt), "facts_prompt": _prompt_id(reward.facts_prompt)}
+            "grade_prompt": _prompt_id(reward.grade_prompt), "facts_prompt": _prompt_id(reward.facts_prompt),
+            "response_prefix": reward.prefix,
+            # The deliberate differences from zjunlp/KnowRL@f75b0bb (README, Fidelity), so tables can mark them.
+            "differences": differences(s, dict(reward.nli.describe()))}
 
 
 def _prompt_id(prompt: Any) -> str:

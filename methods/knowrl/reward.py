@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 from factrl.harness.method import RewardOutput
 
 from . import scoring
+from .prompts import prompts_for
 from .scoring import KnowRLSettings
 
 # Every key is logged at every step (stable metric names, STYLE 3); README lists them.
@@ -76,16 +77,15 @@ class KnowRLReward:
     name = "knowrl"
 
     def __init__(self, *, judge: Any, store: Any, nli: Any, k: int, settings: KnowRLSettings | None = None,
-                 grade_prompt: Any = None, facts_prompt: Any = None):
-        if grade_prompt is None or facts_prompt is None:
-            from factrl.harness.judge.prompts import ATOMIC_FACTS, SIMPLEQA_GRADE
-
-            grade_prompt = grade_prompt or SIMPLEQA_GRADE
-            facts_prompt = facts_prompt or ATOMIC_FACTS
+                 grade_prompt: Any = None, facts_prompt: Any = None, prefix: str = ""):
         self.judge, self.store, self.nli = judge, store, nli
         self.settings = settings if settings is not None else KnowRLSettings.from_mapping()
+        own_grade, own_facts = prompts_for(self.settings.grade_parse)
         self.k = int(k)  # the evidence group's `k`
-        self.grade_prompt, self.facts_prompt = grade_prompt, facts_prompt
+        self.grade_prompt, self.facts_prompt = grade_prompt or own_grade, facts_prompt or own_facts
+        # model.response_prefix: the start of the assistant turn the prompt already wrote ("<think>"
+        # for the embedded SmolLM2); the format and fact-text rules see the whole turn.
+        self.prefix = str(prefix or "")
         self._has_evidence: dict[str, bool] = {}
 
     # -- the steps ------------------------------------------------------------------------
@@ -106,9 +106,10 @@ class KnowRLReward:
         if not asked:
             return []
         results = self.judge.ask_many(self.grade_prompt, [
-            # The raw question (KnowRL's `qwestion` typo sent the chat-templated prompt) and
-            # every reference answer, aliases included (KnowRL sent one `best_answer`).
-            {"question": str(i.row.get("question", "")), "gold": _golds(i.row), "answer": i.answer} for i in asked])
+            # The raw question (the release's `qwestion` column never reaches the reward, so its
+            # judge saw the chat-templated prompt) and one reference, the first, as the release's
+            # `best_answer` (README, Fidelity).
+            {"question": str(i.row.get("question", "")), "gold": shown_gold(i.row), "answer": i.answer} for i in asked])
         for item, result in zip(asked, results):
             grade = scoring.parse_grade(result.value) if result.ok else None
             if grade is None:
@@ -189,8 +190,9 @@ class KnowRLReward:
         s = self.settings
         items: list[_Item] = []
         for b, (text, row) in enumerate(zip(completions, rows)):
-            items.append(_Item(b, row, s.format_ok if scoring.format_ok(text) else s.format_bad,
-                               scoring.answer_of(text), scoring.reasoning_of(text)))
+            turn = self.prefix + (text or "")
+            items.append(_Item(b, row, s.format_ok if scoring.format_ok(turn) else s.format_bad,
+                               scoring.answer_of(turn), scoring.reasoning_of(turn)))
         started = time.perf_counter()
         grades = self._grade(items)
         facts = self._split_facts(items)
@@ -253,6 +255,12 @@ def _golds(row: Mapping[str, Any]) -> list[str]:
     return [answers] if isinstance(answers, str) else [str(a) for a in answers]
 
 
+def shown_gold(row: Mapping[str, Any]) -> str:
+    """The one reference the judge sees: the row's first non-empty answer ("" when none: the
+    prompt then says "No reference answer provided.", as released)."""
+    return next((g.strip() for g in _golds(row) if g.strip()), "")
+
+
 def _record(item: _Item) -> dict[str, Any]:
     """One line of train/reward_records.jsonl per completion."""
     return {"completion": item.index, "row_id": item.row.get("id"), "answer": item.answer, "grade": item.grade,
@@ -262,4 +270,4 @@ def _record(item: _Item) -> dict[str, Any]:
             "total": item.total, "error": item.error}
 
 
-__all__ = ["DIAGNOSTIC_KEYS", "KnowRLReward"]
+__all__ = ["DIAGNOSTIC_KEYS", "KnowRLReward", "shown_gold"]

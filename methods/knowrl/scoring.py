@@ -1,10 +1,11 @@
-"""KnowRL's reward arithmetic, free of services (BASELINES 5.1, zjunlp/KnowRL HEAD).
+"""KnowRL's reward arithmetic, free of services (zjunlp/KnowRL@f75b0bb, the HEAD CorVer describes).
 
 Total = format + final, in [-2, 3]:
 
-- format: `<think>` is prepended when the completion does not start with it; then the
-  completion must be exactly one think block and one answer block (whitespace between and
-  after allowed), both non-empty and with no `<think>` / `<answer>` inside -> +1, else -1.
+- format (train/reward_function/format_reward.py:15-27): `<think>` is prepended when the
+  completion does not start with it; then it must be one think block and one answer block
+  (whitespace around the tags allowed, at most one newline after `</answer>`), both non-empty
+  after their first non-space character and with no `<think>` / `<answer>` after it -> +1, else -1.
 - final, from the judge's SimpleQA grade of the answer: A (correct) -> +2, C (not
   attempted, i.e. a refusal) -> +1, B (incorrect) -> -1. A missing or empty answer is -1
   without a judge call.
@@ -25,16 +26,17 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from factrl.evals.answers import STOPWORDS, extract_answer, is_refusal, normalize_answer
+from factrl.evals.answers import STOPWORDS, is_refusal, normalize_answer
 from factrl.harness.settings import Settings
 
 VARIANTS = ("head", "v1.0.0")
 RETRIEVALS = ("bm25",)
+GRADE_PARSES = ("strict", "released")
 GRADES = ("A", "B", "C")  # SimpleQA: correct, incorrect, not attempted
 _GRADE_NAMES = {"A": "A", "CORRECT": "A", "B": "B", "INCORRECT": "B", "C": "C", "NOT_ATTEMPTED": "C",
                 "NOT ATTEMPTED": "C"}
-_FORMAT = re.compile(r"<think>(?P<think>.*?)</think>\s*<answer>(?P<answer>.*?)</answer>\s*", re.DOTALL)
-_FIRST_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+# The release's `$` (no MULTILINE) also matches before one final newline: "\n?" at the end.
+_FORMAT = re.compile(r"<think>(?P<think>.*?)</think>\s*<answer>(?P<answer>.*?)</answer>\n?", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class KnowRLSettings(Settings):
     IGNORE = ("name",)
 
     variant: str          # head (CorVer's description) | v1.0.0 (paper-era tag)
+    grade_parse: str      # strict (a reply that is only a grade) | released (the release's word search)
     correct: float        # SimpleQA A
     refusal: float        # SimpleQA C (HEAD); v1.0.0 scores it `incorrect`
     incorrect: float      # SimpleQA B, or a missing / empty answer
@@ -62,6 +65,8 @@ class KnowRLSettings(Settings):
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"variant={self.variant!r}: choose one of {VARIANTS}")
+        if self.grade_parse not in GRADE_PARSES:
+            raise ValueError(f"grade_parse={self.grade_parse!r}: choose one of {GRADE_PARSES}")
         if not 0.0 <= self.threshold <= 1.0:
             raise ValueError(f"threshold={self.threshold}: an entailment probability in [0, 1] (KnowRL: 0.3)")
         if self.gamma < 0:
@@ -79,34 +84,47 @@ def head_settings() -> KnowRLSettings:
     return KnowRLSettings.from_mapping()
 
 
+def _part_ok(part: str) -> bool:
+    """A block's text as the release's regex takes it: a non-space character first, then no
+    `<think>` / `<answer>` (its look-ahead starts after that first character)."""
+    body = part.lstrip()
+    return bool(body.strip()) and "<think>" not in body[1:] and "<answer>" not in body[1:]
+
+
 def format_ok(completion: str) -> bool:
     """KnowRL's format rule: one think block then one answer block, both non-empty, not nested."""
     text = completion or ""
     if not text.startswith("<think>"):
         text = "<think>" + text
     match = _FORMAT.fullmatch(text)
-    if match is None:
-        return False
-    for part in (match["think"], match["answer"]):
-        if not part.strip() or "<think>" in part or "<answer>" in part:
-            return False
-    return True
+    return match is not None and _part_ok(match["think"]) and _part_ok(match["answer"])
+
+
+def _first_span(text: str, opener: str, closer: str) -> str | None:
+    """The text between the first `opener` and the first `closer` after it, as the release's
+    `re.search(opener + "(.*?)" + closer, text, re.DOTALL)` finds it (case-sensitive: `<ANSWER>`
+    is no tag); None when there is none."""
+    start = text.find(opener)
+    end = text.find(closer, start + len(opener)) if start >= 0 else -1
+    return text[start + len(opener):end] if end >= 0 else None
 
 
 def answer_of(completion: str) -> str:
-    """The answer the judge grades: a closed answer block's text (the evaluator's extraction);
-    "" when there is none (an unclosed block counts as missing, as KnowRL's regex does)."""
-    ext = extract_answer(completion or "")
-    return ext.answer if ext.closed else ""
+    """The answer the judge grades: the FIRST `<answer>...</answer>` block, stripped
+    (correct_reward.py:129,144); "" when there is none (then -1 without a judge call): an
+    unclosed block counts as missing, and a nested `<answer>` stays inside the text, as released."""
+    span = _first_span(completion or "", "<answer>", "</answer>")
+    return span.strip() if span is not None else ""
 
 
-def reasoning_of(completion: str) -> str:
-    """The text whose atomic facts are checked: the first think block, else the whole completion.
-    As in the format rule, `<think>` is prepended when the completion does not start with it (a
-    model whose prompt ends in `<think>` writes only the closing tag)."""
-    text = completion or ""
-    match = _FIRST_THINK.search(text if text.startswith("<think>") else "<think>" + text)
-    return (match.group(1) if match else text).strip()
+def reasoning_of(completion: str, prefix: str = "") -> str:
+    """The text whose atomic facts are checked (fact_reward.py:89-94): the first
+    `<think>...</think>` span, stripped, else the whole completion, stripped. `prefix` is the
+    model's response prefix (`model.response_prefix`, e.g. "<think>"): the part of the assistant
+    turn the prompt already wrote, so the rule sees the whole turn as the release's did."""
+    text = prefix + (completion or "")
+    span = _first_span(text, "<think>", "</think>")
+    return (span if span is not None else text).strip()
 
 
 def parse_grade(value: Any) -> str | None:
@@ -179,6 +197,6 @@ def total(format_value: float, correctness: float, fact: float | None) -> float:
     return format_value + correctness + (fact if fact is not None else 0.0)
 
 
-__all__ = ["GRADES", "RETRIEVALS", "VARIANTS", "KnowRLSettings", "answer_of", "fact_score", "format_ok",
+__all__ = ["GRADES", "GRADE_PARSES", "RETRIEVALS", "VARIANTS", "KnowRLSettings", "answer_of", "fact_score", "format_ok",
            "gets_fact_term", "grade_reward", "head_settings", "is_refusal", "length_penalty", "parse_grade",
            "reasoning_of", "supported_flags", "total", "v1_skips_judge"]

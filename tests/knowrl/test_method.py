@@ -58,7 +58,9 @@ def test_builds_and_records_components(store_path, tmp_path):
         assert set(components) == {"judge", "nli", "evidence", "retrieval", "settings"}
         assert stand_in_names(components) == ["nli", "retrieval"]
         assert components["settings"]["threshold"] == 0.3 and components["settings"]["k"] == 5
-        assert components["settings"]["grade_prompt"] == "simpleqa_grade@2"
+        assert components["settings"]["grade_prompt"] == "knowrl_grade@1"
+        assert components["settings"]["facts_prompt"] == "knowrl_atomic_facts@1"
+        assert set(components["judge"]["prompts"]) == {"knowrl_grade", "knowrl_atomic_facts"}  # registered up front
         ctx.close()  # the registered cleanups close the judge (and write its stats) and the store
     assert (tmp_path / "judge_stats.json").is_file()
 

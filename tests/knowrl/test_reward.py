@@ -11,6 +11,7 @@ import math
 
 import pytest
 
+from factrl.harness.judge import open_judge
 from factrl.harness.judge.stats import JudgeFailuresExceeded
 from factrl.methods.knowrl.reward import DIAGNOSTIC_KEYS, KnowRLReward
 from factrl.methods.knowrl.scoring import KnowRLSettings
@@ -26,12 +27,12 @@ C_NO_ANSWER = "Albert Einstein was born in Ulm in 1879."
 C_NO_EVIDENCE = "<think>Hamlet was written by Marlowe.</think><answer>Marlowe</answer>"
 C_UNREADABLE = "<think>Einstein was born in Ulm.</think><answer>Munich</answer>"
 
-SCRIPT = {
-    "Answer to grade: Warsaw": "A",
-    "Answer to grade: I don't know": "C",
-    "Answer to grade: Paris": "B",
-    "Answer to grade: Marlowe": "B",
-    "Answer to grade: Munich": "Well, it could be either of them.",  # never a grade, re-asks included
+SCRIPT = {  # KnowRL's grade prompt ends "Predicted answer: <answer>\n---"; its fact prompt "Text: <text>"
+    "Predicted answer: Warsaw\n": "A",
+    "Predicted answer: I don't know\n": "C",
+    "Predicted answer: Paris\n": "B",
+    "Predicted answer: Marlowe\n": "B",
+    "Predicted answer: Munich\n": "Well, it could be either of them.",  # never a grade, re-asks included
     "Tokyo hosts": "- Marie Curie was born in Warsaw.\n- Tokyo hosts the Summer Olympics often.\n"
                    "- Marie Curie won two Nobel Prizes.\n- Too short",  # under 3 words: dropped by the parser
     "born in Ulm in 1879": "- Albert Einstein was born in Ulm in 1879.",
@@ -59,8 +60,6 @@ def server():
 
 @pytest.fixture()
 def judge(server):
-    from factrl.harness.judge import open_judge
-
     with open_judge(judge_cfg(server.url)) as opened:
         yield opened
 
@@ -108,16 +107,18 @@ def test_hand_computed_rewards(server, judge, store, standin):
     assert records[4]["evidence"] is False and records[4]["facts"] == []
 
 
-def test_judge_gets_the_raw_question_all_golds_and_one_call_per_kind(server, judge, store, standin):
+def test_judge_gets_the_raw_question_the_first_gold_and_one_call_per_kind(server, judge, store, standin):
     reward = make_reward(judge, store, standin)
     reward(**batch([(C_CORRECT, "einstein"), (C_WRONG, "curie")]))
     texts = server.texts()
-    grade = [t for t in texts if "Answer to grade: Warsaw" in t][0]
+    grade = [t for t in texts if "Predicted answer: Warsaw" in t][0]
     assert "Question: Where was Albert Einstein born?" in grade
-    assert "Gold answer: Ulm / Ulm, Germany" in grade  # aliases too
+    assert "\nGold target: Ulm\n" in grade  # one reference, the first (the release's best_answer)
     assert "<|" not in grade and "[INST]" not in grade  # no chat template in the question
     facts = [t for t in texts if "Tokyo hosts" in t][0]
-    assert "Answer to grade" not in facts and "<answer>" not in facts  # the reasoning only
+    assert "Predicted answer" not in facts and "<answer>" not in facts  # the reasoning only
+    # one grade request per answer, one fact request per wrong answer with evidence (+ the preflight)
+    assert len([t for t in texts if "Predicted answer:" in t]) == 2 and len([t for t in texts if "Facts:" in t]) >= 1
 
 
 def test_deberta_scores_reach_the_supported_rule(server, judge, store, deberta_dirs):
@@ -147,13 +148,30 @@ def test_v1_variant(server, judge, store, standin):
     assert out.records[1]["fact"] == pytest.approx(2 / 15)  # min(2 / 15, 1), no length penalty
     assert out.token_returns[1][0] == pytest.approx(1.0 - 1.0 + 2 / 15)
     assert out.token_returns[2][0] == pytest.approx(3.0)
-    assert not any("Answer to grade: Paris" in t for t in server.texts())
+    assert not any("Predicted answer: Paris" in t for t in server.texts())
 
 
 def test_failures_over_the_share_stop_the_step(store, standin):
-    from factrl.harness.judge import open_judge
-
-    with JudgeServer({"Answer to grade": "500"}) as srv, open_judge(judge_cfg(srv.url)) as judge:
+    with JudgeServer({"Predicted answer": "500"}) as srv, open_judge(judge_cfg(srv.url)) as judge:
         reward = make_reward(judge, store, standin)
         with pytest.raises(JudgeFailuresExceeded, match=r"2 of 2 items failed.*judge.max_failed_share=0.5.*rerun"):
             reward(**batch([(C_CORRECT, "curie"), (C_WRONG, "curie")]))
+
+
+def test_the_reference_judge_gives_a_real_signal(store, standin):
+    """judge=reference answers KnowRL's own prompts: the grade from the protocol's matcher against
+    the gold shown (an abstention is NOT_ATTEMPTED), the facts from the heuristic claims."""
+    from factrl.methods.knowrl.prompts import ATOMIC_FACTS, GRADE
+
+    with open_judge({"backend": "reference"}, prompts=[GRADE, ATOMIC_FACTS], evidence=store) as judge:
+        out = make_reward(judge, store, standin)(**batch([(C_CORRECT, "curie"), (C_REFUSE, "curie"),
+                                                          (C_WRONG, "curie")]))
+        prompts = judge.describe()["prompts"]
+    assert [r["grade"] for r in out.records] == ["A", "C", "B"]
+    assert out.records[2]["facts"] == ["Marie Curie was born in Warsaw", "Tokyo hosts the Summer Olympics",
+                                       "Marie Curie won two Nobel Prizes"]
+    assert out.records[2]["supported"] == [True, False, True]
+    assert [r[0] for r in out.token_returns] == pytest.approx([3.0, 2.0, 2 / 3 * math.exp(1 - 10 / 3)])
+    assert out.diagnostics["judge_failed"] == 0.0
+    assert set(prompts) == {"knowrl_grade", "knowrl_atomic_facts"}
+    assert prompts["knowrl_grade"]["source"].startswith("zjunlp/KnowRL@f75b0bb")

@@ -41,8 +41,11 @@ def test_answer_and_reasoning_extraction():
     assert s.answer_of("no tags") == ""
     assert s.reasoning_of("<think> Paris is in France. </think><answer>x</answer>") == "Paris is in France."
     assert s.reasoning_of("  Paris is in France.  ") == "Paris is in France."  # whole completion
-    # the prompt opened the think block (response prefix "<think>"): the text before </think>
-    assert s.reasoning_of("Paris is in France.</think><answer>Paris</answer>") == "Paris is in France."
+    # no opening tag: the whole completion, as released; unless the prompt opened the think
+    # block (response prefix "<think>"): then the text before </think>
+    text = "Paris is in France.</think><answer>Paris</answer>"
+    assert s.reasoning_of(text) == text
+    assert s.reasoning_of(text, prefix="<think>") == "Paris is in France."
 
 
 def test_length_penalty_and_supported_fraction():
