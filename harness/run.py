@@ -151,6 +151,8 @@ def run_task(cfg: DictConfig) -> dict | None:
 
 def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
     """Rank 0 (or the only process): open the run directory, train, evaluate, record."""
+    from .training import distributed  # imported in run_task for `--help` speed; a local name there
+
     run = open_run(cfg)
     if run.finished and not cfg.get("force", False):
         distributed.share_from_main(None)  # the other processes have nothing to train
