@@ -151,7 +151,7 @@ def run_task(cfg: DictConfig) -> dict | None:
 
 def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
     """Rank 0 (or the only process): open the run directory, train, evaluate, record."""
-    from .training import distributed  # imported in run_task for `--help` speed; a local name there
+    from .training import distributed
 
     run = open_run(cfg)
     if run.finished and not cfg.get("force", False):

@@ -42,13 +42,22 @@ class JudgeServer(LocalServer):
         """The concatenated message contents of every chat request so far."""
         return [_text(body) for body in self.requests]
 
+    def reply_to(self, body: dict) -> str:
+        """The reply to one chat request body; subclasses that must see the material blocks
+        themselves (tests/judge/obeying_server.py) override this and read `raw_text(body)`."""
+        return self.reply_for(_text(body))
+
 
 _MATERIAL = re.compile(r'<material-([0-9a-f]{12})(?: label="[^"]*")?>(.*?)</material-\1>', re.DOTALL)
 
 
+def raw_text(body: dict) -> str:
+    """The request's message contents joined, material blocks left as sent."""
+    return "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+
+
 def _text(body: dict) -> str:
-    text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
-    return _MATERIAL.sub(lambda m: m.group(2), text)
+    return _MATERIAL.sub(lambda m: m.group(2), raw_text(body))
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -74,7 +83,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("model") not in server.models:
             return self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist.",
                                               "type": "invalid_request_error", "code": "model_not_found"}})
-        reply = server.reply_for(_text(body))
+        reply = server.reply_to(body)
         if reply == "500":
             return self._send(500, {"error": {"message": "boom", "type": "server_error"}},
                               headers={"retry-after-ms": "10"})
