@@ -261,6 +261,23 @@ def build_forag(bench: Bench):
     return _WithCleanup(reward, judge.close, store.close, *([server.shutdown, server.server_close] if server else []))
 
 
+@column("forag-reference")
+def build_forag_reference(bench: Bench):
+    """FoRAG with judge=reference (the embedded models' default judge): the prompts' reference
+    answers (heuristic claims, the lexical NLI stand-in) in-process, the demo evidence store."""
+    from factrl.harness.evidence import open_evidence
+    from factrl.harness.judge import open_judge
+    from factrl.methods.forag import DECOMPOSE, VERIFY, FoRAGReward, FoRAGSettings
+
+    cfg = bench.compose("method=forag", "judge=reference")
+    store = open_evidence(cfg.evidence)
+    judge = open_judge(cfg.judge, prompts=[DECOMPOSE, VERIFY], evidence=store)
+    reward = FoRAGReward(tokenizer=bench.tokenizer, judge=judge, store=store,
+                         settings=FoRAGSettings.from_mapping(cfg.method), k=int(cfg.evidence.k))
+    bench.notes["forag-reference"] = "judge=reference (rule-based), demo evidence store"
+    return _WithCleanup(reward, judge.close, store.close)
+
+
 @column("rlfh")
 def build_rlfh(bench: Bench):
     """RLFH: the real judge client against the local latency judge (or --judge-url), the demo

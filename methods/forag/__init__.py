@@ -4,7 +4,8 @@
 The judge splits each sentence of the completion into sub-claims and checks each against the
 row's evidence passages; each verified sub-claim is worth +1 (supported) / -1, the sentence's
 mean lands on its last token, and the PPO engine (`algorithm: ppo`) turns these token rewards
-into GAE advantages with its critic. No correctness term.
+into GAE advantages with its critic. No correctness term. Any failed judge item of a completion
+makes it no-signal; `dedupe_statements` / `max_rewarded_statements` are named guards (off by default).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from factrl.harness.errors import ConfigError, DataError
 from factrl.harness.method import Method, RunContext
 
+from .fidelity import differences
 from .prompts import DECOMPOSE, VERIFY
 from .reward import CONTEXT_SENTENCES, DIAGNOSTIC_KEYS, FoRAGReward
 from .settings import FoRAGSettings
@@ -37,7 +39,7 @@ class FoRAG(Method):
     name = "forag"
     algorithm = "ppo"
     description = "judge-split sub-claims verified against evidence, rewards on sentence-end tokens (PPO + critic)"
-    version = "1"
+    version = "2"  # README "Changelog"
     settings_class = FoRAGSettings
     fidelity = "reconstructed"  # no public training code: the reward is this harness's design (README.md)
 
@@ -55,26 +57,34 @@ class FoRAG(Method):
         judge_cfg = ctx.service_config("judge", "forag")
 
         store = ctx.open_evidence(evidence_cfg)
-        judge = ctx.open_judge(judge_cfg)
+        # The prompts are registered so the judge component lists them (and judge=reference checks
+        # their reference answers) before the first step; the store serves reference answers.
+        judge = ctx.open_judge(judge_cfg, prompts=[DECOMPOSE, VERIFY], evidence=store)
         reward = FoRAGReward(tokenizer=ctx.tokenizer, judge=judge, store=store, settings=settings,
                              k=int(evidence_cfg.k))
-        ctx.logger.info("forag reward: aggregation=%s placement=%s judge=%s evidence=%s k=%d", settings.aggregation,
-                        settings.placement, judge.describe().get("model"), store.describe().get("label"), reward.k)
+        ctx.logger.info("forag reward: aggregation=%s placement=%s dedupe_statements=%s max_rewarded_statements=%s "
+                        "judge=%s evidence=%s k=%d", settings.aggregation, settings.placement,
+                        settings.dedupe_statements, settings.max_rewarded_statements,
+                        judge.describe().get("model"), store.describe().get("label"), reward.k)
         return reward
 
     def components(self, reward: FoRAGReward) -> dict[str, dict[str, Any]]:
-        """judge, evidence and settings: what besides version 1 changes a FoRAG result."""
+        """judge, evidence and settings: what besides the version changes a FoRAG result."""
         return {"judge": dict(reward.judge.describe()), "evidence": dict(reward.store.describe()),
                 "settings": settings_component(reward)}
 
 
 def settings_component(reward: FoRAGReward) -> dict[str, Any]:
+    """Every setting (the guards included), the fixed design facts, the prompts and the deliberate
+    differences (fidelity.py). `fidelity: reconstructed`: no public code, the reward is ours."""
+    s = reward.settings
+    label = f"FoRAG settings ({s.aggregation}, {s.placement}{', guarded' if s.guarded else ''})"
     return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-            "label": f"FoRAG settings ({reward.settings.aggregation}, {reward.settings.placement})",
-            **reward.settings.to_dict(), "k": reward.k, "context_sentences": CONTEXT_SENTENCES,
-            "correctness_term": False,
+            "label": label, "fidelity": "reconstructed", **s.to_dict(), "guarded": s.guarded, "k": reward.k,
+            "context_sentences": CONTEXT_SENTENCES, "correctness_term": False, "judge_failure": "no_signal",
             "max_failed_share": getattr(getattr(reward.judge, "settings", None), "max_failed_share", None),
-            "decompose_prompt": _prompt_id(reward.decompose_prompt), "verify_prompt": _prompt_id(reward.verify_prompt)}
+            "decompose_prompt": _prompt_id(reward.decompose_prompt), "verify_prompt": _prompt_id(reward.verify_prompt),
+            "differences": differences(s)}
 
 
 def _prompt_id(prompt: Any) -> str:

@@ -11,13 +11,15 @@ top-k passages for that sub-claim (BM25 over the row's `title` articles, BASELIN
 
 Outcomes per completion (README "Reward"):
 - its row has no evidence: None (no signal, BASELINES 1.4 "no claim rewards"), counted;
+- any judge item of it failed (a split, or a sub-claim's verdict): None (docs/CONTRACTS.md
+  "Reward failure rule"), counted as `no_signal_judge`. Dropping only the failed item would
+  let a failure raise the return (a lost -1 leaves the +1s), so the whole completion goes;
+  its remaining sub-claims are not asked once a split failed;
 - no sentence, or every sentence has NO_CLAIMS: zero rewards on every token (nothing was
   claimed, so nothing is rewarded; the KL penalty and the critic still see it), counted;
-- otherwise each verified sub-claim is worth `supported` / `unsupported`, aggregated per
-  sentence and placed (placement.py). A sentence whose split failed, or a sub-claim whose
-  verdict failed, adds nothing (no made-up value); a completion left with no verified
-  sub-claim because of such failures is None. All failures are counted; above
-  `judge.max_failed_share` of a step's items the step stops (`JudgeFailuresExceeded`).
+- otherwise each verified sub-claim is worth `supported` / `unsupported` (the guards may set a
+  positive value to 0, guards.py), aggregated per sentence and placed (placement.py).
+Above `judge.max_failed_share` of a step's items the step stops (`JudgeFailuresExceeded`).
 """
 from __future__ import annotations
 
@@ -28,16 +30,17 @@ from typing import Any, Mapping, Sequence
 from factrl.harness import completions as comp
 from factrl.harness.method import RewardOutput
 
+from . import guards
 from .placement import place_rewards
 from .prompts import DECOMPOSE, VERIFY
 from .settings import FoRAGSettings
 
 # Every key is logged at every step (stable metric names, STYLE 3); README lists them.
 DIAGNOSTIC_KEYS = (
-    "sentences", "subclaims", "subclaims_per_sentence", "supported_share", "judge_items", "judge_failed",
-    "decompose_failed", "verify_failed", "parse_failures", "no_evidence", "no_claims", "no_signal_judge",
-    "alignment_fallback", "unplaced", "rewarded_tokens", "reward_mean", "judge_seconds", "evidence_seconds",
-    "alignment_seconds", "seconds",
+    "sentences", "subclaims", "subclaims_per_sentence", "subclaims_per_completion", "supported_share",
+    "duplicate_subclaims", "guard_clipped", "judge_items", "judge_failed", "decompose_failed", "verify_failed",
+    "parse_failures", "no_evidence", "no_claims", "no_signal_judge", "alignment_fallback", "unplaced",
+    "rewarded_tokens", "reward_mean", "judge_seconds", "evidence_seconds", "alignment_seconds", "seconds",
 )
 CONTEXT_SENTENCES = 3  # earlier sentences shown with each sentence to split (pronouns), bounded
 
@@ -63,6 +66,10 @@ class _Item:
     alignment: comp.Alignment | None = None
     # sentence index -> sub-claims (None: that sentence's split failed)
     claims: dict[int, list[str] | None] = field(default_factory=dict)
+    # (sentence index, position in its sentence) -> may earn a positive value (guards.py)
+    rewarded: dict[tuple[int, int], bool] = field(default_factory=dict)
+    duplicates: int = 0  # sub-claims already stated earlier in the completion (guards.normalised)
+    clipped: int = 0  # positive values a guard set to 0
     # sentence index -> values of its verified sub-claims
     values: dict[int, list[float]] = field(default_factory=dict)
     failures: int = 0
@@ -104,7 +111,7 @@ class FoRAGReward:
                 continue
             sentences = item.alignment.sentences  # type: ignore[union-attr]
             for sent in sentences:
-                context = " ".join(s.text for s in sentences[max(0, sent.index - CONTEXT_SENTENCES):sent.index])
+                context = [s.text for s in sentences[max(0, sent.index - CONTEXT_SENTENCES):sent.index]]
                 asked.append((item, sent.index))
                 requests.append({"question": str(item.row.get("question") or ""), "context": context,
                                  "sentence": sent.text})
@@ -115,30 +122,45 @@ class FoRAGReward:
             else:
                 item.claims[index] = None
                 item.failures += 1
+        for item in items:
+            self._mark_guards(item)
         return results
+
+    def _mark_guards(self, item: _Item) -> None:
+        keys = [(index, j) for index in sorted(item.claims) for j in range(len(item.claims[index] or []))]
+        marks = guards.mark([item.claims[i][j] for i, j in keys],  # type: ignore[index]
+                            dedupe=self.settings.dedupe_statements,
+                            max_rewarded=self.settings.max_rewarded_statements)
+        item.rewarded = {key: may for key, (_, may) in zip(keys, marks)}
+        item.duplicates = sum(duplicate for duplicate, _ in marks)
 
     def _verify(self, items: list[_Item]) -> tuple[list[Any], list[dict], float]:
         asked: list[tuple[_Item, int, str]] = []
         requests: list[dict] = []
         started = time.perf_counter()
         for item in items:
+            if item.failures:  # a split failed: the completion has no signal whatever the verdicts
+                continue
             for index, claims in item.claims.items():
-                for claim in claims or []:
+                for j, claim in enumerate(claims or []):
                     passages = self.store.for_row(dict(item.row), claim, self.k)
-                    asked.append((item, index, claim))
+                    asked.append((item, index, j, claim))
                     requests.append({"claim": claim, "evidence": [p.text for p in passages]})
         evidence_seconds = time.perf_counter() - started
         results = self.judge.ask_many(self.verify_prompt, requests) if requests else []
         records = []
-        for (item, index, claim), result in zip(asked, results):
+        for (item, index, j, claim), result in zip(asked, results):
             ok = result.ok and isinstance(result.value, bool)
+            value = None
             if ok:
-                item.values.setdefault(index, []).append(self.settings.value(result.value))
+                value, clipped = guards.guarded_value(self.settings.value(result.value), item.rewarded[index, j])
+                item.clipped += clipped
+                item.values.setdefault(index, []).append(value)
             else:
                 item.failures += 1
             records.append({"completion": item.index, "row_id": item.row.get("id"), "sentence_index": index,
                             "sentence": item.alignment.sentences[index].text,  # type: ignore[union-attr]
-                            "claim": claim, "supported": result.value if ok else None,
+                            "claim": claim, "supported": result.value if ok else None, "value": value,
                             "error": None if ok else str(result.error)})
         return results, records, evidence_seconds
 
@@ -147,10 +169,12 @@ class FoRAGReward:
         if not item.evidence:
             item.status = "no_evidence"
             return 0
-        if not item.values:
-            # Nothing verified: no claims at all (a real zero), or lost to judge failures.
-            item.status = "judge_failed" if item.failures else "no_claims"
-            item.rewards = [0.0] * item.n_tokens if item.status == "no_claims" else None
+        if item.failures:  # docs/CONTRACTS.md "Reward failure rule": never a partial value
+            item.status = "judge_failed"
+            return 0
+        if not item.values:  # nothing claimed: a real zero
+            item.status = "no_claims"
+            item.rewards = [0.0] * item.n_tokens
             return 0
         usable = item.alignment.usable(self.settings.alignment_threshold)  # type: ignore[union-attr]
         item.fallback = not usable and self.settings.placement != "final_token"
@@ -187,7 +211,7 @@ class FoRAGReward:
                 if claims is None:
                     records.append({"completion": item.index, "row_id": item.row.get("id"), "sentence_index": index,
                                     "sentence": item.alignment.sentences[index].text,  # type: ignore[union-attr]
-                                    "claim": None, "supported": None, "error": "split failed"})
+                                    "claim": None, "supported": None, "value": None, "error": "split failed"})
         diagnostics = self._diagnostics(items, decomposed, verified, unplaced=unplaced,
                                         seconds=(judge_seconds, evidence_seconds + retrieval, alignment_seconds,
                                                  time.perf_counter() - started))
@@ -199,7 +223,10 @@ class FoRAGReward:
         n = max(len(items), 1)
         split_ok = [c for item in items for c in item.claims.values() if c is not None]
         n_claims = sum(len(c) for c in split_ok)
-        values = [v for item in items for vs in item.values.values() for v in vs]
+        # completions whose every split was read (their sub-claims were all asked)
+        read = [item for item in items if item.evidence and item.alignment is not None
+                and all(c is not None for c in item.claims.values())]
+        verdicts = [r.value for r in verified if r.ok and isinstance(r.value, bool)]
         signalled = [item.rewards for item in items if item.rewards is not None]
         failed_d = sum(not r.ok for r in decomposed)
         failed_v = sum(not r.ok for r in verified)
@@ -207,7 +234,11 @@ class FoRAGReward:
             "sentences": float(len(decomposed)),
             "subclaims": float(n_claims),
             "subclaims_per_sentence": n_claims / len(split_ok) if split_ok else 0.0,
-            "supported_share": sum(v == self.settings.supported for v in values) / len(values) if values else 0.0,
+            "subclaims_per_completion": (sum(len(c or []) for item in read for c in item.claims.values()) / len(read)
+                                         if read else 0.0),
+            "supported_share": sum(verdicts) / len(verdicts) if verdicts else 0.0,
+            "duplicate_subclaims": float(sum(item.duplicates for item in items)),
+            "guard_clipped": float(sum(item.clipped for item in items)),
             "judge_items": float(len(decomposed) + len(verified)),
             "judge_failed": float(failed_d + failed_v),
             "decompose_failed": float(failed_d),

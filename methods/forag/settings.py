@@ -39,6 +39,10 @@ class FoRAGSettings(Settings):
     # A pool row without evidence (no title, or none of its titles in the store) gets no signal
     # (BASELINES 1.4); require_title=true makes a title-less pool row an error before training.
     require_title: bool
+    # Guards (docs/CONTRACTS.md "Guards"; both off = the design as it stands). A guard only ever
+    # sets a sub-claim's positive value to 0, so it can never raise a return.
+    dedupe_statements: bool  # a sub-claim already stated earlier in the completion earns no positive value
+    max_rewarded_statements: int | None  # only the completion's first N sub-claims earn positive value
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -51,6 +55,13 @@ class FoRAGSettings(Settings):
             raise ValueError(f"splitter={self.splitter!r}: choose one of {', '.join(comp.SPLITTERS)}")
         if self.evidence_k is not None and int(self.evidence_k) < 1:
             raise ValueError(f"evidence_k={self.evidence_k} must be >= 1 (or null for evidence.k)")
+        if self.max_rewarded_statements is not None and int(self.max_rewarded_statements) < 0:
+            raise ValueError(f"max_rewarded_statements={self.max_rewarded_statements} must be >= 0 (or null: off)")
+
+    @property
+    def guarded(self) -> bool:
+        """Whether any guard is on (the row is then not the harness's FoRAG design as it stands)."""
+        return self.dedupe_statements or self.max_rewarded_statements is not None
 
     def value(self, supported: bool) -> float:
         return self.supported if supported else self.unsupported

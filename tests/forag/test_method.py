@@ -57,9 +57,42 @@ def test_builds_and_records_components(store_path, tmp_path, tokenizer):
         assert set(components) == {"judge", "evidence", "settings"} and stand_in_names(components) == []
         s = components["settings"]
         assert (s["aggregation"], s["placement"], s["k"], s["correctness_term"]) == ("mean", "sentence_end", 5, False)
-        assert (s["decompose_prompt"], s["verify_prompt"]) == ("forag_decompose@1", "forag_verify@1")
+        assert (s["decompose_prompt"], s["verify_prompt"]) == ("forag_decompose@2", "forag_verify@2")
+        assert (s["dedupe_statements"], s["max_rewarded_statements"], s["guarded"]) == (False, None, False)
+        assert (s["fidelity"], s["judge_failure"]) == ("reconstructed", "no_signal")
+        assert [d["setting"] for d in s["differences"]] == ["generator", "reward_model", "evidence"]
+        # the judge component lists both prompts, their version and source, before any call
+        prompts = components["judge"]["prompts"]
+        assert {name: (p["version"], p["source"]) for name, p in prompts.items()} == {
+            "forag_decompose": ("2", "harness design"), "forag_verify": ("2", "harness design")}
         ctx.close()  # the registered cleanups close the judge (and write its stats) and the store
     assert (tmp_path / "judge_stats.json").is_file()
+
+
+def test_guards_are_plain_settings(store_path, tokenizer):
+    """`method.dedupe_statements=true method.max_rewarded_statements=3` from the command line:
+    recorded in the settings component, listed as differences, bad values one-line errors."""
+    with JudgeServer() as server:
+        cfg = compose(*services(server.url, store_path, "method.dedupe_statements=true",
+                                "method.max_rewarded_statements=3"))
+        reward, ctx = build(cfg, tokenizer)
+        s = METHOD(None).components(reward)["settings"]
+        assert (s["dedupe_statements"], s["max_rewarded_statements"], s["guarded"]) == (True, 3, True)
+        assert "guarded" in s["label"]
+        assert [d["setting"] for d in s["differences"]][-2:] == ["dedupe_statements", "max_rewarded_statements"]
+        ctx.close()
+        with pytest.raises(ConfigError, match=r"method.max_rewarded_statements=-1 must be >= 0"):
+            build(compose(*services(server.url, store_path, "method.max_rewarded_statements=-1")), tokenizer)
+
+
+def test_reference_judge_is_registered_with_the_store(store_path, tokenizer):
+    """The embedded models' default judge=reference answers both prompts (no ConfigError for a
+    missing reference answer) and reads the run's store."""
+    reward, ctx = build(compose("evidence=file", f"evidence.store={store_path}"), tokenizer)
+    judge = reward.judge.describe()
+    assert judge["backend"] == "reference" and set(judge["prompts"]) == {"forag_decompose", "forag_verify"}
+    assert judge["evidence"] == reward.store.describe()["label"]
+    ctx.close()
 
 
 def test_pool_titles(store_path, tokenizer):

@@ -20,26 +20,26 @@ from .conftest import ROWS, judge_cfg
 C_CURIE = "<think>Marie Curie was born in Warsaw. She won two Nobel Prizes.</think><answer>Warsaw</answer>"
 C_PARIS = "<think>Marie Curie was born in Paris.</think><answer>Paris</answer>"
 C_NOWHERE = "<think>Hamlet was written by Marlowe.</think><answer>Marlowe</answer>"
-C_PARTIAL = "<think>Marie Curie liked cats.</think><answer>Warsaw</answer>"  # first split unreadable
+C_PARTIAL = "<think>Marie Curie liked cats.</think><answer>Warsaw</answer>"  # first split unreadable: no signal
 C_LOST = "<think>Curie was clever.</think>"  # its only split unreadable: no signal
 C_NOTHING = "<think>I am not sure.</think><answer>I don't know</answer>"  # NO_CLAIMS
 C_VERDICT = "<think>Marie Curie discovered radium.</think>"  # its verdict unreadable
 
 BORN = "Marie Curie was born in Warsaw."
 SCRIPT = {
-    # DECOMPOSE items carry the sentence between <<< and >>>
-    "<<<\nMarie Curie was born in Warsaw.\n>>>": f"- {BORN}",
-    "<<<\nShe won two Nobel Prizes.\n>>>": "- Marie Curie won two Nobel Prizes.\n- Marie Curie won a Nobel Prize.\n"
+    # DECOMPOSE items carry the sentence after "Sentence to split: " (the server unwraps material)
+    "Sentence to split: Marie Curie was born in Warsaw.\n": f"- {BORN}",
+    "Sentence to split: She won two Nobel Prizes.\n": "- Marie Curie won two Nobel Prizes.\n- Marie Curie won a Nobel Prize.\n"
                                            "- Marie Curie won the Nobel Prize in Literature.",
-    "<<<\nWarsaw\n>>>": f"- {BORN}",
-    "<<<\nMarie Curie was born in Paris.\n>>>": "- Marie Curie was born in Paris.",
-    "<<<\nParis\n>>>": "- Marie Curie was born in Paris.",
-    "<<<\nMarie Curie liked cats.\n>>>": "Sure! Here are the claims: cats.",  # never a list, re-ask included
-    "<<<\nCurie was clever.\n>>>": "1. Curie was clever",
-    "<<<\nI am not sure.\n>>>": "NO_CLAIMS",
-    "<<<\nI don't know\n>>>": "NO_CLAIMS",
-    "<<<\nYes.\n>>>": "NO_CLAIMS",
-    "<<<\nMarie Curie discovered radium.\n>>>": "- Marie Curie discovered radium.",
+    "Sentence to split: Warsaw\n": f"- {BORN}",
+    "Sentence to split: Marie Curie was born in Paris.\n": "- Marie Curie was born in Paris.",
+    "Sentence to split: Paris\n": "- Marie Curie was born in Paris.",
+    "Sentence to split: Marie Curie liked cats.\n": "Sure! Here are the claims: cats.",  # never a list, re-ask included
+    "Sentence to split: Curie was clever.\n": "1. Curie was clever",
+    "Sentence to split: I am not sure.\n": "NO_CLAIMS",
+    "Sentence to split: I don't know\n": "NO_CLAIMS",
+    "Sentence to split: Yes.\n": "NO_CLAIMS",
+    "Sentence to split: Marie Curie discovered radium.\n": "- Marie Curie discovered radium.",
     # VERIFY items end with the claim
     f"Claim: {BORN}": "SUPPORTED",
     "Claim: Marie Curie won two Nobel Prizes.": "SUPPORTED",
@@ -107,11 +107,11 @@ def test_rewards_land_on_sentence_end_tokens(server, judge, store, tokenizer):
         0: {10: 1.0, 17: (1 + 1 - 1) / 3, 25: 1.0},  # mean of the sentence's sub-claims
         1: {last_token_of(tokenizer, C_PARIS, "Marie Curie was born in Paris."): -1.0,
             last_token_of(tokenizer, C_PARIS, "Paris", 1): -1.0},
-        3: {last_token_of(tokenizer, C_PARTIAL, "Warsaw"): 1.0},  # the unreadable split adds nothing
     }
     for b, placed in want.items():
         assert out.token_returns[b] == pytest.approx(expected(len(ids[b]), placed)), b
     assert out.token_returns[2] is None  # no evidence for the row: no signal, no judge call
+    assert out.token_returns[3] is None  # one split failed: no signal (never the rest's partial value)
     assert out.token_returns[4] is None  # every split failed: no signal, never a made-up value
     assert out.token_returns[5] == [0.0] * len(ids[5])  # nothing claimed: nothing rewarded
     assert out.token_returns[6] is None  # its only verdict was unreadable
@@ -120,11 +120,13 @@ def test_rewards_land_on_sentence_end_tokens(server, judge, store, tokenizer):
     assert d["sentences"] == 11.0  # 3 + 2 + 2 + 1 + 2 + 1 (the no-evidence row is not split)
     assert d["subclaims"] == 9.0 and d["decompose_failed"] == 2.0 and d["verify_failed"] == 1.0
     assert d["judge_failed"] == 3.0 and d["parse_failures"] == 3.0
-    assert d["judge_items"] == 11.0 + 9.0
-    assert d["no_evidence"] == 1.0 and d["no_claims"] == 1.0 and d["no_signal_judge"] == pytest.approx(2 / 7)
-    assert d["supported_share"] == pytest.approx(5 / 8)  # of the 8 verified sub-claims
-    assert d["rewarded_tokens"] == 6.0 and d["alignment_fallback"] == 0.0 and d["unplaced"] == 0.0
-    assert d["reward_mean"] == pytest.approx((1 + 1 / 3 + 1 - 2 + 1 + 0) / 4)
+    assert d["judge_items"] == 11.0 + 8.0  # C_PARTIAL's sub-claim is not asked once its other split failed
+    assert d["no_evidence"] == 1.0 and d["no_claims"] == 1.0 and d["no_signal_judge"] == pytest.approx(3 / 7)
+    assert d["supported_share"] == pytest.approx(4 / 7)  # of the 7 verified sub-claims
+    assert d["subclaims_per_completion"] == pytest.approx((5 + 2 + 0 + 1) / 4)  # C_CURIE, C_PARIS, C_NOTHING, C_VERDICT
+    assert d["duplicate_subclaims"] == 2.0 and d["guard_clipped"] == 0.0  # both answers repeat their think; guards off
+    assert d["rewarded_tokens"] == 5.0 and d["alignment_fallback"] == 0.0 and d["unplaced"] == 0.0
+    assert d["reward_mean"] == pytest.approx((1 + 1 / 3 + 1 - 2 + 0) / 3)
     claims = [r for r in out.records if r["completion"] == 0]
     assert [r["claim"] for r in claims][:2] == [BORN, "Marie Curie won two Nobel Prizes."]
     assert any(r["error"] == "split failed" and r["completion"] == 3 for r in out.records)
@@ -136,11 +138,11 @@ def test_rewards_land_on_sentence_end_tokens(server, judge, store, tokenizer):
 def test_judge_sees_context_question_and_evidence(server, judge, store, tokenizer):
     make(tokenizer, judge, store)(**batch(tokenizer, [(C_CURIE, "curie")]))
     texts = server.texts()
-    split = next(t for t in texts if "<<<\nShe won two Nobel Prizes.\n>>>" in t)
+    split = next(t for t in texts if "Sentence to split: She won two Nobel Prizes.\n" in t)
     assert "Question: Where was Marie Curie born?" in split
-    assert f"Earlier sentences of the answer: {BORN}\n" in split  # so "She" can be resolved
+    assert f"Earlier sentences of the answer:\n1. {BORN}\nSentence to split:" in split  # so "She" can be resolved
     verify = next(t for t in texts if "Claim: Marie Curie won two Nobel Prizes." in t)
-    assert "Marie Curie won two Nobel Prizes." in verify.split("Evidence:")[1].split(">>>")[0]
+    assert "Marie Curie won two Nobel Prizes." in verify.split("Evidence:")[1].split("Claim:")[0]
     assert "Albert Einstein" not in verify  # only the row's own article
 
 
@@ -182,6 +184,35 @@ def test_unusable_alignment_falls_back_to_the_final_token(server, judge, store, 
 def test_failures_over_the_share_stop_the_step(store, tokenizer):
     from factrl.harness.judge import open_judge
 
-    with JudgeServer({"<<<": "500"}) as srv, open_judge(judge_cfg(srv.url, max_failed_share=0.5)) as judge:
+    with JudgeServer({"Sentence to split:": "500"}) as srv, open_judge(judge_cfg(srv.url, max_failed_share=0.5)) as judge:
         with pytest.raises(JudgeFailuresExceeded, match=r"3 of 3 items failed.*judge.max_failed_share=0.5"):
             make(tokenizer, judge, store)(**batch(tokenizer, [(C_CURIE, "curie")]))
+
+
+C_MIXED = ("<think>Marie Curie was born in Warsaw. She won two Nobel Prizes. "
+           "Marie Curie was born in Paris.</think>")  # +1, +1, -1: return 1.0 with every item read
+
+
+@pytest.mark.parametrize("fault", [
+    None,
+    "Claim: Marie Curie was born in Paris.",  # the verdict of the false sub-claim fails (HTTP 500)
+    "Sentence to split: Marie Curie was born in Paris.\n",  # the split of the false sentence fails
+])
+def test_one_failed_item_gives_no_signal_never_a_higher_return(store, tokenizer, fault):
+    """docs/CONTRACTS.md "Reward failure rule": dropping only the failed item would raise this
+    completion's return from 1.0 to 2.0 (its -1 lost, its +1s kept); it has no signal instead."""
+    from factrl.harness.judge import open_judge
+
+    script = {**SCRIPT, "Sentence to split: She won two Nobel Prizes.\n": "- Marie Curie won two Nobel Prizes.",
+              **({fault: "500"} if fault else {})}
+    with JudgeServer(script, default="NO_CLAIMS") as srv, open_judge(judge_cfg(srv.url)) as judge:
+        out = make(tokenizer, judge, store)(**batch(tokenizer, [(C_MIXED, "curie")]))
+    d = out.diagnostics
+    if fault is None:
+        assert sum(out.token_returns[0]) == pytest.approx(1.0)
+        assert d["judge_failed"] == 0.0 and d["no_signal_judge"] == 0.0
+        return
+    assert out.token_returns == [None]
+    assert d["judge_failed"] == 1.0 and d["no_signal_judge"] == 1.0 and d["reward_mean"] == 0.0
+    failed = [r for r in out.records if r["error"]]
+    assert len(failed) == 1 and "Paris" in failed[0]["sentence"]
