@@ -39,3 +39,5 @@ def test_a_run_refused_for_another_eval_limit_says_so_in_one_line(tmp_path):
                     f"leaderboard.store={tmp_path / 'other.sqlite'}", "force=true")
     assert third.returncode == 0, third.stderr[-3000:]
     assert f"leaderboard: recorded in {tmp_path / 'other.sqlite'}" in third.stdout
+    # Its answers were all there already (resumed or cached): the run says so, not a silent second.
+    assert "nothing to generate: demo: " in third.stderr and " resumed" in third.stderr
