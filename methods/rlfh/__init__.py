@@ -21,6 +21,7 @@ from .settings import CONSTANTS, RLFHSettings
 
 class RLFH(Method):
     name = "rlfh"
+    label = "RLFH"
     algorithm = "ppo"
     description = "judge-extracted atomic statements: truthfulness and informativeness rewards on their tokens (PPO)"
     version = "1"
