@@ -1,7 +1,8 @@
 """The README's "Adding a method as a plugin" works as written: its pyproject.toml and its
 Python file, copied out of the README into a package and installed, give a method that
 `harness methods` lists (aligned), that composes with its defaults and protocol settings, whose
-label the tables read without importing it, and that `harness run` trains."""
+label the tables read without importing it, and that `harness run` trains (writing the
+harness's own README.md card beside the adapter)."""
 from __future__ import annotations
 
 import json
@@ -106,3 +107,12 @@ def test_harness_run_trains_it(installed):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     run = next(out.glob("*-mymethod-tiny-llama-*"))
     assert "rewards/mymethod/hit_rate" in (run / "train" / "log.jsonl").read_text()
+    # train/ and train/adapter/ hold the harness's card, not TRL's "fine-tuned version of [None]".
+    info = json.loads((run / "run.json").read_text())
+    for folder in (run / "train", run / "train" / "adapter"):
+        card = (folder / "README.md").read_text()
+        assert card.startswith("# MyMethod: LoRA adapter trained by factrl-harness"), folder
+        assert "[None]" not in card and "generated_from_trainer" not in card
+        assert "`mymethod` (MyMethod), version 1, algorithm grpo" in card and "steps: 1 (`train.steps`)" in card
+        assert f"config hash: `{info['config_hash']}`" in card and f"run directory: `{run.resolve()}`" in card
+        assert f"tiny-llama (`embedded:tiny-llama`, sha256 {info['model_identity']['sha256'][:12]})" in card
