@@ -99,6 +99,7 @@ def test_the_method_composes_parses_and_rewards_as_the_readme_says(installed):
     assert got["values"] == [[2.0, 2.0, 2.0], [0.0]] and got["diagnostics"] == {"hit_rate": 0.5}
 
 
+@pytest.mark.slow
 def test_harness_run_trains_it(installed):
     root, env = installed
     out = root / "runs"

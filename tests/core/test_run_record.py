@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.helpers import harness
 
 
@@ -12,6 +14,7 @@ def _run(tmp_path, limit: int):
                    f"leaderboard.store={tmp_path / 'lb.sqlite'}")
 
 
+@pytest.mark.slow  # three tiny-llama runs
 def test_a_run_refused_for_another_eval_limit_says_so_in_one_line(tmp_path):
     first = _run(tmp_path, 2)
     assert first.returncode == 0, first.stderr[-3000:]
