@@ -63,6 +63,10 @@ adapter copies its `setup_policy` makes in `kl_reference_adapter` (a class attri
 property, read once when the trainer is built); with beta != 0 the KL term then compares the
 policy with that copy instead of the adapter-disabled base (NOVER's proxy;
 harness/training/kl_reference.py). None (default): the base model, as before.
+
+Display label (optional, no interface bump): `label = "CorVer"` names the method in published
+tables; unset, the tables show `name`. Like `fidelity`, the tables read it from the source
+(a string literal) without importing the method.
 """
 from __future__ import annotations
 
@@ -205,6 +209,10 @@ class Method:
     # the paper, e.g. FoRAG). The leaderboard marks reconstructed rows; declare it as a plain
     # string literal, since the tables read it from the source without importing the method.
     fidelity: ClassVar[str] = "original"
+    # Display name in published tables ("CorVer"); a class that sets none shows its `name`. A
+    # plain string literal too, read from the source like `fidelity`; the table layout
+    # (configs/leaderboard/layout/*.yaml, `method_labels`) may still override it.
+    label: ClassVar[str] = ""
     # Defaults for `method.*` when the method ships no configs/method/<name>.yaml (plugins).
     config_defaults: ClassVar[dict[str, Any]] = {}
     # The method's settings dataclass (a factrl.harness.settings.Settings); parsed from `method.*`
@@ -222,6 +230,11 @@ class Method:
     # GRPO, with needs_policy: the name of an adapter copy (made in setup_policy) that the KL term
     # compares with; None: the adapter-disabled base model (interface 4). May be a property.
     kl_reference_adapter: str | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.__dict__.get("label"):
+            cls.label = cls.name  # unlabelled: the name (not a labelled parent's label)
 
     def __init__(self, config: Any = None):
         """`config`: the composed `method` node (None or a partial dict: the defaults fill in)."""
@@ -276,5 +289,7 @@ class Method:
             raise TypeError(f"method {cls.name!r}: algorithm {cls.algorithm!r} is not one of {ALGORITHMS}")
         if not cls.description:
             raise TypeError(f"method {cls.name!r}: give a one-line `description`")
+        if not isinstance(cls.label, str) or not cls.label.strip():
+            raise TypeError(f"method {cls.name!r}: `label` must be a non-empty string (or unset: the name)")
         if cls.fidelity not in FIDELITIES:
             raise TypeError(f"method {cls.name!r}: fidelity {cls.fidelity!r} is not one of {FIDELITIES}")

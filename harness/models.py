@@ -13,6 +13,7 @@ leaderboard rows record, so two runs can tell whether they used the same weights
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -23,7 +24,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .errors import ModelNotFoundError
 from .hashing import sha256_file
@@ -147,6 +148,27 @@ def _source_sha256(path: Path) -> str:
     return digest
 
 
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """transformers' own progress bars and warnings off inside the block, restored after.
+
+    Reading a GGUF tokenizer without merges rebuilds them with one tqdm step per vocabulary
+    entry (32,000 for tiny-llama: a minute of `\r` updates in a log) after a warning that they
+    are built on the fly; the harness's "converting" and "converted in" lines say enough.
+    """
+    from transformers.utils import logging as hf_logging
+
+    bars, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
 def _convert_embedded(name: str) -> tuple[Path, str]:
     """Convert an embedded GGUF to safetensors once; return (directory, source sha256)."""
     asset = EMBEDDED[name]
@@ -164,8 +186,9 @@ def _convert_embedded(name: str) -> tuple[Path, str]:
     log.info("converting embedded model %s from %s (once; cached in %s)", name, gguf_path.name, target)
     started = time.time()
     folder, filename = str(gguf_path.parent), gguf_path.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename)
+    with quiet_transformers():
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=filename)
+        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=filename)
     # The weights are dequantised to float32 on load; drop the GGUF quantisation marker so
     # they save as plain safetensors.
     model.hf_quantizer = None
@@ -183,8 +206,9 @@ def _convert_embedded(name: str) -> tuple[Path, str]:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     try:
-        model.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
+        with quiet_transformers():  # its "Writing model shards" bar
+            model.save_pretrained(staging)
+            tokenizer.save_pretrained(staging)
         (staging / "harness_model.json").write_text(
             json.dumps({"name": name, "source": str(gguf_path), "source_sha256": source_sha,
                         "package_version": _package_version(asset), "conversion_version": CONVERSION_VERSION},

@@ -7,9 +7,12 @@ one broken plugin never hides the others.
 """
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import pkgutil
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib.metadata import entry_points
 
 from .errors import HarnessError, did_you_mean
@@ -81,6 +84,53 @@ def method_target(name: str) -> str | None:
     return entry.target if entry is not None else None
 
 
+@lru_cache(maxsize=256)
+def declared(name: str, attribute: str) -> str | None:
+    """The string literal that the class registered as `name` (or a base class of it in the same
+    module) assigns to `attribute` (`fidelity`, `label`), read from its source with `ast`, or None.
+
+    Nothing is imported: reading one attribute of every method at publish time must not load
+    torch or run plugin code. A method not installed here, or one computing the value, is None.
+    """
+    target = method_target(name)
+    if not target:
+        return None
+    module_name, _, attr = target.partition(":")
+    try:
+        spec = importlib.util.find_spec(module_name)
+        origin = spec.origin if spec is not None else None
+        if not origin or not origin.endswith(".py"):
+            return None
+        with open(origin, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (ImportError, OSError, SyntaxError, ValueError):
+        return None
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    wanted = attr or "METHOD"
+    for node in tree.body:  # METHOD = FoRAG
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
+                and any(isinstance(t, ast.Name) and t.id == wanted for t in node.targets)):
+            wanted = node.value.id
+    seen: set[str] = set()
+    while wanted in classes and wanted not in seen:
+        seen.add(wanted)
+        for node in classes[wanted].body:
+            targets = (node.targets if isinstance(node, ast.Assign)
+                       else [node.target] if isinstance(node, ast.AnnAssign) else [])
+            value = getattr(node, "value", None)
+            if (any(isinstance(t, ast.Name) and t.id == attribute for t in targets)
+                    and isinstance(value, ast.Constant) and isinstance(value.value, str)):
+                return value.value
+        bases = [b.id for b in classes[wanted].bases if isinstance(b, ast.Name)]
+        wanted = next((b for b in bases if b in classes), "")  # a base class of the same module
+    return None
+
+
+def display_label(name: str) -> str:
+    """The method's `label` (Method.label) for tables, read without importing it; else `name`."""
+    return declared(name, "label") or name
+
+
 def get_method(name: str) -> type[Method]:
     """The Method class registered as `name`, or a HarnessError listing what is available."""
     entries = _discover()
@@ -103,12 +153,13 @@ def methods_main(argv: list[str]) -> int:
     entries = all_methods()
     print(f"method interface version {INTERFACE_VERSION} (factrl.harness.method.INTERFACE_VERSION)")
     width = max((len(n) for n in entries), default=4)
+    origin = max((len(e.origin) for e in entries.values()), default=7)  # "plugin factrl-nover" is wider than "in-tree"
     broken = 0
     for name, entry in entries.items():
         if entry.error:
             broken += 1
-            print(f"{name:<{width}}  {'?':<4}  {entry.origin:<10}  FAILED TO LOAD: {entry.error}")
+            print(f"{name:<{width}}  {'?':<4}  {entry.origin:<{origin}}  FAILED TO LOAD: {entry.error}")
         else:
             assert entry.method is not None
-            print(f"{name:<{width}}  {entry.method.algorithm:<4}  {entry.origin:<10}  {entry.method.description}")
+            print(f"{name:<{width}}  {entry.method.algorithm:<4}  {entry.origin:<{origin}}  {entry.method.description}")
     return 1 if broken else 0

@@ -45,7 +45,20 @@ def _summary(run: RunDir, metrics: dict) -> str:
     macro = (metrics.get("macro") or {}).get("closed_book_accuracy")
     if macro:
         lines.append(f"  macro (closed-book, {macro.get('n_sets')} sets): {macro['value'] * 100:.2f}%")
+    lines.append(_leaderboard_line(run.info.get("leaderboard")))
     return "\n".join(lines)
+
+
+def _leaderboard_line(entry: dict | None) -> str:
+    """What became of the run's leaderboard rows (run.json `leaderboard`), in one line."""
+    if not entry:
+        return "leaderboard: not recorded (leaderboard.enabled=false)"
+    if entry.get("status") == "recorded":
+        return (f"leaderboard: recorded in {entry['store']} ({entry.get('added', 0)} added, "
+                f"{entry.get('unchanged', 0)} unchanged, {entry.get('replaced', 0)} replaced)")
+    if entry.get("status") == "not_recorded":
+        return f"leaderboard: not recorded ({entry.get('reason')}); later: {entry.get('command')}"
+    return f"leaderboard: NOT recorded: {entry.get('why') or entry.get('refused')} (run.json `leaderboard` says more)"
 
 
 def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: RunDir):
@@ -262,10 +275,19 @@ def _record(run: RunDir, cfg: DictConfig) -> None:
             command.append("--replace")  # the store holds this run with other numbers
         reason = str(err) if isinstance(err, HarnessError) else f"{type(err).__name__}: {err} (a bug; please report)"
         later = shlex.join(command)
+        frozen = err.frozen_summary() if isinstance(err, RowRefused) else ""
+        entry = {"store": str(store), "status": "refused", "refused": reason[:2000], "command": later,
+                 "why": (f"{frozen} in {store}" if frozen else reason)[:300]}
+        if frozen:  # the usual cause: another eval.limit (or set, decoding) than the store's first rows
+            entry["frozen"] = err.frozen
+            run.update(leaderboard=entry)
+            log.warning("leaderboard: not recorded: %s in %s; record into another store (leaderboard.store=PATH) "
+                        "or with leaderboard=rundir, or under a new leaderboard version (leaderboard/versions.py)",
+                        frozen, store)
+            return
         fix = ("retry when the other writer is done: " if isinstance(err, StoreError) and err.kind == "locked"
                else "fix the cause, then: ")
-        run.update(leaderboard={"store": str(store), "status": "refused", "refused": reason[:2000],
-                                "command": later})
+        run.update(leaderboard=entry)
         log.warning("leaderboard: rows not recorded: %s\n  %s%s", reason, fix, later,
                     exc_info=not isinstance(err, HarnessError))
         return

@@ -5,8 +5,9 @@
   declaration, never from a method name: a row component carrying `"fidelity": "reconstructed"`
   (a method may record it), else the registered method class's `fidelity` attribute
   (`Method.fidelity`, factrl.harness.method). The class attribute is read from the method's
-  source (ast, a string literal) without importing it: importing every method to read one
-  attribute would load torch and run plugin code at publish time. A method that is not
+  source (ast, a string literal: factrl.harness.registry.declared, which reads `Method.label`
+  for the tables too) without importing it: importing every method to read one attribute
+  would load torch and run plugin code at publish time. A method that is not
   installed here reads as "original" for rows without the component.
 - **Judge substitute** (SUBSTITUTE_MARK): a judge component (kind "judge") of the row's reward
   (`components`) or of its judged evaluation (`judged.<name>.components`) with `substitute:
@@ -18,9 +19,6 @@ stand-in (the embedded or reference judge) carries both.
 """
 from __future__ import annotations
 
-import ast
-import importlib.util
-from functools import lru_cache
 from typing import Any
 
 RECONSTRUCTED_MARK = "¶"
@@ -28,38 +26,11 @@ SUBSTITUTE_MARK = "‖"
 RECONSTRUCTED = "reconstructed"
 
 
-@lru_cache(maxsize=64)
 def declared_fidelity(method: str) -> str | None:
     """The `fidelity` string literal of the class registered as `method`, or None."""
-    from factrl.harness.registry import method_target
+    from factrl.harness.registry import declared
 
-    target = method_target(method)
-    if not target:
-        return None
-    module_name, _, attr = target.partition(":")
-    try:
-        spec = importlib.util.find_spec(module_name)
-        origin = spec.origin if spec is not None else None
-        if not origin or not origin.endswith(".py"):
-            return None
-        with open(origin, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read())
-    except (ImportError, OSError, SyntaxError, ValueError):
-        return None
-    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-    name = attr or "METHOD"
-    for node in tree.body:  # METHOD = FoRAG
-        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
-                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)):
-            name = node.value.id
-    for node in getattr(classes.get(name), "body", []):
-        targets = (node.targets if isinstance(node, ast.Assign)
-                   else [node.target] if isinstance(node, ast.AnnAssign) else [])
-        value = getattr(node, "value", None)
-        if (any(isinstance(t, ast.Name) and t.id == "fidelity" for t in targets)
-                and isinstance(value, ast.Constant) and isinstance(value.value, str)):
-            return value.value
-    return None
+    return declared(method, "fidelity")
 
 
 def _components(row: dict[str, Any]) -> list[dict[str, Any]]:

@@ -65,12 +65,27 @@ class RowRefused(HarnessError):
     """Rows failed validation, disagree with their version or with stored rows; `reasons` lists why.
 
     `replaceable` is true when every reason is a stored row with different content, i.e.
-    when `--replace` (`replace=True`) would store the input."""
+    when `--replace` (`replace=True`) would store the input. `frozen` lists each clash with a
+    value this store's version froze: {"row", "set", "field", "new", "stored", "version"}."""
 
-    def __init__(self, reasons: list[str], replaceable: bool = False):
+    def __init__(self, reasons: list[str], replaceable: bool = False, frozen: list[dict] | None = None):
         self.reasons = reasons
         self.replaceable = replaceable
+        self.frozen = frozen or []
         super().__init__(" | ".join(reasons))
+
+    def frozen_summary(self) -> str:
+        """The frozen clashes in one short clause, e.g. "eval.limit = 8, but version 1 of this
+        store froze 4 (sets demo, popqa)"; "" when there are none."""
+        grouped: dict[str, tuple[dict, list[str]]] = {}
+        for item in self.frozen:
+            key = json.dumps([item["field"], item["new"], item["stored"], item["version"]])
+            sets = grouped.setdefault(key, (item, []))[1]
+            if item["set"] not in sets:
+                sets.append(item["set"])
+        return "; ".join(f"{item['field']} = {item['new']}, but version {item['version']} of this store froze "
+                         f"{item['stored']} (set{'s' if len(sets) > 1 else ''} {', '.join(sets)})"
+                         for item, sets in grouped.values())
 
 
 @dataclass
@@ -196,12 +211,12 @@ class Store:
         reasons = _duplicates(batch)
         if reasons:
             raise RowRefused(reasons)
-        conflicts = 0
+        conflicts, frozen = 0, []
         with self._session(create=True) as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for row in batch:
-                    outcome, why = self._insert(conn, row, replace)
+                    outcome, why = self._insert(conn, row, replace, frozen)
                     report.outcomes[row["row_id"]] = outcome
                     reasons += why
                     conflicts += outcome == "conflict"
@@ -210,12 +225,14 @@ class Store:
                 raise
             if reasons:
                 _rollback(conn)
-                raise RowRefused(reasons, replaceable=conflicts == len(reasons))
+                raise RowRefused(reasons, replaceable=conflicts == len(reasons), frozen=frozen)
             conn.execute("COMMIT")
         return report
 
-    def _insert(self, conn: sqlite3.Connection, row: dict[str, Any], replace: bool) -> tuple[str, list[str]]:
-        """(outcome, reasons): outcome is added | replaced | unchanged | conflict | refused."""
+    def _insert(self, conn: sqlite3.Connection, row: dict[str, Any], replace: bool,
+                frozen: list[dict]) -> tuple[str, list[str]]:
+        """(outcome, reasons): outcome is added | replaced | unchanged | conflict | refused;
+        each clash with a frozen value is also appended to `frozen` (RowRefused.frozen)."""
         version, rid = row["leaderboard_version"], row["row_id"]
         stored = conn.execute("SELECT record FROM rows WHERE row_id=?", (rid,)).fetchone()
         outcome = "added"
@@ -234,9 +251,13 @@ class Store:
             clash = conn.execute("SELECT value, row_id FROM pins WHERE version=? AND key=? AND value<>? "
                                  "AND row_id<>? LIMIT 1", (version, key, value, rid)).fetchone()
             if clash:
-                reasons.append(f"{_label(row)}: {key} = {value}, but version {version} in this store froze "
-                               f"{clash[0]} (set by row {clash[1]}); record it under a new leaderboard "
-                               "version (leaderboard/versions.py + CHANGELOG.md) or remove the old rows")
+                parts = versions.pin_differences(key, value, clash[0])
+                frozen += [{"row": rid, "set": row["set"]["name"], "field": what, "new": new, "stored": old,
+                            "version": version} for what, new, old in parts]
+                differ = "; ".join(f"{what} = {new}, frozen {old}" for what, new, old in parts)
+                reasons.append(f"{_label(row)}: {key}: {differ} (version {version} in this store, set by row "
+                               f"{clash[1]}); record it into another store (--store PATH), or under a new "
+                               "leaderboard version (leaderboard/versions.py + CHANGELOG.md), or remove the old rows")
         if reasons:
             return "refused", reasons
         conn.execute("DELETE FROM pins WHERE row_id=?", (rid,))

@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from factrl.harness.registry import display_label  # Method.label, read from source (no import)
+
 from . import components as componentlib
 from . import diagnostics as diaglib
 from . import rows as rowlib
@@ -134,7 +136,7 @@ class Layout:
         return self.set_labels.get(name, name)
 
     def method_label(self, name: str) -> str:
-        label = self.method_labels.get(name, name)
+        label = self.method_labels.get(name) or display_label(name)
         return f"{label} (ours)" if name == self.focus else label
 
     def sort_sets(self, names: Iterable[str]) -> list[str]:

@@ -122,3 +122,33 @@ def check_spec(row: dict[str, Any], spec: dict[str, Any]) -> list[str]:
             problems.append(f"decoding.{key} = {decoding.get(key)!r} for {row['model'].get('name')}, "
                             f"version freezes {value!r}")
     return problems
+
+
+# What a user changes to move a frozen value: the option name of each part of a pin.
+_SET_FIELDS = {"limit": "eval.limit", "sha256": "set content (sha256)", "count": "set size",
+               "version": "set version", "task": "set task", "scorer": "scorer", "scorer_version": "scorer version"}
+
+
+def _shown(value: Any) -> Any:
+    if value is None:
+        return "null"  # as the option is written (eval.limit=null: the whole set)
+    return value[:12] if isinstance(value, str) and len(value) == 64 else value  # a sha256: its prefix
+
+
+def pin_differences(key: str, new: str, stored: str) -> list[tuple[str, Any, Any]]:
+    """(option, new value, frozen value) for each part of pin `key` (a frozen_fields key) that
+    differs between two canonical values: `set:demo` with another limit is ("eval.limit", 8, 4)."""
+    mine, theirs = json.loads(new), json.loads(stored)
+    if not (isinstance(mine, dict) and isinstance(theirs, dict)):
+        what = f"scorer {key.partition(':')[2]} version" if key.startswith("scorer:") else key
+        return [(what, mine, theirs)]
+    kind = key.partition(":")[0]
+    parts = [p for p in sorted(set(mine) | set(theirs)) if canonical(mine.get(p)) != canonical(theirs.get(p))]
+    if kind == "set" and "limit" in parts:  # count and sha256 are of the kept records: they follow the limit
+        parts = [p for p in parts if p not in ("count", "sha256")]
+    out = []
+    for part in parts:
+        what = (_SET_FIELDS.get(part, f"set {part}") if kind == "set"
+                else f"model.decoding.{part}" if kind == "decoding" else f"{kind} {part}")
+        out.append((what, _shown(mine.get(part)), _shown(theirs.get(part))))
+    return out or [(key, mine, theirs)]

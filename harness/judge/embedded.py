@@ -98,6 +98,9 @@ class EmbeddedServer:
         if missing:
             raise HarnessError(f"judge=embedded runs `transformers serve`, which needs {', '.join(missing)}: "
                                f"pip install 'transformers[serving]', or use judge=openai judge.base_url=URL.")
+        # Before the wait, which can last judge.startup_timeout: a silent minute reads as a hang.
+        log.info("starting judge server (transformers serve) on %s; waiting up to %gs for it (judge.startup_timeout); "
+                 "its log: %s", self.model_dir, self.startup_timeout, self.log_path)
         for attempt in range(_BIND_RETRIES):
             self._launch()
             started = time.monotonic()

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import config_hash
 from ..errors import ConfigError
 from ..method import Method, RunContext
 from ..prompts import chat_messages, format_prompt, response_prefix
+from . import model_card
 from .components import read_components, write_components
 from .distributed import barrier, is_main, refuse_deepspeed, timeout_s, world_size
 
@@ -225,8 +227,11 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
         critic_model = models.load_model(identity, cfg.model) if full_critic else None
     ctx = RunContext(config=cfg, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
                      logger=logging.getLogger(f"factrl.methods.{method.name}"))
+    card = model_card.card_text(method=method, identity=identity, steps=int(cfg.train.steps),
+                                config_hash=config_hash(cfg), run_dir=Path(run_dir))
     try:
-        result = _train_with_reward(cfg, method, ctx, model, dataset, out, adapter_dir, phase, timer, critic_model)
+        result = _train_with_reward(cfg, method, ctx, model, dataset, out, adapter_dir, phase, timer, critic_model,
+                                    card=card)
     except BaseException:
         ctx.close(raise_errors=False)  # the training error is the one to report
         raise
@@ -236,7 +241,8 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
 
 
 def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, dataset: Any, out: Path,
-                       adapter_dir: Path, phase: Any, timer: Any, critic_model: Any = None) -> TrainResult:
+                       adapter_dir: Path, phase: Any, timer: Any, critic_model: Any = None,
+                       card: str | None = None) -> TrainResult:
     """Reward, trainer, resume, train, save: the part of `train` whose cleanups ctx holds."""
     from .advantages import advantage_std_floor
     from .checkpoints import resume_point
@@ -257,7 +263,7 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
         if is_main():
             announce_fallback(cfg.train)  # one line per run when the 8-bit optimizer falls back
         common = dict(
-            model=model, train_dataset=dataset, processing_class=tokenizer,
+            model=model, train_dataset=dataset, processing_class=tokenizer, model_card=card,
             peft_config=lora_config(cfg.lora), method_reward=reward, reward_name=method.name, method=method,
             timer=timer,
             records_path=out / "reward_records.jsonl", std_floor=advantage_std_floor(cfg.train),
@@ -304,6 +310,8 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
         trainer.save_model(str(adapter_dir))  # every process: Trainer writes on rank 0 (ZeRO-3 gathers)
         barrier()
         if is_main():
+            if card is not None:
+                model_card.write_card(adapter_dir, card)  # over PEFT's empty template
             (out / DONE_MARKER).write_text("ok\n")
     model = trainer.model
     if _zero3(trainer):  # sharded weights: evaluation loads the saved adapter instead

@@ -115,10 +115,12 @@ class TokenGRPOTrainer(GRPOTrainer):
 
     def __init__(self, *args, method_reward: RewardFn, reward_name: str, timer: Any = None,
                  records_path: Path | None = None, std_floor: float | None = None, adv_epsilon: float | None = None,
-                 method: Method | None = None, presence_penalty: float = 0.0, **kwargs):
+                 method: Method | None = None, presence_penalty: float = 0.0, model_card: str | None = None,
+                 **kwargs):
         # The method whose `shape_advantages` hook sees every batch (None: no shaping, as for
         # tests that hand in a bare reward function).
         self._method = method
+        self._model_card = model_card  # the harness's train/README.md (model_card.py); None: TRL's
         self._phase = timer.phase if timer is not None else (lambda _name: contextlib.nullcontext())
         self._token_reward = _TokenReward(method_reward, reward_name, self._phase, records_path)
         if std_floor is None or adv_epsilon is None:  # train.advantage_std_floor / advantage_epsilon: the YAML's
@@ -145,6 +147,16 @@ class TokenGRPOTrainer(GRPOTrainer):
         from .kl_reference import reference_adapter
 
         self._kl_adapter = reference_adapter(method, self._policy, self.beta)
+
+    def create_model_card(self, *args: Any, **kwargs: Any) -> None:
+        """At each checkpoint TRL writes its card ("fine-tuned version of [None]" for a local
+        model) into the output folder; the harness writes its own there instead."""
+        if self._model_card is None:
+            return super().create_model_card(*args, **kwargs)
+        if self.is_world_process_zero():
+            from .model_card import write_card
+
+            write_card(self.args.output_dir, self._model_card)
 
     def _generate_and_score_completions(self, inputs):
         """Generate, score and return the batch with `advantages` of shape (B, T).

@@ -42,6 +42,7 @@ def reward_from_config(settings: CorVerSettings | Any, *, tokenizer: Any, corpus
 
 class CorVer(Method):
     name = "corver"
+    label = "CorVer"
     algorithm = "grpo"
     description = "corpus co-occurrence sentence rewards mapped to tokens, plus correctness and format (GRPO)"
     version = "2"  # 2: the released QuCo-RAG extractor prompt and reply parser (prompt version 2)

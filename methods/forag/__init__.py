@@ -37,6 +37,7 @@ def check_titles(rows: list[dict], settings: FoRAGSettings) -> int:
 
 class FoRAG(Method):
     name = "forag"
+    label = "FoRAG"
     algorithm = "ppo"
     description = "judge-split sub-claims verified against evidence, rewards on sentence-end tokens (PPO + critic)"
     version = "2"  # README "Changelog"

@@ -68,6 +68,7 @@ def reward_from_config(settings: FSPOSettings | Any, *, tokenizer: Any, evidence
 
 class FSPO(Method):
     name = "fspo"
+    label = "FSPO"
     algorithm = "grpo"
     description = "HHEM-judged reasoning sentences flip token advantage signs (released FSPO code; GRPO)"
     version = "2"  # 2: a format failure scores 0 as released (was -2); HHEM bf16 autocast on CUDA

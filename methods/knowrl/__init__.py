@@ -33,6 +33,7 @@ def check_titles(rows: list[dict], settings: KnowRLSettings) -> int:
 
 class KnowRL(Method):
     name = "knowrl"
+    label = "KnowRL"
     algorithm = "grpo"
     description = "judge-graded correctness (+2/+1/-1), format, and NLI-checked atomic facts for wrong answers (GRPO)"
     version = "2"

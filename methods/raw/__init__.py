@@ -4,6 +4,7 @@ from factrl.harness.method import Method
 
 class Raw(Method):
     name = "raw"
+    label = "Raw"
     algorithm = "none"
     description = "the unmodified model (no training): the reference row of every comparison"
     version = "1"

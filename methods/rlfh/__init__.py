@@ -24,6 +24,7 @@ from .settings import CONSTANTS, HEDGE_PHRASES, RLFHSettings
 
 class RLFH(Method):
     name = "rlfh"
+    label = "RLFH"
     algorithm = "ppo"
     description = "judge-extracted atomic statements: truthfulness and informativeness rewards on their tokens (PPO)"
     # 2: the released prompts, decoding and parsers, echo placement, BM25 sections with the gold

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,30 @@ def test_two_checkouts_share_one_conversion(tmp_path, monkeypatch):
     assert sorted(cache.glob("tiny-llama-*")) == before  # no second conversion
     marker = json.loads((Path(installed.path) / "harness_model.json").read_text())
     assert marker["package_version"] == "0.0.1" and "clone" not in marker["source"]
+
+
+def test_a_conversion_shows_no_transformers_bar_or_warning(capfd):
+    """Inside `quiet_transformers` (around the GGUF load and save of `_convert_embedded`),
+    transformers' own tqdm factory (its GGUF tokenizer's 32,000-step "building merges" bar) and
+    its warnings print nothing; both come back afterwards."""
+    from transformers.utils import logging as hf_logging
+
+    ggml = hf_logging.get_logger("transformers.integrations.ggml")
+    was = (hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity())
+    hf_logging.enable_progress_bar()  # as for a user (a test environment may have turned bars off)
+    hf_logging.set_verbosity_warning()
+    try:
+        capfd.readouterr()
+        with models.quiet_transformers():
+            for _ in hf_logging.tqdm(range(50), desc="building merges"):
+                pass
+            warns_inside = ggml.isEnabledFor(logging.WARNING)  # "Merges were not in checkpoint, building ..."
+        inside = capfd.readouterr()
+        assert "building merges" not in inside.err + inside.out and not warns_inside
+        assert hf_logging.is_progress_bar_enabled() and hf_logging.get_verbosity() == hf_logging.WARNING
+        for _ in hf_logging.tqdm(range(3), desc="after the conversion"):
+            pass
+        assert "after the conversion" in capfd.readouterr().err and ggml.isEnabledFor(logging.WARNING)
+    finally:
+        hf_logging.set_verbosity(was[1])
+        (hf_logging.enable_progress_bar if was[0] else hf_logging.disable_progress_bar)()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -95,14 +96,18 @@ def test_evaluate_writes_results_and_resumes(tiny, tmp_path):
         evaluate(_cfg("eval.max_new_tokens=4"), identity=identity, out_dir=out)
 
 
-def test_greedy_responses_are_cached_sampled_never(tiny, tmp_path, monkeypatch):
+def test_greedy_responses_are_cached_sampled_never(tiny, tmp_path, monkeypatch, caplog):
     monkeypatch.setattr("factrl.evals.runner.writable_cache_dir", lambda: tmp_path / "cache")
     _, identity = tiny
     cfg = _cfg("eval.cache=true", "eval.limit=3")
     first = evaluate(cfg, identity=identity, out_dir=tmp_path / "a")
+    caplog.set_level("INFO", logger="factrl.evals")
+    monkeypatch.setattr(logging.getLogger("factrl"), "propagate", True)  # a run's attach_log may have cut it
     second = evaluate(cfg, identity=identity, out_dir=tmp_path / "b")
     assert first["sets"]["demo"]["generation"]["counts"]["generated"] == 3
     assert second["sets"]["demo"]["generation"]["counts"] == {"resumed": 0, "cached": 3, "generated": 0}
+    # A fully cached evaluation says where its answers came from instead of finishing silently.
+    assert "nothing to generate: demo: 3 answers from the response cache, 0 resumed (eval.cache=false" in caplog.text
     made, reused = (read_generations(tmp_path / d / "demo" / "generations.jsonl") for d in ("a", "b"))
     assert {k: v["completion"] for k, v in made.items()} == {k: v["completion"] for k, v in reused.items()}
     assert all(v["cached"] for v in reused.values())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -52,12 +53,17 @@ def test_embedded_judge_serves_offline_counts_failures_and_stops(tmp_path):
     assert doc["judge"]["stand_in"] is True and doc["totals"]["items"] == 2
 
 
-def test_a_server_that_cannot_start_is_a_one_line_error_with_its_log(tmp_path):
+def test_a_server_that_cannot_start_is_a_one_line_error_with_its_log(tmp_path, caplog, monkeypatch):
     broken = tmp_path / "broken-model"
     broken.mkdir()
     (broken / "config.json").write_text('{"model_type": "no-such-architecture"}')
+    monkeypatch.setattr(logging.getLogger("factrl"), "propagate", True)  # a run's attach_log may have cut it
+    caplog.set_level(logging.INFO, logger="factrl.harness.judge")
     with pytest.raises(HarnessError) as caught:
         open_judge({**CFG, "model": str(broken), "cache": None, "startup_timeout": 120}, run_dir=tmp_path)
+    # The wait (up to judge.startup_timeout) is announced before it starts, not only after.
+    starting = [r.getMessage() for r in caplog.records if r.getMessage().startswith("starting judge server")]
+    assert starting and f"on {broken}; waiting up to 120s" in starting[0] and "judge_server.log" in starting[0]
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(f"judge=embedded: transformers serve on {broken} exited during startup; its log ")

@@ -42,7 +42,7 @@ def test_the_mark_follows_the_declaration_not_the_name(tmp_path, monkeypatch):
     real = registry.method_target
     monkeypatch.setattr(registry, "method_target",
                         lambda name: "myplugin_recon:METHOD" if name == "mine" else real(name))
-    declared_fidelity.cache_clear()
+    registry.declared.cache_clear()
     try:
         assert declared_fidelity("mine") == "reconstructed" and "myplugin_recon" not in sys.modules
         recorded = {"settings": {"kind": "settings", "fidelity": "reconstructed"}}
@@ -50,7 +50,7 @@ def test_the_mark_follows_the_declaration_not_the_name(tmp_path, monkeypatch):
         assert row_fidelity(row) == "reconstructed" and row_fidelity({"method": {"name": "corver"}}) == "original"
         assert row_fidelity({"method": {"name": "mine"}}) == "reconstructed"
     finally:
-        declared_fidelity.cache_clear()
+        registry.declared.cache_clear()
 
 
 @pytest.fixture

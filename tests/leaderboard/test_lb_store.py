@@ -130,11 +130,15 @@ def test_frozen_fields_are_pinned_by_the_first_row_of_a_version(runs, store_path
     record_run(make_run_dir(runs, model="qwen3-4b", scores={"triviaqa": 0.6}), store_path)
     other_set = make_run_dir(runs, model="qwen3-8b", scores={"triviaqa": 0.5})
     edit_metrics(other_set, "triviaqa", lambda d: d["set"].update(sha256="ab" * 32))
-    with pytest.raises(RowRefused, match=r"set:triviaqa .*new leaderboard version"):
+    with pytest.raises(RowRefused, match=r"set:triviaqa: set content \(sha256\) = abababababab, frozen .*"
+                                          r"another store \(--store PATH\).*new leaderboard version") as err:
         record_run(other_set, store_path)
+    assert [(f["field"], f["new"]) for f in err.value.frozen] == [("set content (sha256)", "ab" * 6)]
     subset = make_run_dir(runs, model="qwen3-8b", scores={"triviaqa": 0.5}, limit=100)
-    with pytest.raises(RowRefused, match="set:triviaqa"):
+    with pytest.raises(RowRefused, match="set:triviaqa: eval.limit = 100, frozen null") as err:
         record_run(subset, store_path)
+    # The limit is the cause; the kept records' count and hash follow from it and are not repeated.
+    assert err.value.frozen_summary() == "eval.limit = 100, but version 1 of this store froze null (set triviaqa)"
     # The scorer version is frozen in versions.py itself, before any store pin.
     scorer = make_run_dir(runs, model="qwen3-8b", scores={"nq_open": 0.5}, scorer_version="2")
     with pytest.raises(RowRefused, match=f"scorer default version 2, version freezes {SCORER_VERSION}"):

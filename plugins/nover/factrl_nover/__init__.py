@@ -27,6 +27,7 @@ if getattr(_interface, "INTERFACE_VERSION", 1) < REQUIRED_INTERFACE:
 
 class NoverMethod(Method):
     name = "nover"
+    label = "NOVER"
     algorithm = "grpo"
     description = "verifier-free: the policy's reasoning perplexity of the reference, ranked per group (GRPO)"
     # 2: the released perplexity texts and tokenisation, N_r with special tokens, ties as released,

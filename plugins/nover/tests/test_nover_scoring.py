@@ -93,8 +93,8 @@ def test_settings_are_typed_and_the_plugin_refuses_an_older_interface(monkeypatc
     with pytest.raises(ConfigError, match=r"^method=nover: method.proxy_kep: unknown key \(did you mean "
                                           r"method.proxy_keep\?\); valid: w_format, "):
         nover.NoverMethod({"name": "nover", "proxy_kep": 0.5})
-    monkeypatch.setattr(interface, "INTERFACE_VERSION", 2)
+    monkeypatch.setattr(interface, "INTERFACE_VERSION", 3)
     for name in [m for m in sys.modules if m == "factrl_nover" or m.startswith("factrl_nover.")]:
         monkeypatch.delitem(sys.modules, name)
-    with pytest.raises(ImportError, match=r"needs factrl-harness method interface version >= 3"):
+    with pytest.raises(ImportError, match=r"needs factrl-harness method interface version >= 4"):
         importlib.import_module("factrl_nover")
