@@ -103,7 +103,7 @@ def _with(cfg, key: str, value: str):
 
 
 def test_secrets_are_redacted_and_do_not_change_the_hash():
-    base = compose(["judge.api_key_env=OPENAI_API_KEY"])
+    base = compose(["judge=openai", "judge.api_key_env=OPENAI_API_KEY"])
     cfg = _with(base, "judge.api_key", "sk-secret-123")
     plain = redact(cfg)
     assert plain["judge"]["api_key"] == "***REDACTED***"
@@ -128,7 +128,7 @@ def test_a_secret_on_the_command_line_is_refused_without_echoing_it(override, ca
             f"harness {command[0]}: error: {key}=...: secrets are not taken on the command line (shell history "
             f"and process lists keep them); export the key in an environment variable and pass its name, e.g. "
             f"judge.api_key_env=OPENAI_API_KEY."]
-    assert compose(["judge.api_key_env=MY_KEY"]).judge.api_key_env == "MY_KEY"  # the variable's name is fine
+    assert compose(["judge=openai", "judge.api_key_env=MY_KEY"]).judge.api_key_env == "MY_KEY"  # the variable's name is fine
 
 
 @pytest.mark.parametrize("args, expected", [

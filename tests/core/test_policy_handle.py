@@ -182,7 +182,7 @@ def test_copies_are_mixed_at_checkpoints_saved_beside_them_and_restored_on_resum
     from tests.core.toy_policy_training import train_policy_toy
 
     script = [sys.executable, "-m", "tests.core.toy_policy_training"]
-    overrides = ["train.learning_rate=1e-2", "train.steps=2", "train.save_steps=1"]
+    overrides = ["train.learning_rate=1e-2", "train.steps=2", "train.save_steps=1", "train.warmup_ratio=0"]  # warmup: LR 0 at step 1
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     train_policy_toy(tmp_path / "straight", overrides)
     killed_dir = tmp_path / "killed"

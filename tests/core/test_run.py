@@ -10,7 +10,7 @@ import yaml
 from tests.helpers import harness, optimizer_stand_in
 
 # A credential the runs carry but never write (raw and CorVer never open the judge).
-SECRET_URL = "judge.base_url=http://user:sk-test-secret-value@127.0.0.1:9/v1"
+SECRET_URL = ("judge=openai", "judge.base_url=http://user:sk-test-secret-value@127.0.0.1:9/v1")
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def runs(tmp_path_factory):
     common = ["model=tiny-llama", f"output_dir={root / 'runs'}", f"leaderboard.store={store}"]
     results = {}
     for method in ("raw", "corver"):
-        result = harness("run", f"method={method}", *common, SECRET_URL)
+        result = harness("run", f"method={method}", *common, *SECRET_URL)
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
         results[method] = result
     return root, store, common, results
@@ -95,7 +95,7 @@ def test_runs_record_their_reward_components(runs):
 
 def test_rerun_of_a_finished_run_does_not_redo_it(runs):
     root, _, common, _ = runs
-    again = harness("run", "method=raw", *common, SECRET_URL)
+    again = harness("run", "method=raw", *common, *SECRET_URL)
     assert again.returncode == 0
     assert "already finished" in again.stdout
     assert len(list((root / "runs").glob("*-raw-tiny-llama-*"))) == 1
