@@ -47,7 +47,9 @@ def test_verbatim_claims_come_from_one_call_per_reasoning_and_empty_reasoning_co
         assert judge.stats()["items"] == 2
     # exact duplicates removed (CorVer §A.2); a reply of NONE is a response without claims
     assert claims == [["Paris is the capital of France.", "The Seine flows through Paris."], [], []]
-    sent = sorted(find_material(b["messages"][0]["content"]) for b in server.bodies)  # concurrent: any order
+    # concurrent: any order; the structured-replies support probe carries no material and is no item
+    items = [b for b in server.bodies if b.get("response_format", {}).get("json_schema", {}).get("name") != "factrl_probe"]
+    sent = sorted(find_material(b["messages"][0]["content"]) for b in items)
     assert sent == [[("text", "Hmm.")], [("text", texts[0])]]
 
 
