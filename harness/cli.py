@@ -17,13 +17,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("factrl.evals.cli:score_main", "score a predictions JSONL file without regenerating"),
     "methods": ("factrl.harness.registry:methods_main", "list the registered reward methods"),
     "index": ("factrl.harness.corpus.cli:main", "build or query an infini-gram corpus index (build | query)"),
-    "pool": ("factrl.harness.pool:main", "prepare the training question pool (filter)"),
+    "pool": ("factrl.harness.pool_filter:main", "prepare the training question pool (filter)"),
     "evidence": ("factrl.harness.evidence.cli:main", "build or query a Wikipedia evidence store (build | query)"),
     "leaderboard": ("factrl.leaderboard.cli:main", "add results, list or publish the leaderboard"),
     "judge": ("factrl.harness.judge.cli:main", "start, check or ask the LLM judge (serve | check | ask)"),
     "nli": ("factrl.harness.nli.cli:main", "score a (premise, hypothesis) pair with an NLI backend (score)"),
     "probe": ("factrl.harness.probe.cli:main", "score constructed gaming completions through methods' real rewards"),
-    "grid": ("factrl.harness.grid:main", "launch a comparison grid (models x methods x seeds), skipping finished cells"),
+    "grid": ("factrl.harness.grid_cli:main", "launch a comparison grid (models x methods x seeds), skipping finished cells"),
 }
 
 

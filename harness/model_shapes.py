@@ -6,7 +6,7 @@ RoPE). From it this module builds the Hugging Face config, a model of the real c
 (LlamaForCausalLM, Qwen3ForCausalLM, Olmo2ForCausalLM) with random weights - on the meta
 device (no memory: shapes and parameter counts only), the CPU or a GPU - and counts the
 parameters of the full model and of its LoRA adapter by formula, so memory planning
-(factrl.harness.memory_plan) and timing need no hub access.
+(factrl.harness.training.memory_plan) and timing need no hub access.
 
     model = build_random(cfg.model, dtype="bfloat16", device="cuda")        # the real shape
     small = build_random(cfg.model, shrink=tiny_shrink(arch))                # same class, CPU-sized
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .errors import ConfigError
+from .errors import ConfigError, ModelNotFoundError
 
 # Fields that fix the parameter shapes; a shrink may override any architecture field.
 SHAPE_FIELDS = ("model_type", "num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads",
@@ -26,7 +26,7 @@ FAMILIES = ("llama", "qwen3", "olmo2")  # the model types whose layer layout par
 
 
 def _plain(node: Any) -> Any:
-    from .config import as_container
+    from .config_values import as_container
 
     return as_container(node)
 
@@ -94,8 +94,6 @@ def build_random(model_cfg: Any, *, shrink: Mapping[str, Any] | None = None, dty
     """
     import torch
     from transformers import AutoModelForCausalLM
-
-    from .models import torch_dtype
 
     config = hf_config(architecture(model_cfg, shrink))
     dtype = dtype if isinstance(dtype, torch.dtype) else torch_dtype(dtype)
@@ -172,58 +170,14 @@ def describe(model_cfg: Any, *, seed: int = 0, shrink: Mapping[str, Any] | None 
                     f"its outputs are noise"}
 
 
-def save_random(identity: Any, model_cfg: Any, root: Any = None) -> Any:
-    """A random model (`model.source=random`) saved once with its tokenizer, for loaders that
-    read weights from disk only (vLLM: TRL's colocated engine loads `model.name_or_path`, which
-    `from_config` leaves empty; the vLLM evaluation backend loads `identity.path`, which for a
-    random model is its tokenizer's folder, i.e. another model). Returns the identity with `path`
-    set to the saved folder (same id and hash); `models.load_model` then loads those weights.
-
-    The folder is keyed by the identity's hash and the device the weights were made on (CPU and
-    CUDA generators give different weights for one seed); written in a staging folder and
-    renamed, so concurrent ranks and jobs share one copy."""
-    import dataclasses
-    import json
-    import os
-    import shutil
-    import tempfile
-    from pathlib import Path
-
+def torch_dtype(name: str | None):
+    """The torch dtype a model config names (`model.dtype`); auto: bfloat16 on CUDA, float32 otherwise."""
     import torch
 
-    from .models import RANDOM_MARKER, _build_random, cache_dir, load_tokenizer, log, saved_random, torch_dtype
-
-    if model_cfg is None or model_cfg.get("source") != "random" or model_cfg.get("path") or saved_random(identity):
-        return identity
-
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    base = Path(root) if root is not None else cache_dir() / "models"
-    name = "".join(c if c.isalnum() or c in "-_." else "-" for c in identity.name)
-    target = base / f"random-{name}-{identity.sha256[:12]}-{device}"
-    if not (target / RANDOM_MARKER).is_file():
-        log.info("saving the random %s model to %s (vLLM loads weights from disk)", identity.name, target)
-        model = _build_random(identity, model_cfg, torch_dtype(model_cfg.get("dtype")), device)
-        tokenizer = load_tokenizer(identity, model_cfg)
-        base.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=base))
-        try:
-            model.save_pretrained(staging)
-            tokenizer.save_pretrained(staging)
-            (staging / RANDOM_MARKER).write_text(json.dumps({"identity": identity.to_dict(), "device": device},
-                                                            indent=2), encoding="utf-8")
-            del model
-            try:
-                os.rename(staging, target)
-            except OSError:
-                if not (target / RANDOM_MARKER).is_file():
-                    raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    return dataclasses.replace(identity, path=str(target))
-
-
-def for_disk_loaders(identity: Any, cfg: Any) -> Any:
-    """`save_random` when this run hands the model to vLLM (train.use_vllm or eval.backend=vllm)."""
-    vllm = bool(cfg.train.get("use_vllm", False)) if cfg.get("train") is not None else False
-    vllm = vllm or (cfg.get("eval") is not None and str(cfg.eval.get("backend", "hf")) == "vllm")
-    return save_random(identity, cfg.model) if vllm else identity
+    if name in (None, "auto"):
+        return torch.bfloat16 if torch.cuda.is_available() else torch.float32
+    try:
+        return {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
+                "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}[str(name)]
+    except KeyError:
+        raise ModelNotFoundError(f"model.dtype={name!r} is not valid; use auto, float32, bfloat16 or float16.") from None

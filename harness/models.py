@@ -28,6 +28,7 @@ from typing import Any, Iterator
 
 from .errors import ModelNotFoundError
 from .hashing import sha256_file
+from .model_shapes import torch_dtype
 
 log = logging.getLogger(__name__)
 
@@ -343,7 +344,7 @@ RANDOM_MARKER = "harness_random_model.json"
 
 
 def saved_random(identity: ModelIdentity) -> bool:
-    """True when a random model's identity points at its weights saved by `model_shapes.save_random`."""
+    """True when a random model's identity points at its weights saved by `disk_models.save_random`."""
     return (Path(identity.path) / RANDOM_MARKER).is_file()
 
 
@@ -362,18 +363,6 @@ def load_tokenizer(identity: ModelIdentity, model_cfg: Any = None):
     # warns on every decode; turning it off changes no text and silences the warning.
     tokenizer.clean_up_tokenization_spaces = False
     return tokenizer
-
-
-def torch_dtype(name: str | None):
-    import torch
-
-    if name in (None, "auto"):
-        return torch.bfloat16 if torch.cuda.is_available() else torch.float32
-    try:
-        return {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
-                "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}[str(name)]
-    except KeyError:
-        raise ModelNotFoundError(f"model.dtype={name!r} is not valid; use auto, float32, bfloat16 or float16.") from None
 
 
 def load_model(identity: ModelIdentity, model_cfg: Any = None, *, device: str | None = None):

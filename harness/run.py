@@ -20,8 +20,9 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from . import models
-from .config import hydra_entry, to_plain
-from .model_shapes import for_disk_loaders
+from .config import hydra_entry
+from .config_values import to_plain
+from .disk_models import for_disk_loaders
 from .errors import ConfigError, HarnessError
 from .registry import get_method
 from .rundir import RunDir, attach_log, detach_log, open_run, write_json

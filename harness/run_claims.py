@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import HarnessError
+from .rundir import atomic_write
 
 log = logging.getLogger("factrl.claims")
 
@@ -123,9 +124,7 @@ def describe(path: Path, info: dict) -> str:
 
 
 def _write_atomic(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, indent=1) + "\n")  # the one writer: whole files, mode 0644
 
 
 @dataclass

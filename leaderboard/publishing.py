@@ -36,7 +36,8 @@ from .ci_table import views
 from .portable import portable
 from .stats import mde_describe
 from .store import Store, strip_private
-from .tables import Layout, Table, build_tables, model_labels
+from .build import build_tables
+from .tables import Layout, Table, model_labels
 from .versions import model_key
 
 

@@ -1,4 +1,4 @@
-"""Tables in the CorVer paper's layouts, as data (renderers in render.py draw them).
+"""Tables in the CorVer paper's layouts, as data (build.py builds them all; formats.py and htmlpage.py draw them).
 
 - accuracy (Table 1): per model, one line per method; the closed-book sets and TruthfulQA
   in percent, then Macro: the mean of the `macro_sets` present (the paper's five; all sets
@@ -29,7 +29,6 @@ from typing import Any, Iterable
 
 from factrl.harness.registry import display_label  # Method.label, read from source (no import)
 
-from . import components as componentlib
 from . import diagnostics as diaglib
 from . import rows as rowlib
 from . import uncertainty
@@ -388,35 +387,3 @@ def _steps_cell(per_model: list[tuple[Any, str] | None]) -> Cell:
     else:
         text = " / ".join("—" if item is None or item[0] is None else str(item[0]) for item in per_model)
     return Cell(max(numbers) if numbers else None, text, row_ids=[rid for _, rid in known])
-
-
-def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
-    """All tables that have data, in publishing order; lines with stand-ins are marked."""
-    accuracy = accuracy_table(rows, layout)
-    tables = [accuracy] if accuracy.lines else []
-    tricks = None
-    if accuracy.lines:
-        from .floors import add_floor  # scores the constant-answer panel on each set (cached)
-        from .tricks import tricks_table  # and the probe panel's tricks, per question (cached)
-
-        add_floor(accuracy, [r for r in rows if r["set"]["task"] in ACCURACY_TASKS], layout)
-        tricks = tricks_table(accuracy, [r for r in rows if r["set"]["task"] in ACCURACY_TASKS], layout)
-    timed = time_table(accuracy, rows, layout)
-    if timed is not None:
-        tables.append(timed)
-    multihop = multihop_table(rows, layout)
-    if multihop.lines:
-        tables.append(multihop)
-    from .factscore_table import factscore_table, mark_judged  # it builds on this module's pieces
-
-    factscore = factscore_table(rows, layout)
-    if factscore.lines:
-        tables.append(factscore)
-    if tricks is not None:
-        tables.append(tricks)
-    by_id = {row["row_id"]: row for row in rows}
-    for table in tables:
-        componentlib.mark_table(table, by_id)
-    if factscore.lines:
-        mark_judged(factscore, by_id)
-    return tables

@@ -46,7 +46,7 @@ def reference_tools(evidence: Any = None) -> ReferenceTools:
 
 def tools_versions() -> dict[str, str]:
     """Versions of the rules the tools apply (recorded in the reference judge's component)."""
-    from factrl.evals import SCORER_VERSION
+    from factrl.evals.scorers.default import SCORER_VERSION  # the module, not the package face (which runs evals)
     from factrl.harness.claims import CLAIMS_VERSION
     from factrl.harness.nli.standin import STANDIN_VERSION
 

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from factrl.harness.config import redact_url
+from factrl.harness.config_values import redact_url
 from factrl.harness.errors import ConfigError
 
 from .cache import JudgeCache

@@ -29,7 +29,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
-from factrl.harness.config import redact_url
+from factrl.harness.config_values import redact_url
 from factrl.harness.errors import HarnessError
 
 T = TypeVar("T")

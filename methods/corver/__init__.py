@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.config import as_container
+from factrl.harness.config_values import as_container
 from factrl.harness.errors import ConfigError
 from factrl.harness.method import Method, RunContext
 

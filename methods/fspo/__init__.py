@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from factrl.harness.config import as_container
+from factrl.harness.config_values import as_container
 from factrl.harness.errors import ConfigError, DataError, HarnessError
 from factrl.harness.method import Method, RewardOutput, RunContext
 from factrl.harness.settings import defaults_from_yaml

@@ -10,7 +10,8 @@ import pytest
 
 from factrl.harness.config import group_options
 from factrl.harness.errors import ConfigError
-from factrl.harness.grid import load_grid, main, sweeps
+from factrl.harness.grid import load_grid, sweeps
+from factrl.harness.grid_cli import main
 from tests.helpers import harness
 
 PAPER_MODELS = {"llama-3.2-3b", "llama-3.1-8b", "qwen3-4b", "qwen3-8b", "olmo-2-13b", "qwen3-14b"}

@@ -19,7 +19,7 @@ import torch
 from factrl.harness.errors import ConfigError
 from factrl.harness.training.advantages import token_advantages
 from factrl.harness.training.distributed import check_whole_groups
-from factrl.harness.training.engine import batch_geometry
+from factrl.harness.training.args import batch_geometry
 from factrl.harness.training.gae import whiten
 
 REPO = Path(__file__).resolve().parents[2]
@@ -127,7 +127,9 @@ def test_batch_geometry_splits_the_global_batch_over_processes():
 def test_ppo_geometry_splits_each_minibatch_over_processes():
     from omegaconf import OmegaConf
 
-    from factrl.harness.training.ppo import PPOSettings, ppo_geometry
+    from factrl.harness.training.ppo import PPOSettings
+
+    from factrl.harness.training.args import ppo_geometry
 
     cfg = OmegaConf.create({"questions_per_step": 4, "completions_per_question": 2})
     geometry = ppo_geometry(cfg, PPOSettings.from_mapping(minibatches=2, kl_coef=0.01), processes=2)

@@ -8,7 +8,8 @@ from factrl.leaderboard import Store, record_run
 from factrl.leaderboard.formats import csv_text, markdown
 from factrl.leaderboard.record import rows_from_run
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 
 

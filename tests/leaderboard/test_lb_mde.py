@@ -13,7 +13,8 @@ from factrl.leaderboard.formats import md_escape
 from factrl.leaderboard.settings import load
 from factrl.leaderboard.stats import (BootstrapSettings, macro_interval, macro_mde, mde_factor, paired_interval,
                                       paired_mde)
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 from factrl.leaderboard.uncertainty import UNDECIDED_MARK
 

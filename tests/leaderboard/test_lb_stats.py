@@ -12,7 +12,8 @@ from factrl.leaderboard.formats import md_escape
 from factrl.leaderboard.outcomes import decode, encode
 from factrl.leaderboard.settings import load
 from factrl.leaderboard.stats import BootstrapSettings, macro_interval, paired_interval, resampled_means
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 from factrl.leaderboard.uncertainty import NOISE_MARK, UNDECIDED_MARK
 

@@ -13,7 +13,8 @@ from factrl.leaderboard.floors import set_floor
 from factrl.leaderboard.diagnostics import FLAG_MARK, compute, is_hedged
 from factrl.leaderboard.formats import markdown
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 
 

@@ -13,7 +13,8 @@ from factrl.leaderboard import Store, publish, record_run, rows_from_run
 from factrl.leaderboard.diagnostics import FLAG_MARK, compute, strict_verdict
 from factrl.leaderboard.formats import md_escape
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 
 

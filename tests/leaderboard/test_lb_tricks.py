@@ -12,7 +12,8 @@ from factrl.evals.sets import load_set
 from factrl.harness.probe import panel
 from factrl.leaderboard import Store, publish, record_run
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 
 

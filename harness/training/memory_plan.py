@@ -43,8 +43,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from .errors import ConfigError
-from .model_shapes import _dims, architecture, lora_parameter_count, parameter_count
+from ..errors import ConfigError
+from ..model_shapes import _dims, architecture, lora_parameter_count, parameter_count
 
 GB = 10**9
 GPU_BYTES = 80 * GB  # one H100 80GB, the paper's timed unit (PROTOCOL 4)
@@ -197,7 +197,7 @@ def _vllm_settings(train: Any) -> tuple[float, bool]:
 
 
 def _algorithm(cfg: Any) -> str:
-    from .registry import get_method
+    from ..registry import get_method
 
     method = cfg.get("method") if hasattr(cfg, "get") else None
     if method is None or not method.get("name"):
@@ -208,14 +208,13 @@ def _algorithm(cfg: Any) -> str:
 def plan_for_config(cfg: Any, *, gpu_bytes: int = GPU_BYTES) -> MemoryPlan:
     """The plan of a composed run config (cfg.model.architecture, cfg.train, cfg.lora; PPO's
     critic and minibatch geometry for a method with algorithm ppo)."""
-    from .training.engine import batch_geometry
+    from .args import batch_geometry, ppo_geometry
+    from .settings import PPOSettings
 
     arch = architecture(cfg.model)
     train = cfg.train
     critic = "none"
     if _algorithm(cfg) == "ppo":
-        from .training.ppo import PPOSettings, ppo_geometry
-
         settings = PPOSettings.from_config(train)
         geometry, critic = ppo_geometry(train, settings, processes=1), settings.critic
     else:
@@ -247,5 +246,5 @@ def check_full_critic(cfg: Any, gpu_bytes: int | None = None) -> MemoryPlan | No
         raise ConfigError(f"train.ppo.critic=full: the planned peak of {result.total / GB:.1f} GB exceeds this GPU's "
                           f"{gpu_bytes / GB:.1f} GB (the critic's own weights, gradients and AdamW state are "
                           f"{(result.critic_weights + result.critic_state) / GB:.1f} GB; an estimate, "
-                          f"harness/memory_plan.py); use train.ppo.critic=lora, or a larger GPU")
+                          f"harness/training/memory_plan.py); use train.ppo.critic=lora, or a larger GPU")
     return result
