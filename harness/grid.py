@@ -37,7 +37,7 @@ import yaml
 from .errors import ConfigError, HarnessError
 
 LAUNCHERS = ("basic", "local", "slurm")
-GRID_KEYS = {"name", "description", "overrides", "blocks"}
+GRID_KEYS = {"name", "description", "overrides", "blocks", "signal", "publish"}
 BLOCK_KEYS = {"name", "methods", "models", "seeds", "experiments", "overrides", "note"}
 
 
@@ -71,6 +71,32 @@ class Grid:
     name: str
     source: str
     cells: list[Cell] = field(default_factory=list)
+    max_no_signal_share: float = 0.5  # signal.max_no_signal_share (configs/grid/_defaults.yaml; grid_checks.py)
+    publish: dict | None = None       # publish: (grid_publish.py), None: nothing published
+
+
+def _share(value: Any, where: str) -> float:
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        share = -1.0
+    if not 0.0 <= share <= 1.0:
+        raise ConfigError(f"{where}={value!r}: give a share of completions between 0 and 1, e.g. 0.5.")
+    return share
+
+
+def _grid_settings(data: dict, source: str) -> tuple[float, dict | None]:
+    """signal.max_no_signal_share and publish of a grid file over configs/grid/_defaults.yaml."""
+    from .grid_publish import check_settings
+    from .settings import defaults_from_yaml
+
+    defaults = defaults_from_yaml("grid/_defaults.yaml")
+    signal = data.get("signal") or {}
+    if not isinstance(signal, dict) or set(signal) - {"max_no_signal_share"}:
+        raise ConfigError(f"{source}: signal must be a mapping {{max_no_signal_share: 0.5}}.")
+    share = signal.get("max_no_signal_share", defaults["signal"]["max_no_signal_share"])
+    return (_share(share, f"{source}: signal.max_no_signal_share"),
+            check_settings(data.get("publish", defaults["publish"]), source))
 
 
 def _grid_file(name: str) -> tuple[str, str]:
@@ -84,7 +110,7 @@ def _grid_file(name: str) -> tuple[str, str]:
         except UnicodeDecodeError as err:
             raise ConfigError(f"grid file {path}: not UTF-8 text (byte {err.start}).") from None
     folder = resources.files("factrl.configs").joinpath("grid")
-    shipped = sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+    shipped = sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml") and not p.name.startswith("_"))
     if name not in shipped:
         raise ConfigError(f"unknown grid '{name}'; shipped: {', '.join(shipped)} (configs/grid/), or pass a YAML path.")
     return folder.joinpath(f"{name}.yaml").read_text(encoding="utf-8"), f"configs/grid/{name}.yaml"
@@ -113,6 +139,7 @@ def load_grid(name: str, extra: list[str], seeds: list[int] | None = None,
         raise ConfigError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; valid: {', '.join(sorted(GRID_KEYS))}.")
     common = _strings(data.get("overrides"), f"{source}: overrides", required=False)
     grid = Grid(str(data.get("name") or Path(source).stem), source)
+    grid.max_no_signal_share, grid.publish = _grid_settings(data, source)
     names = []
     for i, block in enumerate(data["blocks"]):
         where = f"{source}: blocks[{i}]"
@@ -243,7 +270,27 @@ def _parser() -> argparse.ArgumentParser:
                              "with jobs and time limits of their own")
     parser.add_argument("--eval-timeout-min", type=int, default=None,
                         help="with --eval-jobs: hydra.launcher.timeout_min of the evaluation sweeps")
+    parser.add_argument("--max-no-signal", default=None, metavar="SHARE",
+                        help="fail (exit 1) when a trained method's no-signal completions exceed this share "
+                             "(default: the grid's signal.max_no_signal_share, else 0.5, configs/grid/_defaults.yaml)")
     return parser
+
+
+def _finish(grid: Grid, threshold: float) -> int:
+    """Every finished trained cell received a signal (grid_checks.py), then the grid's `publish:`."""
+    from .grid_checks import check_signal, summary_line
+    from .grid_publish import publish_grid
+
+    shares, failures = check_signal(grid, threshold)
+    for item in shares:
+        print(summary_line(item))
+    if failures:
+        print("\n".join(failures))
+        raise HarnessError(f"{len(failures)} method(s) of grid {grid.name} had no signal for more than "
+                           f"{threshold:g} of their completions (lines above); nothing published.")
+    if grid.publish and all(c.status == "done" for c in grid.cells):
+        publish_grid(grid, _output_dir(list(grid.cells[0].fixed)))
+    return 0
 
 
 def main(argv: list[str]) -> int:
@@ -261,6 +308,8 @@ def main(argv: list[str]) -> int:
     if not any(o.startswith("leaderboard=") for o in extra):
         extra.append("leaderboard=rundir")  # cluster-safe: jobs never share a SQLite file
     grid = load_grid(args.grid, extra, seeds, args.block)
+    threshold = grid.max_no_signal_share if args.max_no_signal is None else _share(args.max_no_signal,
+                                                                                   "--max-no-signal")
     look_up(grid)
     wanted = ("todo", "resume", "claimed") if args.relaunch else ("todo", "resume")
     todo = [c for c in grid.cells if c.status in wanted]
@@ -276,7 +325,7 @@ def main(argv: list[str]) -> int:
               f"{_describe_holder(cell)}")
     if not todo:
         print("nothing to launch: every cell is done" + (f" or claimed ({len(claimed)})" if claimed else ""))
-        return 0
+        return _finish(grid, threshold)
     _check_launcher(args.launcher)
     from .grid_launch import launch_all
 
@@ -291,12 +340,12 @@ def main(argv: list[str]) -> int:
           f"{len(finished)} finished, {len(missing)} not finished")
     for cell in missing:
         print(f"  not finished: {cell.label} ({cell.run_dir or 'no run directory'})")
-    if any(o == "leaderboard=rundir" for o in extra):
-        out = _output_dir(extra)
+    if any(o == "leaderboard=rundir" for o in extra) and not grid.publish:
+        out = _output_dir(list(grid.cells[0].fixed))
         store = next((o.split("=", 1)[1] for o in reversed(extra) if o.startswith("leaderboard.store=")),
                      "leaderboard.sqlite")
         print(f"leaderboard: harness leaderboard rebuild {shlex.quote(out)} --store {shlex.quote(store)} [--replace]")
     if missing:
         raise HarnessError(f"{len(missing)} cell(s) of grid {grid.name} did not finish; see the job logs "
                            "(run.log in each run directory; .submitit/ for local and slurm), then rerun the grid.")
-    return 0
+    return _finish(grid, threshold)
