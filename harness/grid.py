@@ -81,7 +81,7 @@ def _share(value: Any, where: str) -> float:
     except (TypeError, ValueError):
         share = -1.0
     if not 0.0 <= share <= 1.0:
-        raise ConfigError(f"{where}={value!r}: give a share of completions between 0 and 1, e.g. 0.5.")
+        raise ConfigError(f"{where}={value}: give a share of completions between 0 and 1, e.g. 0.5.")
     return share
 
 
