@@ -54,5 +54,7 @@ def test_a_method_without_signal_fails_the_grid_and_one_with_it_is_published(tmp
     assert main([str(path), "--max-no-signal", "1"]) == 0  # every cell done: the check, then publish
     out = capfd.readouterr().out
     assert "nothing to launch" in out and "  signal: rlfh" in out and "published grid mini" in out
-    page = (runs / "site" / "index.html").read_text(encoding="utf-8")
-    assert "Difference to" in page and 'class="probe"' in page
+    page = (runs / "site" / "leaderboard.md").read_text(encoding="utf-8")
+    assert "### Difference to Raw (pp), with intervals and MDE" in page and "| tiny-llama | RLFH" in page
+    assert "## Reward-robustness probe" in page and (runs / "site" / "probe.json").is_file()
+    assert "Difference to Raw" in (runs / "site" / "index.html").read_text(encoding="utf-8")
