@@ -261,21 +261,25 @@ def build_forag(bench: Bench):
     return _WithCleanup(reward, judge.close, store.close, *([server.shutdown, server.server_close] if server else []))
 
 
-@column("forag-reference")
-def build_forag_reference(bench: Bench):
-    """FoRAG with judge=reference (the embedded models' default judge): the prompts' reference
-    answers (heuristic claims, the lexical NLI stand-in) in-process, the demo evidence store."""
-    from factrl.harness.evidence import open_evidence
-    from factrl.harness.judge import open_judge
-    from factrl.methods.forag import DECOMPOSE, VERIFY, FoRAGReward, FoRAGSettings
+def _reference_column(name: str):
+    """`<name>-reference`: the method's reward built as training builds it (RunContext,
+    method.build_reward) with judge=reference, the embedded models' default judge (the prompts'
+    reference answers in-process: heuristic claims, the lexical NLI stand-in), the demo store."""
+    def build(bench: Bench):
+        from factrl.harness.method import RunContext
+        from factrl.harness.registry import get_method
 
-    cfg = bench.compose("method=forag", "judge=reference")
-    store = open_evidence(cfg.evidence)
-    judge = open_judge(cfg.judge, prompts=[DECOMPOSE, VERIFY], evidence=store)
-    reward = FoRAGReward(tokenizer=bench.tokenizer, judge=judge, store=store,
-                         settings=FoRAGSettings.from_mapping(cfg.method), k=int(cfg.evidence.k))
-    bench.notes["forag-reference"] = "judge=reference (rule-based), demo evidence store"
-    return _WithCleanup(reward, judge.close, store.close)
+        cfg = bench.compose(f"method={name}", "judge=reference")
+        ctx = RunContext(config=cfg, tokenizer=bench.tokenizer, pool=[], run_dir=None)
+        reward = ctx.build_reward(get_method(name)(cfg.method))
+        bench.notes[f"{name}-reference"] = "judge=reference (rule-based), demo evidence store"
+        return _WithCleanup(reward, ctx.close)
+
+    column(f"{name}-reference")(build)
+
+
+for _name in ("knowrl", "rlfh", "forag"):
+    _reference_column(_name)
 
 
 @column("rlfh")

@@ -35,7 +35,7 @@ import yaml
 from .errors import ConfigError
 
 LAUNCHERS = ("basic", "local", "slurm")
-GRID_KEYS = {"name", "description", "overrides", "blocks"}
+GRID_KEYS = {"name", "description", "overrides", "blocks", "signal", "publish"}
 BLOCK_KEYS = {"name", "methods", "models", "seeds", "experiments", "overrides", "note"}
 
 
@@ -69,6 +69,52 @@ class Grid:
     name: str
     source: str
     cells: list[Cell] = field(default_factory=list)
+    max_no_signal_share: float = 0.5  # signal.max_no_signal_share (configs/grid/_defaults.yaml; grid_checks.py)
+    publish: dict | None = None       # publish: (grid_publish.py), None: nothing published
+
+
+def _share(value: Any, where: str) -> float:
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        share = -1.0
+    if not 0.0 <= share <= 1.0:
+        raise ConfigError(f"{where}={value}: give a share of completions between 0 and 1, e.g. 0.5.")
+    return share
+
+
+PUBLISH_KEYS = {"out", "store", "probe"}
+PROBE_KEYS = {"methods", "questions"}
+
+
+def check_settings(value: Any, source: str) -> dict | None:
+    """The grid file's `publish:` mapping, checked (None: nothing to publish)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) - PUBLISH_KEYS:
+        raise ConfigError(f"{source}: publish must be a mapping with keys {', '.join(sorted(PUBLISH_KEYS))}, "
+                          "e.g. {out: site, store: leaderboard.sqlite}.")
+    probe = value.get("probe")
+    if probe is not None:
+        methods = probe.get("methods") if isinstance(probe, dict) else None
+        if (not isinstance(probe, dict) or set(probe) - PROBE_KEYS or not isinstance(methods, list) or not methods
+                or not isinstance(probe.get("questions", 20), int) or int(probe.get("questions", 20)) < 1):
+            raise ConfigError(f"{source}: publish.probe must be {{methods: [corver, ...], questions: N >= 1}}.")
+    return {"out": str(value.get("out") or "site"), "store": str(value.get("store") or "leaderboard.sqlite"),
+            "probe": probe}
+
+
+def _grid_settings(data: dict, source: str) -> tuple[float, dict | None]:
+    """signal.max_no_signal_share and publish of a grid file over configs/grid/_defaults.yaml."""
+    from .settings import defaults_from_yaml
+
+    defaults = defaults_from_yaml("grid/_defaults.yaml")
+    signal = data.get("signal") or {}
+    if not isinstance(signal, dict) or set(signal) - {"max_no_signal_share"}:
+        raise ConfigError(f"{source}: signal must be a mapping {{max_no_signal_share: 0.5}}.")
+    share = signal.get("max_no_signal_share", defaults["signal"]["max_no_signal_share"])
+    return (_share(share, f"{source}: signal.max_no_signal_share"),
+            check_settings(data.get("publish", defaults["publish"]), source))
 
 
 def _grid_file(name: str) -> tuple[str, str]:
@@ -82,7 +128,7 @@ def _grid_file(name: str) -> tuple[str, str]:
         except UnicodeDecodeError as err:
             raise ConfigError(f"grid file {path}: not UTF-8 text (byte {err.start}).") from None
     folder = resources.files("factrl.configs").joinpath("grid")
-    shipped = sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+    shipped = sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml") and not p.name.startswith("_"))
     if name not in shipped:
         raise ConfigError(f"unknown grid '{name}'; shipped: {', '.join(shipped)} (configs/grid/), or pass a YAML path.")
     return folder.joinpath(f"{name}.yaml").read_text(encoding="utf-8"), f"configs/grid/{name}.yaml"
@@ -111,6 +157,7 @@ def load_grid(name: str, extra: list[str], seeds: list[int] | None = None,
         raise ConfigError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; valid: {', '.join(sorted(GRID_KEYS))}.")
     common = _strings(data.get("overrides"), f"{source}: overrides", required=False)
     grid = Grid(str(data.get("name") or Path(source).stem), source)
+    grid.max_no_signal_share, grid.publish = _grid_settings(data, source)
     names = []
     for i, block in enumerate(data["blocks"]):
         where = f"{source}: blocks[{i}]"

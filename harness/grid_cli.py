@@ -9,7 +9,7 @@ import argparse
 import shlex
 
 from .errors import ConfigError, HarnessError
-from .grid import (LAUNCHERS, Grid, _check_launcher, _describe_holder, _output_dir, load_grid, look_up,
+from .grid import (LAUNCHERS, Grid, _check_launcher, _describe_holder, _output_dir, _share, load_grid, look_up,
                    sweeps)
 from .grid import __doc__ as grid_doc
 from .grid_launch import launch_all
@@ -51,7 +51,27 @@ def _parser() -> argparse.ArgumentParser:
                              "with jobs and time limits of their own")
     parser.add_argument("--eval-timeout-min", type=int, default=None,
                         help="with --eval-jobs: hydra.launcher.timeout_min of the evaluation sweeps")
+    parser.add_argument("--max-no-signal", default=None, metavar="SHARE",
+                        help="fail (exit 1) when a trained method's no-signal completions exceed this share "
+                             "(default: the grid's signal.max_no_signal_share, else 0.5, configs/grid/_defaults.yaml)")
     return parser
+
+
+def _finish(grid: Grid, threshold: float) -> int:
+    """Every finished trained cell received a signal (grid_checks.py), then the grid's `publish:`."""
+    from .grid_checks import check_signal, summary_line
+    from .grid_publish import publish_grid
+
+    shares, failures = check_signal(grid, threshold)
+    for item in shares:
+        print(summary_line(item))
+    if failures:
+        print("\n".join(failures))
+        raise HarnessError(f"{len(failures)} method(s) of grid {grid.name} had no signal for more than "
+                           f"{threshold:g} of their completions (lines above); nothing published.")
+    if grid.publish and all(c.status == "done" for c in grid.cells):
+        publish_grid(grid, _output_dir(list(grid.cells[0].fixed)))
+    return 0
 
 
 def main(argv: list[str]) -> int:
@@ -69,6 +89,8 @@ def main(argv: list[str]) -> int:
     if not any(o.startswith("leaderboard=") for o in extra):
         extra.append("leaderboard=rundir")  # cluster-safe: jobs never share a SQLite file
     grid = load_grid(args.grid, extra, seeds, args.block)
+    threshold = grid.max_no_signal_share if args.max_no_signal is None else _share(args.max_no_signal,
+                                                                                   "--max-no-signal")
     look_up(grid)
     wanted = ("todo", "resume", "claimed") if args.relaunch else ("todo", "resume")
     todo = [c for c in grid.cells if c.status in wanted]
@@ -84,7 +106,7 @@ def main(argv: list[str]) -> int:
               f"{_describe_holder(cell)}")
     if not todo:
         print("nothing to launch: every cell is done" + (f" or claimed ({len(claimed)})" if claimed else ""))
-        return 0
+        return _finish(grid, threshold)
     _check_launcher(args.launcher)
     results, todo, lines = launch_all(grid, todo, args, hydra_args, extra)
     look_up(grid)
@@ -97,12 +119,12 @@ def main(argv: list[str]) -> int:
           f"{len(finished)} finished, {len(missing)} not finished")
     for cell in missing:
         print(f"  not finished: {cell.label} ({cell.run_dir or 'no run directory'})")
-    if any(o == "leaderboard=rundir" for o in extra):
-        out = _output_dir(extra)
+    if any(o == "leaderboard=rundir" for o in extra) and not grid.publish:
+        out = _output_dir(list(grid.cells[0].fixed))
         store = next((o.split("=", 1)[1] for o in reversed(extra) if o.startswith("leaderboard.store=")),
                      "leaderboard.sqlite")
         print(f"leaderboard: harness leaderboard rebuild {shlex.quote(out)} --store {shlex.quote(store)} [--replace]")
     if missing:
         raise HarnessError(f"{len(missing)} cell(s) of grid {grid.name} did not finish; see the job logs "
                            "(run.log in each run directory; .submitit/ for local and slurm), then rerun the grid.")
-    return 0
+    return _finish(grid, threshold)

@@ -101,7 +101,7 @@ def launch_all(grid: "Grid", todo: list["Cell"], args: argparse.Namespace, hydra
     lines = sweeps(todo)
     env = {**os.environ, TOKEN_ENV: token}  # the jobs take the pending claims over
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = _output_dir(extra)
+    out = _output_dir(list(todo[0].fixed))  # the grid's own output_dir= too (demo.yaml), not only the CLI's
     parallel = default_parallel(args.parallel, args.launcher, len(lines))
 
     def sweep_args(index: int, stage: str) -> list[str]:

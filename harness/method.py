@@ -176,12 +176,17 @@ class RewardOutput:
     records: per-item rows (e.g. one per sentence) appended to the run's JSONL log.
     extras: None, or B dicts (one per completion, in order) for the method's own hooks
         (`Method.shape_advantages` receives this output); the engine only checks the length.
+    no_signal_reasons: None, or B short names (None for a completion with a signal) saying why
+        a completion got no signal: `judge_failed`, `format`, `no_evidence`, ... (optional, no
+        interface bump). The engine counts them into one line per step and the metrics
+        `rewards/<method>/no_signal/<reason>`; a None return without a reason counts as `unstated`.
     """
 
     token_returns: list[list[float] | None]
     diagnostics: dict[str, float] = field(default_factory=dict)
     records: list[dict] = field(default_factory=list)
     extras: list[dict] | None = None
+    no_signal_reasons: list[str | None] | None = None
 
 
 class RewardFn(Protocol):

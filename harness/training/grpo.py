@@ -44,6 +44,7 @@ from trl import GRPOTrainer
 from ..errors import RewardContractError
 from ..method import Method, RewardFn, RewardOutput
 from .distributed import check_whole_groups, gather_records, global_token_advantages
+from .signal_log import install_filter, reasons_of, step_line
 
 log = logging.getLogger(__name__)
 
@@ -88,20 +89,28 @@ class _TokenReward:
         if out.extras is not None and len(out.extras) != n:
             raise RewardContractError(f"{where} returned {len(out.extras)} extras for {n} completions; "
                                       f"return one dict per completion or None")
+        if out.no_signal_reasons is not None and len(out.no_signal_reasons) != n:
+            raise RewardContractError(f"{where} returned {len(out.no_signal_reasons)} no_signal_reasons for {n} "
+                                      f"completions; return one reason (or None) per completion, or None")
         # A completion with no tokens carries no signal, whatever the method returned for it.
         returns = [r if ids[b] else None for b, r in enumerate(returns)]
         self.pending = returns
         self.pending_output = out
+        state = kwargs.get("trainer_state")
+        missing = reasons_of(returns, out.no_signal_reasons, ids)
+        if missing:  # one counted line per step; TRL's own warning is filtered (signal_log.py)
+            log.info("%s", step_line(int(state.global_step) + 1 if state is not None else None, n, missing))
         log_metric = kwargs.get("log_metric")
         if log_metric is not None:
             for key, value in out.diagnostics.items():
                 if value is not None and not (isinstance(value, float) and math.isnan(value)):
                     log_metric(f"rewards/{self.__name__}/{key}", float(value))
             log_metric(f"rewards/{self.__name__}/no_signal", sum(r is None for r in returns) / max(n, 1))
+            for reason, count in missing.items():  # shares of the batch, by reason (the grid's check reads them)
+                log_metric(f"rewards/{self.__name__}/no_signal/{reason}", count / max(n, 1))
         # Every process's records, appended by rank 0 alone (collective: all processes call it).
         records = gather_records(out.records)
         if self.records_path is not None and records:
-            state = kwargs.get("trainer_state")
             step = int(state.global_step) + 1 if state is not None else None
             self.records_path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.records_path, "a", encoding="utf-8") as handle:  # appended, never rewritten
@@ -133,6 +142,7 @@ class TokenGRPOTrainer(GRPOTrainer):
         self._adv_epsilon = adv_epsilon
         self._presence_penalty = float(presence_penalty)  # HF rollouts (vLLM gets it in generation_kwargs)
         super().__init__(*args, reward_funcs=[self._token_reward], **kwargs)
+        install_filter()  # TRL's "All reward functions returned None" -> our counted line per step
         # Data parallel: advantages are computed on the gathered batch (training/distributed.py);
         # a method that needs whole groups per reward call is checked here.
         check_whole_groups(method, self.args.generation_batch_size, self.num_generations,

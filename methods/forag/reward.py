@@ -216,7 +216,8 @@ class FoRAGReward:
                                         seconds=(judge_seconds, evidence_seconds + retrieval, alignment_seconds,
                                                  time.perf_counter() - started))
         extras = [{"status": item.status, "fallback": item.fallback} for item in items]
-        return RewardOutput([item.rewards for item in items], diagnostics, records, extras)
+        reasons = [item.status if item.rewards is None else None for item in items]  # no_evidence | judge_failed
+        return RewardOutput([item.rewards for item in items], diagnostics, records, extras, no_signal_reasons=reasons)
 
     def _diagnostics(self, items: list[_Item], decomposed: list[Any], verified: list[Any], *, unplaced: int,
                      seconds: tuple[float, float, float, float]) -> dict[str, float]:

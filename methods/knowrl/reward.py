@@ -213,7 +213,10 @@ class KnowRLReward:
             returns.append([item.total] * len(ids))
         diagnostics = self._diagnostics(items, totals, grades, facts, pairs=n_pairs,
                                         seconds=(judge_seconds, retrieval, nli_seconds))
-        return RewardOutput(returns, diagnostics, [_record(item) for item in items])
+        # Why a completion has no signal: a failed judge item (the failure rule), else an unscored fact term.
+        reasons = [None if r is not None else ("judge_failed" if item.error is not None else "unscored")
+                   for item, r in zip(items, returns)]
+        return RewardOutput(returns, diagnostics, [_record(item) for item in items], no_signal_reasons=reasons)
 
     def _diagnostics(self, items: list[_Item], totals: list[float], grades: list[Any], facts: list[Any], *,
                      pairs: int, seconds: tuple[float, float, float]) -> dict[str, float]:

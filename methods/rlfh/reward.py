@@ -222,7 +222,8 @@ class RLFHReward:
             sums.append(sum(outcome.rewards))
         diagnostics = self._diagnostics(items, results, extracted, verdicts, scores, infos, sums, clipped, counts,
                                         seconds=(judge_seconds, evidence_seconds, time.perf_counter() - started))
-        return RewardOutput(returns, diagnostics, _records(items))
+        reasons = [item.status if item.status in NO_SIGNAL else None for item in items]
+        return RewardOutput(returns, diagnostics, _records(items), no_signal_reasons=reasons)
 
     def _diagnostics(self, items, results, extracted, verdicts, scores, infos, sums, clipped, counts, *,
                      seconds) -> dict[str, float]:

@@ -78,7 +78,7 @@ def test_bad_grid_files_name_the_field(tmp_path, text, message):
 
 
 def test_unknown_grid_and_block_are_one_line_errors():
-    with pytest.raises(ConfigError, match="unknown grid 'papr'; shipped: paper, tiny"):
+    with pytest.raises(ConfigError, match="unknown grid 'papr'; shipped: demo, paper, tiny \\(configs"):
         load_grid("papr", [])
     with pytest.raises(ConfigError, match="--block nope: not in configs/grid/paper.yaml"):
         load_grid("paper", [], blocks=["nope"])

@@ -37,6 +37,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("harness.judge.reference", "evals.scorers.default"): "the reference judge records the scorer version",
     ("harness.judge.reference", "evals.answers"): "the reference judge matches answers as evaluation does",
     ("harness.rewards", "evals.answers"): "the response reward matches answers as evaluation does",
+    ("harness.rewards", "evals.strict"): "the correctness=strict guard judges answers as strict accuracy does",
     ("evals.answers", "evals.strict"): "evals.answers re-exports strict accuracy (docs/CONTRACTS.md, Answer rules), lazily",
 }
 
