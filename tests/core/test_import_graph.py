@@ -137,3 +137,24 @@ def test_harness_is_the_roof_not_also_the_floor():
 def test_every_allowed_edge_still_exists(edge):
     importer, imported = edge
     assert f"factrl.{imported}" in GRAPH.get(f"factrl.{importer}", {}), f"{edge} is gone: drop it from ALLOWED"
+
+
+def test_one_import_style_per_package():
+    # Relative inside a package (factrl.harness.*, factrl.evals.*, ...), absolute across packages.
+    import ast
+
+    from .import_graph import module_files
+
+    absolute_inside = []
+    for name, path in module_files().items():
+        own = ".".join(name.split(".")[:2]) if name.startswith("factrl.") else None
+        if own is None:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module \
+                    and (node.module == own or node.module.startswith(own + ".")):
+                absolute_inside.append(f"{_short(name)} line {node.lineno}: from {node.module} import ...")
+            elif isinstance(node, ast.Import) and any(a.name.startswith(own + ".") for a in node.names):
+                absolute_inside.append(f"{_short(name)} line {node.lineno}: import {node.names[0].name}")
+    assert not absolute_inside, "absolute imports inside their own package (write them relative):\n" + "\n".join(
+        absolute_inside)
