@@ -283,7 +283,7 @@ def _record(run: RunDir, cfg: DictConfig) -> None:
             entry["frozen"] = err.frozen
             run.update(leaderboard=entry)
             log.warning("leaderboard: not recorded: %s in %s; record into another store (leaderboard.store=PATH) "
-                        "or with leaderboard=rundir, or under a new leaderboard version (leaderboard/versions.py)",
+                        "or with leaderboard=rundir, or under a new leaderboard version (leaderboard/store/versions.py)",
                         frozen, store)
             return
         fix = ("retry when the other writer is done: " if isinstance(err, StoreError) and err.kind == "locked"

@@ -29,10 +29,10 @@ from typing import Any, Iterable
 
 from factrl.harness.registry import display_label  # Method.label, read from source (no import)
 
-from . import diagnostics as diaglib
-from . import rows as rowlib
+from .. import diagnostics as diaglib
+from ..store import rows as rowlib
 from . import uncertainty
-from .versions import model_key
+from ..store.versions import model_key
 
 ACCURACY_TASKS = ("closed_book", "truthfulqa")
 
