@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge": ("factrl.harness.judge.cli:main", "start, check or ask the LLM judge (serve | check | ask)"),
     "nli": ("factrl.harness.nli.cli:main", "score a (premise, hypothesis) pair with an NLI backend (score)"),
     "probe": ("factrl.harness.probe.cli:main", "score constructed gaming completions through methods' real rewards"),
-    "grid": ("factrl.harness.grid_cli:main", "launch a comparison grid (models x methods x seeds), skipping finished cells"),
+    "grid": ("factrl.harness.grid.cli:main", "launch a comparison grid (models x methods x seeds), skipping finished cells"),
 }
 
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"harness {name}: error: {err}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM where the command asked for it (harness/signals.py)
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM where the command asked for it (harness/run/signals.py)
         print(f"harness {name}: interrupted; rerun the same command to resume.", file=sys.stderr)
         return int(getattr(err, "exit_code", 130))
     return int(status or 0)

@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
 from ..errors import ConfigError
-from ..model_shapes import _dims, architecture, lora_parameter_count, parameter_count
+from ..models.shapes import _dims, architecture, lora_parameter_count, parameter_count
 
 GB = 10**9
 GPU_BYTES = 80 * GB  # one H100 80GB, the paper's timed unit (PROTOCOL 4)

@@ -19,13 +19,13 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from . import models
-from .config import hydra_entry
-from .config_values import to_plain
-from .disk_models import for_disk_loaders
-from .errors import ConfigError, HarnessError
-from .registry import get_method
-from .rundir import RunDir, attach_log, detach_log, open_run, write_json
+from .. import models
+from ..config import hydra_entry
+from ..config_values import to_plain
+from ..models.disk import for_disk_loaders
+from ..errors import ConfigError, HarnessError
+from ..registry import get_method
+from ..rundir import RunDir, attach_log, detach_log, open_run, write_json
 
 log = logging.getLogger("factrl.run")
 
@@ -63,9 +63,9 @@ def _leaderboard_line(entry: dict | None) -> str:
 
 
 def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: RunDir):
-    from .pool import load_pool, pool_fingerprint
-    from .timer import from_config
-    from .training.engine import train
+    from ..pool import load_pool, pool_fingerprint
+    from ..timer import from_config
+    from ..training.engine import train
 
     dedup: dict = {}
     rows = load_pool(cfg.pool, cfg.eval, report=dedup)
@@ -83,11 +83,11 @@ def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: Ru
 def _provenance(components: dict | None, model_cfg: Any = None) -> dict:
     """run.json / metrics.json fields: `components` and the sorted names of the stand-ins.
     Random weights of a paper model's shape (`model.source=random`) are a `model` stand-in."""
-    from .training.components import stand_in_names
+    from ..training.components import stand_in_names
 
     components = components or {}
     if model_cfg is not None and model_cfg.get("source") == "random":
-        from .model_shapes import describe
+        from ..models.shapes import describe
 
         components = {**components, "model": describe(model_cfg, seed=int(model_cfg.get("seed") or 0),
                                                       shrink=model_cfg.get("shrink"))}
@@ -100,9 +100,9 @@ def _follow_main(cfg: DictConfig, method: Any) -> None:
     Rank 0 opens the run directory and resolves the model first, then shares the directory
     (None: nothing to train); evaluation and recording are rank 0's alone.
     """
-    from .pool import load_pool
-    from .training import distributed
-    from .training.engine import train
+    from ..pool import load_pool
+    from ..training import distributed
+    from ..training.engine import train
 
     # Resolve (on first use: download) the model before the first collective, as rank 0 does, so
     # no rank waits for another's download inside a collective and its timeout.
@@ -123,10 +123,10 @@ def run_task(cfg: DictConfig) -> dict | None:
 
     Under launcher=accelerate|torchrun the job re-executes itself in N processes here (per job,
     so each job of a sweep is launched where it runs). Rank 0 claims the run first
-    (harness/run_claims.py): a run that another live job holds stops with a one-line error."""
-    from . import gpus, run_claims as claims
+    (harness/run/claims.py): a run that another live job holds stops with a one-line error."""
+    from . import gpus, claims as claims
     from .launcher import run_job
-    from .rundir import find_run, run_key
+    from ..rundir import find_run, run_key
 
     mode = cfg.leaderboard.get("mode", "store")
     if mode not in ("store", "rundir"):  # checked before training, not after hours of it
@@ -142,7 +142,7 @@ def run_task(cfg: DictConfig) -> dict | None:
     if stage == "train" and method.algorithm not in ("grpo", "ppo"):
         print(f"harness run: stage=train: method '{method.name}' trains nothing")
         return None
-    from .training import distributed  # torch: imported once a run starts, not for `--help`
+    from ..training import distributed  # torch: imported once a run starts, not for `--help`
 
     distributed.configure(60.0 * float((cfg.get("launcher") or {}).get("timeout_min") or 60))
     if not distributed.is_main():
@@ -165,7 +165,7 @@ def run_task(cfg: DictConfig) -> dict | None:
 
 def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
     """Rank 0 (or the only process): open the run directory, train, evaluate, record."""
-    from .training import distributed
+    from ..training import distributed
 
     run = open_run(cfg)
     if run.finished and not cfg.get("force", False):
@@ -218,17 +218,17 @@ def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
 
 
 def _trained(run: RunDir) -> bool:
-    from .training.engine import DONE_MARKER
+    from ..training.engine import DONE_MARKER
 
     return (run / "train" / DONE_MARKER).is_file()
 
 
 def _evaluate(cfg: DictConfig, identity: models.ModelIdentity, trained: Any, run: RunDir) -> dict:
     """Evaluate the trained adapter (or the bare model): in a fresh clean process where the
-    training process's state could reach evaluation (harness/eval_process.py), else here with
+    training process's state could reach evaluation (harness/run/eval_process.py), else here with
     the trained model still in memory."""
     from .eval_process import evaluate_in_fresh_process, needs_fresh, processes_of
-    from .training import distributed
+    from ..training import distributed
 
     adapter = trained.adapter_dir if trained else None
     if processes_of(cfg) > 1 or needs_fresh(cfg, trained=trained is not None, world_size=distributed.world_size()):
@@ -245,7 +245,7 @@ def _check_settings(cfg: DictConfig) -> None:
     loaded or a run directory made: `train.steps=two` or `+train.stepz=2` fails in a second."""
     from factrl.evals.settings import EvalSettings
 
-    from .training.settings import TrainSettings
+    from ..training.settings import TrainSettings
 
     TrainSettings.from_mapping(cfg.train)
     EvalSettings.from_config(cfg.eval)
@@ -311,7 +311,7 @@ def _defer_record(run: RunDir, store: Path, version: Any) -> None:
 
 
 def _read_metrics(run: RunDir) -> dict:
-    from .rundir import read_json
+    from ..rundir import read_json
 
     file = run / "metrics.json"
     return read_json(file) if file.is_file() else {}
@@ -355,6 +355,6 @@ def main(argv: list[str]) -> int:
     try:
         return hydra_entry(run_task, argv, "harness run")
     finally:
-        distributed = sys.modules.get(f"{__package__}.training.distributed")
+        distributed = sys.modules.get("factrl.harness.training.distributed")
         if distributed is not None:  # imported once a run started
             distributed.shutdown()  # under torchrun / accelerate: before exit, so no process aborts

@@ -16,7 +16,7 @@ local / slurm = submitit, the `cluster` extra). Jobs record with `leaderboard=ru
 their run directory; cluster-safe) unless a `leaderboard=` override says otherwise; the
 summary prints the `harness leaderboard rebuild` command that builds the store.
 
-A cell that another live process holds (its claim file, harness/run_claims.py: a job still pending
+A cell that another live process holds (its claim file, harness/run/claims.py: a job still pending
 in the queue or running) is skipped, unless `--relaunch`; the grid claims every cell it submits
 ("pending") and its jobs take those claims over, so a second `harness grid` while the first one's
 jobs wait or run launches nothing twice. `--eval-jobs` runs each sweep as a training sweep
@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 LAUNCHERS = ("basic", "local", "slurm")
 GRID_KEYS = {"name", "description", "overrides", "blocks"}
@@ -143,9 +143,9 @@ def load_grid(name: str, extra: list[str], seeds: list[int] | None = None,
 def look_up(grid: Grid, token: str | None = None) -> None:
     """Set each cell's run directory and status (done | resume | todo, or claimed: not finished
     and held by a live process other than `token`'s) as `harness run` would find it."""
-    from .run_claims import claim_path, holder
-    from .config import compose
-    from .rundir import find_run
+    from ..run.claims import claim_path, holder
+    from ..config import compose
+    from ..rundir import find_run
 
     for cell in grid.cells:
         cfg = compose(cell.overrides)
@@ -196,7 +196,7 @@ def _check_launcher(launcher: str) -> None:
 
 
 def _describe_holder(cell: Cell) -> str:
-    from .run_claims import describe
+    from ..run.claims import describe
 
     return describe(cell.claim_path, cell.holder or {}) if cell.claim_path is not None else "?"
 

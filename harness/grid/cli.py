@@ -8,11 +8,11 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from .errors import ConfigError, HarnessError
-from .grid import (LAUNCHERS, Grid, _check_launcher, _describe_holder, _output_dir, load_grid, look_up,
+from ..errors import ConfigError, HarnessError
+from . import (LAUNCHERS, Grid, _check_launcher, _describe_holder, _output_dir, load_grid, look_up,
                    sweeps)
-from .grid import __doc__ as grid_doc
-from .grid_launch import launch_all
+from . import __doc__ as grid_doc
+from .launch import launch_all
 
 
 def _table(grid: Grid) -> str:
