@@ -12,10 +12,10 @@ import sys
 from .errors import HarnessError, closest
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("factrl.harness.run:main", "train a method, evaluate it and record the run (Hydra overrides; -m sweeps)"),
+    "run": ("factrl.harness.run.cli:main", "train a method, evaluate it and record the run (Hydra overrides; -m sweeps)"),
     "eval": ("factrl.evals.cli:eval_main", "generate and score answers for an evaluation set (Hydra overrides)"),
     "score": ("factrl.evals.cli:score_main", "score a predictions JSONL file without regenerating"),
-    "methods": ("factrl.harness.registry:methods_main", "list the registered reward methods"),
+    "methods": ("factrl.harness.methods_cli:methods_main", "list the registered reward methods"),
     "index": ("factrl.harness.corpus.cli:main", "build or query an infini-gram corpus index (build | query)"),
     "pool": ("factrl.harness.pool_filter:main", "prepare the training question pool (filter)"),
     "evidence": ("factrl.harness.evidence.cli:main", "build or query a Wikipedia evidence store (build | query)"),
