@@ -1,6 +1,6 @@
-"""`harness grid`: the command line of comparison grids (the grid itself: harness/grid.py).
+"""`harness grid`: the command line of comparison grids (the grid itself: harness/grid/__init__.py).
 
-Parses the arguments, prints the cells and sweeps, and hands the sweeps to grid_launch.py;
+Parses the arguments, prints the cells and sweeps, and hands the sweeps to launch.py;
 the grid model and its lookup stay free of the command line.
 """
 from __future__ import annotations

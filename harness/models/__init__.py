@@ -5,7 +5,7 @@ A model config (configs/model/*.yaml) names a `source`:
   converted once to safetensors under the cache directory so later loads take about a second;
 - `path`: a local directory in Hugging Face layout;
 - `hub`: a hub id (and revision), read from the local Hugging Face cache or downloaded;
-- `random`: the real model's shape (`architecture:`) with random weights (model_shapes), no hub;
+- `random`: the real model's shape (`architecture:`) with random weights (models/shapes.py), no hub;
   the tokenizer is that of the local model named by `tokenizer_from` (a stand-in for timing).
 
 Every resolution returns a `ModelIdentity` (id, revision, content hash) that results and
@@ -322,7 +322,7 @@ def _resolve_random(model_cfg: Any, name: str) -> ModelIdentity:
 
 
 def _build_random(identity: ModelIdentity, model_cfg: Any, dtype: Any, device: str):
-    """model_shapes.build_random on `device`, given the tokenizer's special tokens (its ids must fit)."""
+    """shapes.build_random on `device`, given the tokenizer's special tokens (its ids must fit)."""
     from ..errors import ConfigError
     from .shapes import build_random
 

@@ -1,4 +1,4 @@
-"""Tables in the CorVer paper's layouts, as data (build.py builds them all; formats.py and htmlpage.py draw them).
+"""Tables in the CorVer paper's layouts, as data (build.py builds them all; render/ draws them).
 
 - accuracy (Table 1): per model, one line per method; the closed-book sets and TruthfulQA
   in percent, then Macro: the mean of the `macro_sets` present (the paper's five; all sets
