@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .shapes import torch_dtype
 from . import RANDOM_MARKER, _build_random, cache_dir, load_tokenizer, log, saved_random
+from .shapes import torch_dtype
 
 
 def save_random(identity: Any, model_cfg: Any, root: Any = None) -> Any:

@@ -15,8 +15,8 @@ import json
 from typing import Any
 
 from ..components import MARKER
-from ..marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK
 from ..diagnostics import FLAG_MARK
+from ..marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK
 from ..tables import Cell, Line, Table
 from ..tables.uncertainty import marks, undecided
 

@@ -31,8 +31,8 @@ from factrl.harness.registry import display_label  # Method.label, read from sou
 
 from .. import diagnostics as diaglib
 from ..store import rows as rowlib
-from . import uncertainty
 from ..store.versions import model_key
+from . import uncertainty
 
 ACCURACY_TASKS = ("closed_book", "truthfulqa")
 

@@ -7,9 +7,9 @@ model never imports its own variants.
 from __future__ import annotations
 
 from .. import components as componentlib
+from . import ACCURACY_TASKS, Layout, Table, accuracy_table, multihop_table, time_table
 from .factscore import factscore_table, mark_judged
 from .floors import add_floor  # scores the constant-answer panel on each set (cached)
-from . import ACCURACY_TASKS, Layout, Table, accuracy_table, multihop_table, time_table
 from .tricks import tricks_table  # and the probe panel's tricks, per question (cached)
 
 
