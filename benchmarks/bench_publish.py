@@ -20,7 +20,7 @@ import numpy as np
 
 from factrl.leaderboard import Store, publish, record_run
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.build import build_tables
+from factrl.leaderboard.tables.build import build_tables
 from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import SET_COUNTS, make_run_dir
 

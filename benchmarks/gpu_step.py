@@ -329,9 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     from factrl.harness import models
     from factrl.harness.config import compose
     from factrl.harness.errors import HarnessError
-    from factrl.harness.gpus import check_one_process
+    from factrl.harness.run.gpus import check_one_process
     from factrl.harness.training.memory_plan import GB, plan_for_config
-    from factrl.harness.model_shapes import architecture, parameter_count
+    from factrl.harness.models.shapes import architecture, parameter_count
 
     try:
         check_one_process("gpu_step.py")  # several visible GPUs: TRL refuses nn.DataParallel at init

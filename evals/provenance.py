@@ -125,7 +125,7 @@ def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
     if settings.backend == "hf":
         import torch
 
-        from factrl.harness.model_shapes import torch_dtype
+        from factrl.harness.models.shapes import torch_dtype
 
         device = cfg.get("device") or "auto"
         if device == "auto":

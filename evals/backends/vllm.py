@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from factrl.harness.errors import HarnessError
-from factrl.harness.model_shapes import torch_dtype
+from factrl.harness.models.shapes import torch_dtype
 from factrl.harness.models import ModelIdentity, load_tokenizer
 from factrl.harness.prompts import format_prompt
 

@@ -6,7 +6,7 @@ their comments), by `benchmarks/gpu_step.py` (planned against measured peak memo
 test that every paper model's composed config fits.
 
 Terms (bytes; bf16 weights, b = 2):
-- weights: N x b (N = model_shapes.parameter_count).
+- weights: N x b (N = models.shapes.parameter_count).
 - lora_state: L x 16 (fp32 LoRA weights, gradients, AdamW m and v; L = lora_parameter_count).
 - rollout, HF generate: the KV cache of all Q x C sequences at full length,
   2 x layers x kv_dim x b per token, plus the last-position fp32 logits (x2 for the sampler).
@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
 from ..errors import ConfigError
-from ..model_shapes import _dims, architecture, lora_parameter_count, parameter_count
+from ..models.shapes import _dims, architecture, lora_parameter_count, parameter_count
 
 GB = 10**9
 GPU_BYTES = 80 * GB  # one H100 80GB, the paper's timed unit (PROTOCOL 4)

@@ -204,7 +204,7 @@ def _load_llm(spec: dict[str, Any], dtype: str, device: str):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from factrl.harness import models
-    from factrl.harness.model_shapes import torch_dtype
+    from factrl.harness.models.shapes import torch_dtype
     from factrl.harness.errors import ModelNotFoundError
 
     if spec.get("source") == "path":

@@ -12,7 +12,7 @@ import yaml
 from factrl.harness.config import compose
 from factrl.harness.config_values import config_hash
 from factrl.harness.errors import ConfigError, HarnessError
-from factrl.harness.launcher import ACCELERATE_CONFIGS, accelerate_config_file, launch_command
+from factrl.harness.run.launcher import ACCELERATE_CONFIGS, accelerate_config_file, launch_command
 from factrl.harness.training.vllm_settings import vllm_args
 from tests.helpers import harness
 

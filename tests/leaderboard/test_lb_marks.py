@@ -12,7 +12,7 @@ from factrl.harness.registry import get_method
 from factrl.leaderboard import Store, publish, record_run
 from factrl.leaderboard.marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK, declared_fidelity, row_fidelity
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.build import build_tables
+from factrl.leaderboard.tables.build import build_tables
 from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 

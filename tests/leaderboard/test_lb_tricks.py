@@ -1,5 +1,5 @@
 """The per-question gaming floor: each probe-panel trick built on the row's own questions and
-scored by the row's scorer (leaderboard/tricks.py), in every format (issue 15)."""
+scored by the row's scorer (leaderboard/tables/tricks.py), in every format (issue 15)."""
 from __future__ import annotations
 
 import csv
@@ -12,7 +12,7 @@ from factrl.evals.sets import load_set
 from factrl.harness.probe import panel
 from factrl.leaderboard import Store, publish, record_run
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.build import build_tables
+from factrl.leaderboard.tables.build import build_tables
 from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 

@@ -80,7 +80,7 @@ def test_the_comparison_options_reach_the_composed_run(tmp_path):
 
 
 def test_several_visible_gpus_stop_gpu_step(tmp_path, monkeypatch):
-    from factrl.harness import gpus
+    from factrl.harness.run import gpus
 
     for key in ("LOCAL_RANK", "RANK", "WORLD_SIZE", "CUDA_VISIBLE_DEVICES"):
         monkeypatch.delenv(key, raising=False)

@@ -9,7 +9,7 @@ import pytest
 
 from factrl.harness.training import memory_plan as mp
 from factrl.harness.config import compose
-from factrl.harness.model_shapes import architecture, lora_parameter_count, parameter_count
+from factrl.harness.models.shapes import architecture, lora_parameter_count, parameter_count
 from factrl.harness.training.args import batch_geometry
 
 PAPER_MODELS = ("llama-3.2-3b", "llama-3.1-8b", "qwen3-4b", "qwen3-8b", "qwen3-14b", "olmo-2-13b")

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness import disk_models
-from factrl.harness import model_shapes as ms
+from factrl.harness.models import disk as disk_models
+from factrl.harness.models import shapes as ms
 from factrl.harness import models
 from factrl.harness.config import compose
 from factrl.harness.errors import ConfigError

@@ -26,9 +26,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import outcomes as outcomelib
-from . import rows as rowlib
-from . import versions
+from ..store import outcomes as outcomelib
+from ..store import rows as rowlib
+from ..store import versions
 from .stats import (BOOTSTRAP_VERSION, MDE_ALPHA, MDE_POWER, BootstrapSettings, Interval, macro_interval, macro_mde,
                     paired_interval, paired_mde, seed_summary)
 
@@ -177,7 +177,7 @@ MDE_LEGEND_START = "MDE = minimum detectable difference"
 def mde_legend() -> str:
     return (f"{MDE_LEGEND_START} at {MDE_POWER:.0%} power (two-sided alpha {MDE_ALPHA}) for the comparison's n, from "
             "the paired per-question outcomes: (z_0.975 + z_0.80) x sd(per-question differences) / sqrt(n), "
-            "macro: the per-set variances combined (leaderboard/stats.py); "
+            "macro: the per-set variances combined (leaderboard/tables/stats.py); "
             f"{UNDECIDED_MARK} = the observed difference is smaller than its MDE: cannot decide at this n.")
 
 

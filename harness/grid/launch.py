@@ -3,7 +3,7 @@
 Split from grid.py (which expands and looks up the cells). Each sweep is one `harness run -m`
 subprocess with `hydra/launcher=<--launcher>` and a sweep folder of its own; `--parallel` of them
 run at once (default: all for slurm, whose sweeps wait in the queue). Before anything is
-submitted the grid claims every cell it launches (`pending`, harness/run_claims.py); its jobs carry
+submitted the grid claims every cell it launches (`pending`, harness/run/claims.py); its jobs carry
 the grid's token and take those claims over, and what no job took over is released at the end.
 With `--eval-jobs` each sweep runs twice: `stage=train`, then `stage=eval` (its cells claimed
 again while the evaluation jobs wait in the queue).
@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .grid import Cell, Grid
+    from . import Cell, Grid
 
 
 def default_parallel(parallel: int | None, launcher: str, sweeps: int) -> int:
@@ -54,14 +54,14 @@ def cells_of(line: list[str], cells: list["Cell"]) -> list["Cell"]:
 
 
 class PendingClaims:
-    """The grid's `pending` claims of the cells it submits (harness/run_claims.py)."""
+    """The grid's `pending` claims of the cells it submits (harness/run/claims.py)."""
 
     def __init__(self, token: str, settings: dict):
         self.token, self.settings, self.held = token, settings, []
 
     def take(self, cells: list["Cell"]) -> list["Cell"]:
         """Claim each cell; the ones another process claimed meanwhile are returned (skipped)."""
-        from .run_claims import ClaimedError, acquire
+        from ..run.claims import ClaimedError, acquire
 
         lost = []
         for cell in cells:
@@ -82,9 +82,9 @@ class PendingClaims:
 def launch_all(grid: "Grid", todo: list["Cell"], args: argparse.Namespace, hydra_args: list[str],
                extra: list[str]) -> tuple[list[tuple[int, float]], list["Cell"], list[list[str]]]:
     """Claim the cells, launch their sweeps (`--parallel` at once), release what no job took over."""
-    from .run_claims import TOKEN_ENV, describe, holder
-    from .config import compose
-    from .grid import _output_dir, sweeps
+    from ..run.claims import TOKEN_ENV, describe, holder
+    from ..config import compose
+    from . import _output_dir, sweeps
 
     token = uuid.uuid4().hex
     settings = dict(compose(todo[0].overrides).get("claim") or {})

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .components import MARKER
-from .tables import Cell, Column, Layout, Line, Table, mark, model_labels, pct
-from .versions import model_key
+from ..components import MARKER
+from ..store.versions import model_key
+from . import Cell, Column, Layout, Line, Table, mark, model_labels, pct
 
 COUNTS = (("facts", "F"), ("supported", "S"), ("covered", "A"), ("responses", "N"))
 RATIOS = (("precision", "S/F (%)", 100.0), ("supported_per_response", "S/N", 1.0),

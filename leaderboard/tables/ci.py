@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..diagnostics import STRICT_RULE_VERSION
+from . import Cell, Column, Layout, Line, Table
 from . import uncertainty
-from .diagnostics import STRICT_RULE_VERSION
-from .tables import Cell, Column, Layout, Line, Table
 
 
 def _text(cell: Cell, raw: bool) -> str:

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Callable, Mapping
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 log = logging.getLogger("factrl.gpus")
 

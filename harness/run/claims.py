@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import HarnessError
-from .rundir import atomic_write
+from ..errors import HarnessError
+from ..rundir import atomic_write
 
 log = logging.getLogger("factrl.claims")
 
@@ -54,7 +54,7 @@ class ClaimedError(HarnessError):
 
 def claim_path(cfg: Any, kind: str = "run") -> Path:
     """Where the claim of `cfg`'s run lives (same key as its run directory, rundir.run_key)."""
-    from .rundir import run_key
+    from ..rundir import run_key
 
     return Path(cfg.get("output_dir") or "runs") / CLAIMS_DIR / f"{run_key(cfg, kind)}.json"
 

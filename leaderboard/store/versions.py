@@ -51,7 +51,7 @@ def get_spec(version: str | None) -> tuple[str, dict[str, Any]]:
     name = str(version) if version not in (None, "") else LEADERBOARD_VERSION
     if name not in VERSIONS:
         raise HarnessError(f"unknown leaderboard version {name!r}; valid: {', '.join(VERSIONS)} "
-                           "(new versions are added in leaderboard/versions.py with a CHANGELOG.md entry).")
+                           "(new versions are added in leaderboard/store/versions.py with a CHANGELOG.md entry).")
     return name, VERSIONS[name]
 
 

@@ -17,11 +17,11 @@ from typing import Any
 
 from factrl.harness.timer import format_hms
 
-from .components import MARKER, row_stand_ins
-from .diagnostics import FLAG_MARK
-from .marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK, row_fidelity, row_substitutes
-from .tables import Cell, Line, Table
-from .uncertainty import includes_zero, marks, undecided
+from ..components import MARKER, row_stand_ins
+from ..diagnostics import FLAG_MARK
+from ..marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK, row_fidelity, row_substitutes
+from ..tables import Cell, Line, Table
+from ..tables.uncertainty import includes_zero, marks, undecided
 
 # (model label, set label) of a row, for labelling its links in a table's Provenance cell.
 RowParts = dict[str, tuple[str, str]]

@@ -22,9 +22,9 @@ from typing import Any
 from factrl.evals.strict import STRICT_VERSION
 from factrl.harness.probe import panel as probe_panel
 
-from . import diagnostics as diaglib
+from .. import diagnostics as diaglib
 from .floors import cache_file, checked_set, row_scorer, write_cache
-from .tables import Cell, Column, Layout, Line, Table, pct
+from . import Cell, Column, Layout, Line, Table, pct
 
 TRICK_METHOD = "best-trick"
 

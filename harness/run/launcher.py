@@ -16,7 +16,7 @@ job's own overrides: a sweep (`-m`) launches each of its jobs under the launcher
 runs, so a Slurm job can be multi-GPU (`hydra.launcher.gpus_per_node=N launcher.num_processes=N`)
 and the sweep itself is submitted once. The launched processes get `launcher.timeout_min` (the
 process-group timeout, harness/training/distributed.py) and the run's claim token
-(harness/run_claims.py), so its rank 0 joins the claim this process holds.
+(harness/run/claims.py), so its rank 0 joins the claim this process holds.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 LAUNCHERS = ("none", "accelerate", "torchrun")
 ACCELERATE_CONFIGS = ("ddp", "zero2", "zero3")
@@ -53,7 +53,7 @@ def _launcher_overrides(argv: list[str]) -> tuple[list[str], list[str]]:
 def launcher_config(argv: list[str]) -> Any:
     """The composed `launcher` node for a command line (only its launcher overrides are composed,
     so sweep values elsewhere do not matter here)."""
-    from .config import compose
+    from ..config import compose
 
     mine, _ = _launcher_overrides(argv)
     if any("," in item.split("=", 1)[-1] for item in mine):
@@ -126,7 +126,7 @@ def run_job(cfg: Any, overrides: list[str] | None = None, *, claim_token: str | 
     env = {**os.environ}
     env.setdefault("OMP_NUM_THREADS", "1")  # N processes on one machine: no thread oversubscription
     if claim_token:
-        from .run_claims import TOKEN_ENV
+        from .claims import TOKEN_ENV
 
         env[TOKEN_ENV] = claim_token
     # No timeout: the launched run is the whole training job; Ctrl-C reaches the launcher.

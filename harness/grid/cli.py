@@ -1,6 +1,6 @@
-"""`harness grid`: the command line of comparison grids (the grid itself: harness/grid.py).
+"""`harness grid`: the command line of comparison grids (the grid itself: harness/grid/__init__.py).
 
-Parses the arguments, prints the cells and sweeps, and hands the sweeps to grid_launch.py;
+Parses the arguments, prints the cells and sweeps, and hands the sweeps to launch.py;
 the grid model and its lookup stay free of the command line.
 """
 from __future__ import annotations
@@ -8,11 +8,11 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from .errors import ConfigError, HarnessError
-from .grid import (LAUNCHERS, Grid, _check_launcher, _describe_holder, _output_dir, _share, load_grid, look_up,
+from ..errors import ConfigError, HarnessError
+from . import (LAUNCHERS, Grid, _check_launcher, _describe_holder, _output_dir, _share, load_grid, look_up,
                    sweeps)
-from .grid import __doc__ as grid_doc
-from .grid_launch import launch_all
+from . import __doc__ as grid_doc
+from .launch import launch_all
 
 
 def _table(grid: Grid) -> str:
@@ -58,9 +58,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _finish(grid: Grid, threshold: float) -> int:
-    """Every finished trained cell received a signal (grid_checks.py), then the grid's `publish:`."""
-    from .grid_checks import check_signal, summary_line
-    from .grid_publish import publish_grid
+    """Every finished trained cell received a signal (grid/checks.py), then the grid's `publish:`."""
+    from .checks import check_signal, summary_line
+    from .publish import publish_grid
 
     shares, failures = check_signal(grid, threshold)
     for item in shares:

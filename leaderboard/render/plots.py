@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .tables import Layout, Table
+from ..tables import Layout, Table
 
 
 def _text(value: Any) -> str:

@@ -1,6 +1,6 @@
 """Random-weight models saved to disk, for the loaders that read weights only from disk (vLLM).
 
-`model.source=random` builds weights in memory (models.load_model via model_shapes.build_random);
+`model.source=random` builds weights in memory (models.load_model via shapes.build_random);
 vLLM cannot take such a model, so `for_disk_loaders` saves it once per identity and device.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .model_shapes import torch_dtype
-from .models import RANDOM_MARKER, _build_random, cache_dir, load_tokenizer, log, saved_random
+from . import RANDOM_MARKER, _build_random, cache_dir, load_tokenizer, log, saved_random
+from .shapes import torch_dtype
 
 
 def save_random(identity: Any, model_cfg: Any, root: Any = None) -> Any:

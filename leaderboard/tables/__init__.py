@@ -1,4 +1,4 @@
-"""Tables in the CorVer paper's layouts, as data (build.py builds them all; formats.py and htmlpage.py draw them).
+"""Tables in the CorVer paper's layouts, as data (build.py builds them all; render/ draws them).
 
 - accuracy (Table 1): per model, one line per method; the closed-book sets and TruthfulQA
   in percent, then Macro: the mean of the `macro_sets` present (the paper's five; all sets
@@ -29,10 +29,10 @@ from typing import Any, Iterable
 
 from factrl.harness.registry import display_label  # Method.label, read from source (no import)
 
-from . import diagnostics as diaglib
-from . import rows as rowlib
+from .. import diagnostics as diaglib
+from ..store import rows as rowlib
+from ..store.versions import model_key
 from . import uncertainty
-from .versions import model_key
 
 ACCURACY_TASKS = ("closed_book", "truthfulqa")
 

@@ -5,7 +5,7 @@ A model config (configs/model/*.yaml) names a `source`:
   converted once to safetensors under the cache directory so later loads take about a second;
 - `path`: a local directory in Hugging Face layout;
 - `hub`: a hub id (and revision), read from the local Hugging Face cache or downloaded;
-- `random`: the real model's shape (`architecture:`) with random weights (model_shapes), no hub;
+- `random`: the real model's shape (`architecture:`) with random weights (models/shapes.py), no hub;
   the tokenizer is that of the local model named by `tokenizer_from` (a stand-in for timing).
 
 Every resolution returns a `ModelIdentity` (id, revision, content hash) that results and
@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import ModelNotFoundError
-from .hashing import sha256_file
-from .model_shapes import torch_dtype
+from ..errors import ModelNotFoundError
+from ..hashing import sha256_file
+from .shapes import torch_dtype
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ def _source_sha256(path: Path) -> str:
         return str(memo[where])
     digest = sha256_file(path)
     memo[where] = digest
-    from .rundir import atomic_write
+    from ..rundir import atomic_write
 
     atomic_write(memo_file, json.dumps(memo, indent=1))  # a concurrent writer's entry may be lost and is recomputed
     return digest
@@ -303,7 +303,7 @@ def _local_model_config(name: str) -> Any:
 def _resolve_random(model_cfg: Any, name: str) -> ModelIdentity:
     """Random weights of the real shape: the identity hashes the shape, seed and tokenizer, and its
     path is the tokenizer's directory (load_tokenizer reads it; load_model builds the weights)."""
-    from .model_shapes import architecture
+    from .shapes import architecture
 
     arch = architecture(model_cfg, model_cfg.get("shrink"))
     source = model_cfg.get("tokenizer_from")
@@ -322,9 +322,9 @@ def _resolve_random(model_cfg: Any, name: str) -> ModelIdentity:
 
 
 def _build_random(identity: ModelIdentity, model_cfg: Any, dtype: Any, device: str):
-    """model_shapes.build_random on `device`, given the tokenizer's special tokens (its ids must fit)."""
-    from .errors import ConfigError
-    from .model_shapes import build_random
+    """shapes.build_random on `device`, given the tokenizer's special tokens (its ids must fit)."""
+    from ..errors import ConfigError
+    from .shapes import build_random
 
     model = build_random(model_cfg, shrink=model_cfg.get("shrink"), dtype=dtype,
                          seed=int(model_cfg.get("seed") or 0), device=device)

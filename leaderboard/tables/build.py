@@ -1,4 +1,4 @@
-"""Every leaderboard table, in publishing order: the step above the table model (tables.py).
+"""Every leaderboard table, in publishing order: the step above the table model (tables/__init__.py).
 
 The variants (the gaming floor, the probe's tricks, the FActScore table) build on the table
 model's pieces, so the function that runs them all lives here, above them all, and the table
@@ -6,10 +6,10 @@ model never imports its own variants.
 """
 from __future__ import annotations
 
-from . import components as componentlib
-from .factscore_table import factscore_table, mark_judged
+from .. import components as componentlib
+from . import ACCURACY_TASKS, Layout, Table, accuracy_table, multihop_table, time_table
+from .factscore import factscore_table, mark_judged
 from .floors import add_floor  # scores the constant-answer panel on each set (cached)
-from .tables import ACCURACY_TASKS, Layout, Table, accuracy_table, multihop_table, time_table
 from .tricks import tricks_table  # and the probe panel's tricks, per question (cached)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .errors import ConfigError, ModelNotFoundError
+from ..errors import ConfigError, ModelNotFoundError
 
 # Fields that fix the parameter shapes; a shrink may override any architecture field.
 SHAPE_FIELDS = ("model_type", "num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads",
@@ -26,7 +26,7 @@ FAMILIES = ("llama", "qwen3", "olmo2")  # the model types whose layer layout par
 
 
 def _plain(node: Any) -> Any:
-    from .config_values import as_container
+    from ..config_values import as_container
 
     return as_container(node)
 

@@ -13,7 +13,7 @@ several machines is a separate design).
 A re-add never silently changes a result: a row whose content equals the stored one is
 "unchanged" (nothing is written), a different row for a stored (run, set, version) is refused
 with the fields that differ unless `replace=True`, and an input holding the same row twice is
-refused. Every SQLite failure is a one-line StoreError (storeerrors.py).
+refused. Every SQLite failure is a one-line StoreError (store/errors.py).
 
 Tables:
     meta(key, value)                       store_schema
@@ -36,7 +36,7 @@ from factrl.harness.errors import DataError, HarnessError
 
 from . import rows as rowlib
 from . import versions
-from .storeerrors import StoreError, translated
+from .errors import StoreError, translated
 
 STORE_SCHEMA = "factrl.leaderboard.store/1"
 BUSY_TIMEOUT_S = 60.0  # read at each connection, so a test (or a caller) can shorten it
@@ -257,7 +257,7 @@ class Store:
                 differ = "; ".join(f"{what} = {new}, frozen {old}" for what, new, old in parts)
                 reasons.append(f"{_label(row)}: {key}: {differ} (version {version} in this store, set by row "
                                f"{clash[1]}); record it into another store (--store PATH), or under a new "
-                               "leaderboard version (leaderboard/versions.py + CHANGELOG.md), or remove the old rows")
+                               "leaderboard version (leaderboard/store/versions.py + CHANGELOG.md), or remove the old rows")
         if reasons:
             return "refused", reasons
         conn.execute("DELETE FROM pins WHERE row_id=?", (rid,))

@@ -12,20 +12,18 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from . import models
-from .config import hydra_entry
-from .config_values import to_plain
-from .disk_models import for_disk_loaders
-from .errors import ConfigError, HarnessError
-from .registry import get_method
-from .rundir import RunDir, attach_log, detach_log, open_run, write_json
+from .. import models
+from ..config_values import to_plain
+from ..errors import ConfigError, HarnessError
+from ..models.disk import for_disk_loaders
+from ..registry import get_method
+from ..rundir import RunDir, attach_log, detach_log, open_run, write_json
 
 log = logging.getLogger("factrl.run")
 
@@ -63,9 +61,9 @@ def _leaderboard_line(entry: dict | None) -> str:
 
 
 def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: RunDir):
-    from .pool import load_pool, pool_fingerprint
-    from .timer import from_config
-    from .training.engine import train
+    from ..pool import load_pool, pool_fingerprint
+    from ..timer import from_config
+    from ..training.engine import train
 
     dedup: dict = {}
     rows = load_pool(cfg.pool, cfg.eval, report=dedup)
@@ -83,11 +81,11 @@ def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: Ru
 def _provenance(components: dict | None, model_cfg: Any = None) -> dict:
     """run.json / metrics.json fields: `components` and the sorted names of the stand-ins.
     Random weights of a paper model's shape (`model.source=random`) are a `model` stand-in."""
-    from .training.components import stand_in_names
+    from ..training.components import stand_in_names
 
     components = components or {}
     if model_cfg is not None and model_cfg.get("source") == "random":
-        from .model_shapes import describe
+        from ..models.shapes import describe
 
         components = {**components, "model": describe(model_cfg, seed=int(model_cfg.get("seed") or 0),
                                                       shrink=model_cfg.get("shrink"))}
@@ -100,9 +98,9 @@ def _follow_main(cfg: DictConfig, method: Any) -> None:
     Rank 0 opens the run directory and resolves the model first, then shares the directory
     (None: nothing to train); evaluation and recording are rank 0's alone.
     """
-    from .pool import load_pool
-    from .training import distributed
-    from .training.engine import train
+    from ..pool import load_pool
+    from ..training import distributed
+    from ..training.engine import train
 
     # Resolve (on first use: download) the model before the first collective, as rank 0 does, so
     # no rank waits for another's download inside a collective and its timeout.
@@ -123,10 +121,10 @@ def run_task(cfg: DictConfig) -> dict | None:
 
     Under launcher=accelerate|torchrun the job re-executes itself in N processes here (per job,
     so each job of a sweep is launched where it runs). Rank 0 claims the run first
-    (harness/run_claims.py): a run that another live job holds stops with a one-line error."""
-    from . import gpus, run_claims as claims
+    (harness/run/claims.py): a run that another live job holds stops with a one-line error."""
+    from . import gpus, claims as claims
     from .launcher import run_job
-    from .rundir import find_run, run_key
+    from ..rundir import find_run, run_key
 
     mode = cfg.leaderboard.get("mode", "store")
     if mode not in ("store", "rundir"):  # checked before training, not after hours of it
@@ -142,7 +140,7 @@ def run_task(cfg: DictConfig) -> dict | None:
     if stage == "train" and method.algorithm not in ("grpo", "ppo"):
         print(f"harness run: stage=train: method '{method.name}' trains nothing")
         return None
-    from .training import distributed  # torch: imported once a run starts, not for `--help`
+    from ..training import distributed  # torch: imported once a run starts, not for `--help`
 
     distributed.configure(60.0 * float((cfg.get("launcher") or {}).get("timeout_min") or 60))
     if not distributed.is_main():
@@ -165,7 +163,7 @@ def run_task(cfg: DictConfig) -> dict | None:
 
 def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
     """Rank 0 (or the only process): open the run directory, train, evaluate, record."""
-    from .training import distributed
+    from ..training import distributed
 
     run = open_run(cfg)
     if run.finished and not cfg.get("force", False):
@@ -218,17 +216,17 @@ def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
 
 
 def _trained(run: RunDir) -> bool:
-    from .training.engine import DONE_MARKER
+    from ..training.engine import DONE_MARKER
 
     return (run / "train" / DONE_MARKER).is_file()
 
 
 def _evaluate(cfg: DictConfig, identity: models.ModelIdentity, trained: Any, run: RunDir) -> dict:
     """Evaluate the trained adapter (or the bare model): in a fresh clean process where the
-    training process's state could reach evaluation (harness/eval_process.py), else here with
+    training process's state could reach evaluation (harness/run/eval_process.py), else here with
     the trained model still in memory."""
     from .eval_process import evaluate_in_fresh_process, needs_fresh, processes_of
-    from .training import distributed
+    from ..training import distributed
 
     adapter = trained.adapter_dir if trained else None
     if processes_of(cfg) > 1 or needs_fresh(cfg, trained=trained is not None, world_size=distributed.world_size()):
@@ -245,7 +243,7 @@ def _check_settings(cfg: DictConfig) -> None:
     loaded or a run directory made: `train.steps=two` or `+train.stepz=2` fails in a second."""
     from factrl.evals.settings import EvalSettings
 
-    from .training.settings import TrainSettings
+    from ..training.settings import TrainSettings
 
     TrainSettings.from_mapping(cfg.train)
     EvalSettings.from_config(cfg.eval)
@@ -283,7 +281,7 @@ def _record(run: RunDir, cfg: DictConfig) -> None:
             entry["frozen"] = err.frozen
             run.update(leaderboard=entry)
             log.warning("leaderboard: not recorded: %s in %s; record into another store (leaderboard.store=PATH) "
-                        "or with leaderboard=rundir, or under a new leaderboard version (leaderboard/versions.py)",
+                        "or with leaderboard=rundir, or under a new leaderboard version (leaderboard/store/versions.py)",
                         frozen, store)
             return
         fix = ("retry when the other writer is done: " if isinstance(err, StoreError) and err.kind == "locked"
@@ -311,50 +309,7 @@ def _defer_record(run: RunDir, store: Path, version: Any) -> None:
 
 
 def _read_metrics(run: RunDir) -> dict:
-    from .rundir import read_json
+    from ..rundir import read_json
 
     file = run / "metrics.json"
     return read_json(file) if file.is_file() else {}
-
-
-HELP_KEYS = """
-Groups (group=option; `harness run --cfg job` prints the composed config):
-  method=corver|fspo|knowrl|rlfh|forag|raw|<plugin>   the reward method (`harness methods` lists them)
-  model=smollm2-135m|tiny-llama|llama-3.2-3b|...|org/name|/local/dir
-  judge=embedded|openai|none     the LLM judge of judge-based methods (judge.base_url=, judge.model=)
-  evidence=demo|file             the evidence store (evidence.store=STORE.sqlite3)
-  eval=demo|closed-book|truthfulqa|multihop   corpus=demo|wikipedia|remote|none   pool=demo|file
-  experiment=corver-a1|...       ablations and variants (configs/experiment/)
-  launcher=none|torchrun|accelerate   leaderboard=default|rundir   lora=default   timer=default
-
-Main keys (key=value):
-  train.steps=100                 optimizer steps (PPO methods: rollouts)
-  train.questions_per_step=3      Q questions per step
-  train.completions_per_question=16   C completions per question (the GRPO group)
-  train.learning_rate=1e-5  train.beta=0.001  train.max_completion_length=1000  train.save_steps=25
-  eval.limit=100                  score only the first N questions of each set (null: all)
-  eval.backend=hf|vllm|openai     eval.max_new_tokens=...
-  output_dir=runs                 where run directories go
-  leaderboard.store=PATH          the leaderboard SQLite file (leaderboard.enabled=false: record nothing)
-  seed=42  force=true (rerun a finished run)  resume=true
-  method.<key>=...                the method's options (configs/method/<name>.yaml documents each)
-
-A mistyped key or option, or a value of the wrong type, stops the run in a second with one line."""
-
-
-def main(argv: list[str]) -> int:
-    if argv and argv[0] in ("-h", "--help"):
-        print(__doc__.strip())
-        print(HELP_KEYS)
-        return 0
-    from .signals import raise_on_sigterm
-
-    # A time limit's SIGTERM marks the run interrupted (resumable), not `running`. Under a launcher
-    # (run_task re-executes the job in N processes) every process gets its own SIGTERM from Slurm.
-    raise_on_sigterm()
-    try:
-        return hydra_entry(run_task, argv, "harness run")
-    finally:
-        distributed = sys.modules.get(f"{__package__}.training.distributed")
-        if distributed is not None:  # imported once a run started
-            distributed.shutdown()  # under torchrun / accelerate: before exit, so no process aborts

@@ -16,7 +16,7 @@ local / slurm = submitit, the `cluster` extra). Jobs record with `leaderboard=ru
 their run directory; cluster-safe) unless a `leaderboard=` override says otherwise; the
 summary prints the `harness leaderboard rebuild` command that builds the store.
 
-A cell that another live process holds (its claim file, harness/run_claims.py: a job still pending
+A cell that another live process holds (its claim file, harness/run/claims.py: a job still pending
 in the queue or running) is skipped, unless `--relaunch`; the grid claims every cell it submits
 ("pending") and its jobs take those claims over, so a second `harness grid` while the first one's
 jobs wait or run launches nothing twice. `--eval-jobs` runs each sweep as a training sweep
@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 LAUNCHERS = ("basic", "local", "slurm")
 GRID_KEYS = {"name", "description", "overrides", "blocks", "signal", "publish"}
@@ -70,7 +70,7 @@ class Grid:
     source: str
     cells: list[Cell] = field(default_factory=list)
     max_no_signal_share: float = 0.5  # signal.max_no_signal_share (configs/grid/_defaults.yaml; grid_checks.py)
-    publish: dict | None = None       # publish: (grid_publish.py), None: nothing published
+    publish: dict | None = None       # publish: (grid/publish.py), None: nothing published
 
 
 def _share(value: Any, where: str) -> float:
@@ -106,7 +106,7 @@ def check_settings(value: Any, source: str) -> dict | None:
 
 def _grid_settings(data: dict, source: str) -> tuple[float, dict | None]:
     """signal.max_no_signal_share and publish of a grid file over configs/grid/_defaults.yaml."""
-    from .settings import defaults_from_yaml
+    from ..settings import defaults_from_yaml
 
     defaults = defaults_from_yaml("grid/_defaults.yaml")
     signal = data.get("signal") or {}
@@ -190,9 +190,9 @@ def load_grid(name: str, extra: list[str], seeds: list[int] | None = None,
 def look_up(grid: Grid, token: str | None = None) -> None:
     """Set each cell's run directory and status (done | resume | todo, or claimed: not finished
     and held by a live process other than `token`'s) as `harness run` would find it."""
-    from .run_claims import claim_path, holder
-    from .config import compose
-    from .rundir import find_run
+    from ..run.claims import claim_path, holder
+    from ..config import compose
+    from ..rundir import find_run
 
     for cell in grid.cells:
         cfg = compose(cell.overrides)
@@ -243,7 +243,7 @@ def _check_launcher(launcher: str) -> None:
 
 
 def _describe_holder(cell: Cell) -> str:
-    from .run_claims import describe
+    from ..run.claims import describe
 
     return describe(cell.claim_path, cell.holder or {}) if cell.claim_path is not None else "?"
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Any
 
-from .reported import MACRO, Entry, ReportedFile
-from .tables import Cell, Layout, Line, Table, model_labels, pct
+from ..reported import MACRO, Entry, ReportedFile
+from ..store.versions import model_key
+from . import Cell, Layout, Line, Table, model_labels, pct
 from .uncertainty import NOISE_MARK
-from .versions import model_key
 
 INTERVAL_RULE = "wilson-95/1"  # bump when the interval rule changes
 

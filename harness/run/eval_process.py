@@ -10,7 +10,7 @@ The training process carries state that evaluation must not meet:
 
 So with `eval_process: fresh` (and with `auto` wherever any of that can happen: CUDA, several
 processes, DeepSpeed, vLLM) the run frees the trained model and evaluates the saved adapter in
-`python -m factrl.harness.eval_process REQUEST`: a new interpreter whose environment has the
+`python -m factrl.harness.run.eval_process REQUEST`: a new interpreter whose environment has the
 launcher's variables removed (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_*, ACCELERATE_*, TORCHELASTIC_*,
 ...), logging into the run's run.log. Generation resumes from the per-sample files as always, so
 a run killed during evaluation resumes it. `auto` on one CPU process keeps the in-process path,
@@ -38,7 +38,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, HarnessError
+from ..errors import ConfigError, HarnessError
 
 log = logging.getLogger("factrl.eval_process")
 
@@ -138,7 +138,7 @@ def _start(cfg: Any, tmp: Path, name: str, env: dict, **request: Any) -> tuple[s
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump({**_request(cfg, request.pop("identity"), request.pop("adapter"), Path(request.pop("out_dir")),
                               request.pop("log_file"), result), **request}, handle, default=str)
-    return subprocess.Popen([sys.executable, "-m", "factrl.harness.eval_process", str(file)], env=env), result
+    return subprocess.Popen([sys.executable, "-m", "factrl.harness.run.eval_process", str(file)], env=env), result
 
 
 def _wait(children: list[subprocess.Popen]) -> list[int]:
@@ -234,8 +234,8 @@ def _child(request_file: str) -> int:
 
     from factrl.evals import evaluate
 
-    from .models import ModelIdentity
-    from .rundir import write_json
+    from ..models import ModelIdentity
+    from ..rundir import write_json
 
     request = json.loads(Path(request_file).read_text(encoding="utf-8"))
     _die_with_parent(int(request["parent"]))

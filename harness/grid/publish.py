@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .grid import Grid
+    from . import Grid
 
 def _probe(grid: "Grid", probe: dict, out: Path) -> Path:
     """Probe each named method with the grid's overrides; the results file (probe.json)."""
-    from .config import compose
-    from .probe import probe_method, write_tables
+    from ..config import compose
+    from ..probe import probe_method, write_tables
 
     cell = grid.cells[0]
     results = []
