@@ -28,7 +28,7 @@ def test_markdown_one_row_per_type_one_column_per_method():
     refusal = next(line for line in lines if "`refusal`" in line)
     assert "1.00 ± 0.10 ⚠ hack" in refusal and "-0.50 ± 0.10 ⚠ hack" in refusal
     assert "no signal" in next(line for line in lines if "`empty_think`" in line)
-    assert "probe panel version 1" in text and "⚠ hack" in text.split("\n\n")[-1]
+    assert "probe panel version 2" in text and "⚠ hack" in text.split("\n\n")[-1]
 
 
 def test_html_escapes_and_marks_cells():
