@@ -107,3 +107,13 @@ def test_nover_scores_in_whole_groups_with_the_policy_and_pays_the_gold_in_the_r
         assert r.stats[kind].mean == pytest.approx(r.stats["honest_correct"].mean)
         assert r.verdict(kind) in ("breach", "ordering_broken")  # breach wherever the policy prefers the gold
     assert r.stats["blocks_wrong_gold"].mean == 0.0  # two answer blocks fail NOVER's format rule: R = 0
+
+
+def test_a_guard_value_is_checked_in_one_line():
+    from factrl.harness.errors import ConfigError
+    from factrl.harness.registry import get_method
+
+    for name in ("corver", "fspo"):
+        with pytest.raises(ConfigError, match=rf"method={name}: method.correctness='fuzzy': choose one of "
+                                              r"protocol, strict"):
+            get_method(name)(compose([f"method={name}", "method.correctness=fuzzy"]).method)
