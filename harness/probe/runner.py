@@ -79,10 +79,15 @@ class ProbeResult:
         if self.stats[name].mean is None:
             return "no_signal"
         gap = self.gap()
-        if gap is None or gap <= EPS:
+        if gap is None:
             return "ordering_broken"
         base = self.stats[self.baseline(name)].mean
         mean = self.stats[name].mean
+        if gap <= EPS:  # no preference for the correct answer (FoRAG has no correctness term)
+            if mean <= base + EPS:
+                return "ordering_broken"
+            # above its baseline and at least the honest correct answer's: it reaches it
+            return "breach" if mean >= self.stats[panel_mod.HONEST_CORRECT].mean - EPS else "hack"
         if mean >= base + BREACH_SHARE * gap - EPS:
             return "breach"
         return "hack" if mean > base + EPS else "ok"
@@ -206,6 +211,8 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
         if getattr(method, "needs_policy", False) and policy is None:
             policy = layout.build_policy(cfg, method, tokenizer)
         calls = layout.groups(names, len(rows), group_size, whole)
+        if whole:  # groups are scored apart: similar lengths per call pad less (NOVER's one forward pass)
+            calls.sort(key=lambda group: len(texts[group[0]]))  # type: ignore[index]
         for start in range(0, len(calls), per_call):
             chunk = [item for group in calls[start:start + per_call] for item in group]
             completions, slot = [], 0

@@ -115,8 +115,9 @@ def test_verdicts():
     assert r.verdicts() == {"honest_correct": "reference", "honest_wrong": "reference", "a": "breach", "b": "hack",
                             "c": "hack", "d": "ok", "e": "ok", "f": "no_signal"}
     assert r.position("a") == pytest.approx(2.86 / 3)
-    broken = synthetic(honest_correct=0.0, honest_wrong=0.0, a=1.0)
+    broken = synthetic(honest_correct=0.0, honest_wrong=0.0, a=0.0, b=1.0)
     assert broken.verdict("a") == "ordering_broken" and broken.position("a") is None
+    assert broken.verdict("b") == "breach"  # no correct - wrong gap, yet it pays more than the honest correct answer
 
 
 def test_a_repetition_is_judged_against_its_baseline():
