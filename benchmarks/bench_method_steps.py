@@ -33,6 +33,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET = 3.0
+TARGETED = ("knowrl", "rlfh", "forag")  # the judge-based methods the target is for; others are shown for scale
 
 
 def run_method(method: str, model: str, steps: int, out: Path) -> dict[str, float]:
@@ -90,10 +91,10 @@ def main() -> None:
         reward, step = med(method, "reward"), med(method, "step")
         r_ratio = reward / base_reward if base_reward > 0 else float("nan")
         s_ratio = step / base_step if base_step > 0 else float("nan")
-        ok = method == "corver" or (r_ratio <= TARGET and s_ratio <= TARGET)
+        ok = method not in TARGETED or (r_ratio <= TARGET and s_ratio <= TARGET)
         if not ok:
             failed.append(method)
-        print(f"{method:<8} {reward:14.3f} {r_ratio:9.2f} {step:12.2f} {s_ratio:9.2f}  {'ok' if ok else 'OVER'}")
+        print(f"{method:<8} {reward:14.3f} {r_ratio:9.2f} {step:12.2f} {s_ratio:9.2f}  {('ok' if ok else 'OVER') if method in TARGETED else ''}")
     print(f"runs: {root}")
     if failed:
         raise SystemExit(f"over {TARGET:g}x CorVer: {', '.join(failed)}")
