@@ -10,7 +10,9 @@ judge that waits `--judge-latency` seconds per request (0.2 s; `--judge-url URL 
 NAME` for a real server), the demo evidence store and, KnowRL only, the lexical NLI stand-in;
 `fspo-hhem-tiny`: FSPO through the real HHEM model path
 with a tiny random HHEM-shaped checkpoint built here, so batching and tokenisation costs
-show; `--nli-model DIR --nli-foundation DIR` adds `fspo-hhem` with a real HHEM copy).
+show; `--nli-model DIR --nli-foundation DIR` adds `fspo-hhem` with a real HHEM copy);
+`knowrl-reference`, `rlfh-reference`, `forag-reference`: the reward built as training builds it
+with `judge=reference` (the embedded models' default; whole steps: bench_method_steps.py).
 Every column scores the same `--steps` generation batches (plus one warm-up batch) of Q x G
 synthetic completions from the demo pool rows whose titles the demo store holds: reasoning sentences taken from the row's evidence
 articles (some factual, one false), right and wrong answers, and format failures, so every
@@ -22,8 +24,7 @@ paper's ratios are for complete training runs (FSPO 5.52x, KnowRL 8.77x CorVer's
 PROTOCOL 7), not reward time alone; on CPU with tiny models these numbers show the reward's
 own overhead only.
 
-Adding a column: decorate a builder `def build(bench: Bench) -> reward callable` with
-`@column("name")`; it runs in the same loop and prints in the same table.
+Adding a column: `@column("name")` on a `build(bench: Bench) -> reward callable`.
 """
 from __future__ import annotations
 
