@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,13 +37,18 @@ TARGET = 3.0
 TARGETED = ("knowrl", "rlfh", "forag")  # the judge-based methods the target is for; others are shown for scale
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_method(method: str, model: str, steps: int, out: Path) -> dict[str, float]:
     """Train `steps` steps of `method`; its timings.json figures per step."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.setdefault("OMP_NUM_THREADS", "2")
     command = [sys.executable, "-m", "factrl.harness.cli", "run", f"method={method}", f"model={model}",
                "judge=reference", "stage=train", f"train.steps={steps}", f"output_dir={out}", "leaderboard.enabled=false"]
-    started = time.monotonic()
+    started, cpu = time.monotonic(), _children_cpu()
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)  # noqa: S603 -- our CLI
     if done.returncode != 0:
         raise SystemExit(f"{method}: harness run exited {done.returncode}:\n{done.stderr[-3000:]}")
@@ -52,6 +58,7 @@ def run_method(method: str, model: str, steps: int, out: Path) -> dict[str, floa
     # Every phase but init: rollout, reward, update, save, and PPO's critic (its value loss and step).
     step = sum(v for name, v in seconds.items() if name != "init")
     return {"reward": seconds["reward"] / steps, "step": step / steps, "wall": time.monotonic() - started,
+            "cpu": _children_cpu() - cpu,  # the whole run's CPU seconds (init included): steadier under load
             **{f"{k}_s": v for k, v in seconds.items()}}
 
 
@@ -77,7 +84,7 @@ def main() -> None:
             load.append(os.getloadavg()[0])
             got = results[method][-1]
             print(f"  round {r + 1} {method:<7} reward {got['reward']:7.2f} s/step  step {got['step']:7.2f} s/step "
-                  f"(wall {got['wall']:.0f} s, load {load[-1]:.2f})", flush=True)
+                  f"(wall {got['wall']:.0f} s, CPU {got['cpu']:.0f} s, load {load[-1]:.2f})", flush=True)
 
     def med(method: str, key: str) -> float:
         return statistics.median(x[key] for x in results[method])

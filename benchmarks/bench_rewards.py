@@ -342,6 +342,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=3, help="Q (PROTOCOL 4: 3)")
     parser.add_argument("--completions", type=int, default=16, help="G (PROTOCOL 4: 16)")
     parser.add_argument("--steps", type=int, default=3, help="measured batches (after one warm-up batch)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall seconds or CPU seconds")
     parser.add_argument("--columns", default=",".join(COLUMNS), help="comma-separated; the first is not special")
     parser.add_argument("--nli-model", default=None, help="a local HHEM-2.1-Open copy: adds column fspo-hhem")
     parser.add_argument("--nli-foundation", default=None, help="local flan-t5-base config + tokenizer for it")
@@ -373,14 +374,17 @@ def main() -> None:
                     for _, text, _ in batch] for batch in batches]
         times: dict[str, list[float]] = {}
         sentences: dict[str, float] = {}
+        # cpu: this process's CPU seconds (every thread), steadier than wall time on a shared machine;
+        # only for columns whose work is all in-process (not a judge server's latency).
+        clock = time.process_time if args.clock == "cpu" else time.perf_counter
         for name in names:
             reward = builders[name](bench)
             times[name], scored = [], []
             for batch, ids in zip(batches, encoded):
-                started = time.perf_counter()
+                started = clock()
                 out = reward(prompts=[p for p, _, _ in batch], completions=[t for _, t, _ in batch],
                              completion_ids=ids, rows=[r for _, _, r in batch])
-                times[name].append(time.perf_counter() - started)
+                times[name].append(clock() - started)
                 scored.append(float(out.diagnostics.get("sentences", float("nan"))))
             sentences[name] = statistics.mean(scored[1:])
             if hasattr(reward, "close"):
