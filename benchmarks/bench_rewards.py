@@ -308,9 +308,10 @@ def build_rlfh(bench: Bench):
     return _WithCleanup(reward, judge.close, store.close, *([server.shutdown, server.server_close] if server else []))
 
 
-def synthetic_batches(rows: list[dict], store: Any, questions: int, completions: int, count: int):
+def synthetic_batches(rows: list[dict], store: Any, questions: int, completions: int, count: int, prefix: str = ""):
     """`count` batches of questions x completions (prompt, completion text, row), each batch
-    from different rows; reasoning sentences come from the row's evidence articles."""
+    from different rows; reasoning sentences come from the row's evidence articles. A model whose
+    prompt ends with its response prefix (SmolLM2's "<think>") writes on after it, as in training."""
     from factrl.harness.completions import split_sentences
 
     batches = []
@@ -325,7 +326,7 @@ def synthetic_batches(rows: list[dict], store: Any, questions: int, completions:
                 answer = row["answers"][0] if kind != 1 else "Atlantis"
                 body = (f"<think>{reasoning}</think><answer>{answer}</answer>" if kind != 3
                         else f"{reasoning} {answer}")  # kind 3: a format failure
-                batch.append((row["question"], body, row))
+                batch.append((row["question"], body[len(prefix):] if prefix and body.startswith(prefix) else body, row))
         batches.append(batch)
     return batches
 
@@ -369,7 +370,10 @@ def main() -> None:
         with open_evidence(cfg.evidence) as store:
             # Rows the demo store has articles for: the paper's store holds every row's pages.
             rows = [r for r in load_pool(cfg.pool) if r.get("title") and store.by_title(r["title"], k=1)]
-            batches = synthetic_batches(rows, store, args.questions, args.completions, args.steps + 1)
+            from factrl.harness.prompts import response_prefix
+
+            batches = synthetic_batches(rows, store, args.questions, args.completions, args.steps + 1,
+                                        prefix=response_prefix(cfg.model) or "")
         encoded = [[tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
                     for _, text, _ in batch] for batch in batches]
         times: dict[str, list[float]] = {}
