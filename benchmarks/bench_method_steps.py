@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,6 +34,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET = 3.0
+TARGETED = ("knowrl", "rlfh", "forag")  # the judge-based methods the target is for; others are shown for scale
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_method(method: str, model: str, steps: int, out: Path) -> dict[str, float]:
@@ -41,7 +48,7 @@ def run_method(method: str, model: str, steps: int, out: Path) -> dict[str, floa
     env.setdefault("OMP_NUM_THREADS", "2")
     command = [sys.executable, "-m", "factrl.harness.cli", "run", f"method={method}", f"model={model}",
                "judge=reference", "stage=train", f"train.steps={steps}", f"output_dir={out}", "leaderboard.enabled=false"]
-    started = time.monotonic()
+    started, cpu = time.monotonic(), _children_cpu()
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)  # noqa: S603 -- our CLI
     if done.returncode != 0:
         raise SystemExit(f"{method}: harness run exited {done.returncode}:\n{done.stderr[-3000:]}")
@@ -51,6 +58,7 @@ def run_method(method: str, model: str, steps: int, out: Path) -> dict[str, floa
     # Every phase but init: rollout, reward, update, save, and PPO's critic (its value loss and step).
     step = sum(v for name, v in seconds.items() if name != "init")
     return {"reward": seconds["reward"] / steps, "step": step / steps, "wall": time.monotonic() - started,
+            "cpu": _children_cpu() - cpu,  # the whole run's CPU seconds (init included): steadier under load
             **{f"{k}_s": v for k, v in seconds.items()}}
 
 
@@ -76,7 +84,7 @@ def main() -> None:
             load.append(os.getloadavg()[0])
             got = results[method][-1]
             print(f"  round {r + 1} {method:<7} reward {got['reward']:7.2f} s/step  step {got['step']:7.2f} s/step "
-                  f"(wall {got['wall']:.0f} s, load {load[-1]:.2f})", flush=True)
+                  f"(wall {got['wall']:.0f} s, CPU {got['cpu']:.0f} s, load {load[-1]:.2f})", flush=True)
 
     def med(method: str, key: str) -> float:
         return statistics.median(x[key] for x in results[method])
@@ -90,10 +98,10 @@ def main() -> None:
         reward, step = med(method, "reward"), med(method, "step")
         r_ratio = reward / base_reward if base_reward > 0 else float("nan")
         s_ratio = step / base_step if base_step > 0 else float("nan")
-        ok = method == "corver" or (r_ratio <= TARGET and s_ratio <= TARGET)
+        ok = method not in TARGETED or (r_ratio <= TARGET and s_ratio <= TARGET)
         if not ok:
             failed.append(method)
-        print(f"{method:<8} {reward:14.3f} {r_ratio:9.2f} {step:12.2f} {s_ratio:9.2f}  {'ok' if ok else 'OVER'}")
+        print(f"{method:<8} {reward:14.3f} {r_ratio:9.2f} {step:12.2f} {s_ratio:9.2f}  {('ok' if ok else 'OVER') if method in TARGETED else ''}")
     print(f"runs: {root}")
     if failed:
         raise SystemExit(f"over {TARGET:g}x CorVer: {', '.join(failed)}")

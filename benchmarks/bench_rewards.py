@@ -10,7 +10,9 @@ judge that waits `--judge-latency` seconds per request (0.2 s; `--judge-url URL 
 NAME` for a real server), the demo evidence store and, KnowRL only, the lexical NLI stand-in;
 `fspo-hhem-tiny`: FSPO through the real HHEM model path
 with a tiny random HHEM-shaped checkpoint built here, so batching and tokenisation costs
-show; `--nli-model DIR --nli-foundation DIR` adds `fspo-hhem` with a real HHEM copy).
+show; `--nli-model DIR --nli-foundation DIR` adds `fspo-hhem` with a real HHEM copy);
+`knowrl-reference`, `rlfh-reference`, `forag-reference`: the reward built as training builds it
+with `judge=reference` (the embedded models' default; whole steps: bench_method_steps.py).
 Every column scores the same `--steps` generation batches (plus one warm-up batch) of Q x G
 synthetic completions from the demo pool rows whose titles the demo store holds: reasoning sentences taken from the row's evidence
 articles (some factual, one false), right and wrong answers, and format failures, so every
@@ -22,8 +24,7 @@ paper's ratios are for complete training runs (FSPO 5.52x, KnowRL 8.77x CorVer's
 PROTOCOL 7), not reward time alone; on CPU with tiny models these numbers show the reward's
 own overhead only.
 
-Adding a column: decorate a builder `def build(bench: Bench) -> reward callable` with
-`@column("name")`; it runs in the same loop and prints in the same table.
+Adding a column: `@column("name")` on a `build(bench: Bench) -> reward callable`.
 """
 from __future__ import annotations
 
@@ -307,9 +308,10 @@ def build_rlfh(bench: Bench):
     return _WithCleanup(reward, judge.close, store.close, *([server.shutdown, server.server_close] if server else []))
 
 
-def synthetic_batches(rows: list[dict], store: Any, questions: int, completions: int, count: int):
+def synthetic_batches(rows: list[dict], store: Any, questions: int, completions: int, count: int, prefix: str = ""):
     """`count` batches of questions x completions (prompt, completion text, row), each batch
-    from different rows; reasoning sentences come from the row's evidence articles."""
+    from different rows; reasoning sentences come from the row's evidence articles. A model whose
+    prompt ends with its response prefix (SmolLM2's "<think>") writes on after it, as in training."""
     from factrl.harness.completions import split_sentences
 
     batches = []
@@ -324,7 +326,7 @@ def synthetic_batches(rows: list[dict], store: Any, questions: int, completions:
                 answer = row["answers"][0] if kind != 1 else "Atlantis"
                 body = (f"<think>{reasoning}</think><answer>{answer}</answer>" if kind != 3
                         else f"{reasoning} {answer}")  # kind 3: a format failure
-                batch.append((row["question"], body, row))
+                batch.append((row["question"], body[len(prefix):] if prefix and body.startswith(prefix) else body, row))
         batches.append(batch)
     return batches
 
@@ -341,6 +343,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=3, help="Q (PROTOCOL 4: 3)")
     parser.add_argument("--completions", type=int, default=16, help="G (PROTOCOL 4: 16)")
     parser.add_argument("--steps", type=int, default=3, help="measured batches (after one warm-up batch)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall seconds or CPU seconds")
     parser.add_argument("--columns", default=",".join(COLUMNS), help="comma-separated; the first is not special")
     parser.add_argument("--nli-model", default=None, help="a local HHEM-2.1-Open copy: adds column fspo-hhem")
     parser.add_argument("--nli-foundation", default=None, help="local flan-t5-base config + tokenizer for it")
@@ -367,19 +370,25 @@ def main() -> None:
         with open_evidence(cfg.evidence) as store:
             # Rows the demo store has articles for: the paper's store holds every row's pages.
             rows = [r for r in load_pool(cfg.pool) if r.get("title") and store.by_title(r["title"], k=1)]
-            batches = synthetic_batches(rows, store, args.questions, args.completions, args.steps + 1)
+            from factrl.harness.prompts import response_prefix
+
+            batches = synthetic_batches(rows, store, args.questions, args.completions, args.steps + 1,
+                                        prefix=response_prefix(cfg.model) or "")
         encoded = [[tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
                     for _, text, _ in batch] for batch in batches]
         times: dict[str, list[float]] = {}
         sentences: dict[str, float] = {}
+        # cpu: this process's CPU seconds (every thread), steadier than wall time on a shared machine;
+        # only for columns whose work is all in-process (not a judge server's latency).
+        clock = time.process_time if args.clock == "cpu" else time.perf_counter
         for name in names:
             reward = builders[name](bench)
             times[name], scored = [], []
             for batch, ids in zip(batches, encoded):
-                started = time.perf_counter()
+                started = clock()
                 out = reward(prompts=[p for p, _, _ in batch], completions=[t for _, t, _ in batch],
                              completion_ids=ids, rows=[r for _, _, r in batch])
-                times[name].append(time.perf_counter() - started)
+                times[name].append(clock() - started)
                 scored.append(float(out.diagnostics.get("sentences", float("nan"))))
             sentences[name] = statistics.mean(scored[1:])
             if hasattr(reward, "close"):

@@ -4,6 +4,7 @@ the ones that are not done yet.
     harness grid paper --dry-run                      # every cell, done / todo, and the sweeps
     harness grid paper --launcher slurm hydra.launcher.partition=gpu output_dir=/scratch/runs
     harness grid tiny --launcher local                # the test grid, through submitit_local
+    harness grid demo                                 # every method on the embedded model, then published
 
 A grid (`configs/grid/<name>.yaml`, or a path to such a file) lists blocks of methods x models
 x seeds (x experiments); every cell is one `harness run`. A cell is done when its finished run
@@ -22,6 +23,11 @@ in the queue or running) is skipped, unless `--relaunch`; the grid claims every 
 jobs wait or run launches nothing twice. `--eval-jobs` runs each sweep as a training sweep
 (`stage=train`) followed by an evaluation sweep (`stage=eval`, with `--eval-timeout-min`), so
 training and evaluation each get a job and a time limit of their own (docs/CLUSTER.md).
+
+After the cells, every trained method must have received a signal: a share of no-signal
+completions above `signal.max_no_signal_share` (configs/grid/_defaults.yaml; `--max-no-signal`)
+fails the grid with one line per method (grid/checks.py); a grid file's `publish:` then rebuilds
+its store, runs the probe and publishes both (grid/publish.py).
 """
 from __future__ import annotations
 
@@ -69,7 +75,7 @@ class Grid:
     name: str
     source: str
     cells: list[Cell] = field(default_factory=list)
-    max_no_signal_share: float = 0.5  # signal.max_no_signal_share (configs/grid/_defaults.yaml; grid_checks.py)
+    max_no_signal_share: float = 0.5  # signal.max_no_signal_share (configs/grid/_defaults.yaml; grid/checks.py)
     publish: dict | None = None       # publish: (grid/publish.py), None: nothing published
 
 

@@ -69,8 +69,13 @@ def _finish(grid: Grid, threshold: float) -> int:
         print("\n".join(failures))
         raise HarnessError(f"{len(failures)} method(s) of grid {grid.name} had no signal for more than "
                            f"{threshold:g} of their completions (lines above); nothing published.")
-    if grid.publish and all(c.status == "done" for c in grid.cells):
-        publish_grid(grid, _output_dir(list(grid.cells[0].fixed)))
+    if grid.publish:
+        pending = [c for c in grid.cells if c.status != "done"]
+        if pending:
+            print(f"not published: {len(pending)} cell(s) not finished ({', '.join(c.label for c in pending)}); "
+                  "rerun the grid when their jobs are done")
+        else:
+            publish_grid(grid, _output_dir(list(grid.cells[0].fixed)))
     return 0
 
 

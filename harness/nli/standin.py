@@ -71,16 +71,22 @@ def _analysed(text: str) -> tuple[frozenset[str], bool, tuple[str, ...]]:
     return frozenset(_stem(w) for w in words), _negated(words), tuple(words)
 
 
+@lru_cache(maxsize=4096)
+def _claims(hypothesis: str) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    """(numbers, claims, negated) of a hypothesis (step 2), cached like `_analysed`."""
+    _, negated, words = _analysed(hypothesis)
+    numbers = [w for w in dict.fromkeys(words) if any(ch.isdigit() for ch in w)]
+    content = [_stem(w) for w in dict.fromkeys(words)
+               if w not in STOPWORDS and w not in NEGATIONS and not w.endswith("n't") and w not in numbers]
+    return tuple(numbers), tuple(dict.fromkeys(numbers + content)), negated
+
+
 def lexical_support(premise: str, hypothesis: str) -> float:
     """The stand-in's score for one pair (module docstring)."""
-    have, premise_negated, _ = _analysed(premise)
-    _, hypothesis_negated, hypothesis_words = _analysed(hypothesis)
-    numbers = [w for w in dict.fromkeys(hypothesis_words) if any(ch.isdigit() for ch in w)]
-    content = [_stem(w) for w in dict.fromkeys(hypothesis_words)
-               if w not in STOPWORDS and w not in NEGATIONS and not w.endswith("n't") and w not in numbers]
-    claims = list(dict.fromkeys(numbers + content))
+    numbers, claims, hypothesis_negated = _claims(hypothesis)
     if not claims:
         return 0.5
+    have, premise_negated, _ = _analysed(premise)
     score = sum(claim in have for claim in claims) / len(claims)
     if any(number not in have for number in numbers):
         score = min(score, CAP)

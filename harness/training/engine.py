@@ -149,8 +149,8 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
     """Reward, trainer, resume, train, save: the part of `train` whose cleanups ctx holds."""
     from .advantages import advantage_std_floor
     from .checkpoints import resume_point
-    from .grpo import (JsonlLogCallback, KillSwitchCallback, TimingsCallback, TokenGRPOTrainer, checkpoint_step,
-                       truncate_jsonl)
+    from .callbacks import JsonlLogCallback, KillSwitchCallback, TimingsCallback
+    from .grpo import TokenGRPOTrainer, checkpoint_step, truncate_jsonl
     from .optim import announce_fallback
     from .sampling import sampling_settings
 

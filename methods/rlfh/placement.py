@@ -25,6 +25,7 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 from factrl.harness.completions import Alignment
@@ -76,6 +77,14 @@ def lcs_substring_idx(echo: str, text: str) -> list[int]:
 
 
 def lcs_sequence_idx(a: str, b: str) -> list[int]:
+    """`_lcs_sequence_idx`, cached: a group's completions repeat statements and sentences, and the
+    placement DP was the largest part left of RLFH's reward with judge=reference (a pure function:
+    no value changes)."""
+    return list(_lcs_sequence_idx(a, b))
+
+
+@lru_cache(maxsize=8192)
+def _lcs_sequence_idx(a: str, b: str) -> tuple[int, ...]:
     """Per character of `a`, its index in `b` in pylcs's longest common subsequence (the DP
     backtracked from the end: a match when the characters are equal, else up while the upper
     cell is at least the left one), each match then moved to the earliest occurrence of its
@@ -87,7 +96,7 @@ def lcs_sequence_idx(a: str, b: str) -> list[int]:
     m, n = len(a), len(b)
     index = [-1] * m
     if not m or not n:
-        return index
+        return tuple(index)
     masks: dict[str, int] = {}
     for j, ch in enumerate(b):
         masks[ch] = masks.get(ch, 0) | (1 << j)
@@ -115,7 +124,7 @@ def lcs_sequence_idx(a: str, b: str) -> list[int]:
     for left, right in zip(valid, valid[1:]):
         lower, upper = index[left], index[right]
         index[right] = b.find(b[upper], lower + 1, upper + 1)
-    return index
+    return tuple(index)
 
 
 def locate(echo: str, text: str, min_share: float) -> list[int] | None:

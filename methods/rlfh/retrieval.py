@@ -66,13 +66,26 @@ def _treebank():
 
 def sent_tokenize(text: str) -> list[str]:
     """nltk.sent_tokenize(text) (English)."""
-    return _punkt().tokenize(text)
+    return list(_sentences(text))
 
 
 def word_tokenize(text: str, drop_stops: bool = True) -> list[str]:
     """nltk.word_tokenize(text) (its sentences, then the Treebank words), minus STOPS by default."""
-    words = [w for sentence in sent_tokenize(text) for w in _treebank().tokenize(sentence)]
-    return [w for w in words if w not in STOPS] if drop_stops else words
+    return list(_words(text, drop_stops))
+
+
+# Cached: a step asks the same statements and titles again (a group's completions repeat each
+# other; every statement of a row re-reads the row's titles), and NLTK's tokenizers were a third
+# of RLFH's reward time with judge=reference. Pure functions of the text: no value changes.
+@lru_cache(maxsize=8192)
+def _sentences(text: str) -> tuple[str, ...]:
+    return tuple(_punkt().tokenize(text))
+
+
+@lru_cache(maxsize=8192)
+def _words(text: str, drop_stops: bool) -> tuple[str, ...]:
+    words = [w for sentence in _sentences(text) for w in _treebank().tokenize(sentence)]
+    return tuple(w for w in words if w not in STOPS) if drop_stops else tuple(words)
 
 
 def gold_sentence(question: str, answer: str) -> str:

@@ -42,7 +42,8 @@ def test_bad_signal_and_publish_settings_name_the_field(tmp_path, text, message)
 def test_a_method_without_signal_fails_the_grid_and_one_with_it_is_published(tmp_path, capfd):
     runs = tmp_path / "runs"
     path = tmp_path / "mini.yaml"
-    path.write_text(f"overrides: [output_dir={runs}, eval.limit=2, train.steps=1, train.max_completion_length=16]\n"
+    path.write_text(f"overrides: [output_dir={runs}, eval.limit=2, train.steps=1, train.max_completion_length=16, "
+                    "train.ppo.epochs=1]\n"
                     "publish: {out: site, store: lb.sqlite, probe: {methods: [rlfh], questions: 2}}\n"
                     "blocks: [{name: one, methods: [raw, rlfh], models: [tiny-llama], seeds: [42]}]\n")
     with pytest.raises(HarnessError, match=r"1 method\(s\) of grid mini had no signal for more than 0 of their"):
