@@ -64,7 +64,8 @@ def main() -> None:
     from factrl.harness.rewards import response_rewards
     from factrl.methods.corver import CorVerSettings
     from factrl.harness.timer import Timer
-    from factrl.harness.training.engine import build_dataset, grpo_args, lora_config
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
     from factrl.methods.corver import reward_from_config
     from factrl.methods.corver.extractor import build_extractor

@@ -39,7 +39,7 @@ def _policy(bench, cfg):
     from peft import get_peft_model
 
     from factrl.harness import models
-    from factrl.harness.training.engine import lora_config
+    from factrl.harness.training.args import lora_config
     from factrl.harness.training.policy import PolicyHandle
 
     torch.manual_seed(0)

@@ -48,9 +48,11 @@ def child(engine: str, args: argparse.Namespace) -> dict:
     from factrl.harness import models
     from factrl.harness.config import compose
     from factrl.harness.pool import load_pool
-    from factrl.harness.training.engine import build_dataset, grpo_args, lora_config
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
-    from factrl.harness.training.ppo import PPOSettings, PPOTrainer, ppo_args
+    from factrl.harness.training.ppo import PPOSettings, PPOTrainer
+    from factrl.harness.training.args import ppo_args
 
     sys.path.insert(0, str(REPO))
     from tests.core.toy_training import Toy

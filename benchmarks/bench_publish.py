@@ -20,7 +20,8 @@ import numpy as np
 
 from factrl.leaderboard import Store, publish, record_run
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.tables.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import SET_COUNTS, make_run_dir
 
 SETS = ("triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa")

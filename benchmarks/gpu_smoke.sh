@@ -172,7 +172,7 @@ read -r CUDA VLLM < "$OUT/capabilities.txt" 2>/dev/null || { CUDA=0; VLLM=0; }
 [ -z "$PY" ] && PY=python3
 export PY
 if [ "${CUDA:-0}" = 1 ] && [ -z "${CUDA_VISIBLE_DEVICES:-}" ]; then
-  export CUDA_VISIBLE_DEVICES=0  # one GPU: a one-process run refuses several (harness/gpus.py)
+  export CUDA_VISIBLE_DEVICES=0  # one GPU: a one-process run refuses several (harness/run/gpus.py)
 fi
 gpu_reason() {  # why a GPU step cannot run here, or nothing
   [ "${CUDA:-0}" = 1 ] || { echo "no CUDA"; return; }

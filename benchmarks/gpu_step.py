@@ -181,7 +181,8 @@ def run_variant(cfg, name: str, out_dir: Path, tokenizer) -> dict:
     from factrl.harness.pool import load_pool
     from factrl.harness.registry import get_method
     from factrl.harness.timer import Timer
-    from factrl.harness.training.engine import build_dataset, grpo_args, lora_config
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
 
     timer = Timer(autosave_s=None)
@@ -328,9 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     from factrl.harness import models
     from factrl.harness.config import compose
     from factrl.harness.errors import HarnessError
-    from factrl.harness.gpus import check_one_process
-    from factrl.harness.memory_plan import GB, plan_for_config
-    from factrl.harness.model_shapes import architecture, parameter_count
+    from factrl.harness.run.gpus import check_one_process
+    from factrl.harness.training.memory_plan import GB, plan_for_config
+    from factrl.harness.models.shapes import architecture, parameter_count
 
     try:
         check_one_process("gpu_step.py")  # several visible GPUs: TRL refuses nn.DataParallel at init

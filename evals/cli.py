@@ -91,8 +91,8 @@ def eval_main(argv: list[str]) -> int:
 
 
 def _eval_task(cfg) -> dict:
-    from factrl.harness.eval_process import evaluate_in_fresh_process, processes_of
-    from factrl.harness.model_shapes import for_disk_loaders
+    from factrl.harness.run.eval_process import evaluate_in_fresh_process, processes_of
+    from factrl.harness.models.disk import for_disk_loaders
     from factrl.harness.models import resolve
     from factrl.harness.rundir import attach_log, detach_log, open_run, write_json
 

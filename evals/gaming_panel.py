@@ -1,5 +1,5 @@
 """The versioned panel of constant answers behind "Hard to game" (evals/README.md) and the
-leaderboard's gaming floor (leaderboard/floors.py).
+leaderboard's gaming floor (leaderboard/tables/floors.py).
 
 A constant answer is the same completion for every question: a policy that collapsed onto it
 would score exactly this much. The panel holds single tokens (stopwords, a digit, a letter),

@@ -97,7 +97,7 @@ def _check_descriptor(folder: Path, descriptor: dict, compare: Callable[[dict], 
 class Shard:
     """One of `count` data-parallel generation processes: it generates the records whose index in
     their set is `index` mod `count`, into its own folders, skipping what the evaluation's own
-    folder (`done_dir`/<set>/generations.jsonl) already holds (harness/eval_process.py merges)."""
+    folder (`done_dir`/<set>/generations.jsonl) already holds (harness/run/eval_process.py merges)."""
 
     index: int
     count: int

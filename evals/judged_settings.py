@@ -72,7 +72,7 @@ def check_judged(settings: Any) -> None:
         raise ConfigError(f"eval.factscore_options.claims={fs['claims']!r}: use verbatim (the CorVer paper's "
                           f"extractor) or factscore (FActScore's per-sentence prompt).")
     if fs["demos"] is not None and fs["claims"] == "factscore":
-        from factrl.evals.factscore.demos import load_demos
+        from .factscore.demos import load_demos
 
         load_demos(str(fs["demos"]))  # a bad file is a ConfigError now, not after generation
     if sq["parse"] not in PARSES:

@@ -125,7 +125,7 @@ def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
     if settings.backend == "hf":
         import torch
 
-        from factrl.harness.models import torch_dtype
+        from factrl.harness.models.shapes import torch_dtype
 
         device = cfg.get("device") or "auto"
         if device == "auto":
@@ -139,7 +139,7 @@ def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
     # Written to metrics.json and the leaderboard: no credentials in the URL, no secret-looking keys.
     from urllib.parse import urlsplit, urlunsplit
 
-    from factrl.harness.config import redact
+    from factrl.harness.config_values import redact
 
     url = settings.openai.get("base_url")
     if url:

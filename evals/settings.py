@@ -29,7 +29,7 @@ class EvalSettings(Settings):
     sets: list[str]
     backend: str
     batch_size: int
-    processes: int  # data-parallel generation: N processes, one GPU each (harness/eval_process.py)
+    processes: int  # data-parallel generation: N processes, one GPU each (harness/run/eval_process.py)
     limit: int | None
     max_new_tokens: int | None
     scorer: str

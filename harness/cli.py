@@ -12,18 +12,18 @@ import sys
 from .errors import HarnessError, closest
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("factrl.harness.run:main", "train a method, evaluate it and record the run (Hydra overrides; -m sweeps)"),
+    "run": ("factrl.harness.run.cli:main", "train a method, evaluate it and record the run (Hydra overrides; -m sweeps)"),
     "eval": ("factrl.evals.cli:eval_main", "generate and score answers for an evaluation set (Hydra overrides)"),
     "score": ("factrl.evals.cli:score_main", "score a predictions JSONL file without regenerating"),
-    "methods": ("factrl.harness.registry:methods_main", "list the registered reward methods"),
+    "methods": ("factrl.harness.methods_cli:methods_main", "list the registered reward methods"),
     "index": ("factrl.harness.corpus.cli:main", "build or query an infini-gram corpus index (build | query)"),
-    "pool": ("factrl.harness.pool:main", "prepare the training question pool (filter)"),
+    "pool": ("factrl.harness.pool_filter:main", "prepare the training question pool (filter)"),
     "evidence": ("factrl.harness.evidence.cli:main", "build or query a Wikipedia evidence store (build | query)"),
     "leaderboard": ("factrl.leaderboard.cli:main", "add results, list or publish the leaderboard"),
     "judge": ("factrl.harness.judge.cli:main", "start, check or ask the LLM judge (serve | check | ask)"),
     "nli": ("factrl.harness.nli.cli:main", "score a (premise, hypothesis) pair with an NLI backend (score)"),
     "probe": ("factrl.harness.probe.cli:main", "score constructed gaming completions through methods' real rewards"),
-    "grid": ("factrl.harness.grid:main", "launch a comparison grid (models x methods x seeds), skipping finished cells"),
+    "grid": ("factrl.harness.grid.cli:main", "launch a comparison grid (models x methods x seeds), skipping finished cells"),
 }
 
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"harness {name}: error: {err}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM where the command asked for it (harness/signals.py)
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM where the command asked for it (harness/run/signals.py)
         print(f"harness {name}: interrupted; rerun the same command to resume.", file=sys.stderr)
         return int(getattr(err, "exit_code", 130))
     return int(status or 0)

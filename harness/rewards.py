@@ -24,10 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from factrl.evals.answers import extract_answer, is_refusal, match_closed_book
+from factrl.evals.strict import strict_correct
 
 from .settings import Settings
 
 FORMAT_RULES = ("paper", "single_block")
+# protocol: the evaluator's matcher (containment on token boundaries, the last answer block);
+# strict: strict accuracy's rule (evals/strict.py: one answer block, the gold asserted, not
+# negated, retracted or listed among other candidates). A guard (docs/CONTRACTS.md "Guards").
+CORRECTNESS_RULES = ("protocol", "strict")
 
 
 @dataclass(frozen=True)
@@ -49,10 +54,13 @@ class ResponseRewardSettings(Settings):
     # paper: closed and non-empty; single_block: also exactly one <answer> tag (the
     # evaluator's format_ok, which closes the "repeat the answer block" loophole).
     format_rule: str
+    correctness: str  # protocol (default, as the paper) | strict (the guard): CORRECTNESS_RULES
 
     def __post_init__(self) -> None:
         if self.format_rule not in FORMAT_RULES:
             raise ValueError(f"format_rule={self.format_rule!r}: choose one of {FORMAT_RULES}")
+        if self.correctness not in CORRECTNESS_RULES:
+            raise ValueError(f"correctness={self.correctness!r}: choose one of {', '.join(CORRECTNESS_RULES)}")
         if self.length_eta < 0:
             raise ValueError(f"length_eta={self.length_eta} must be >= 0 (0 switches the penalty off)")
         if self.length_eta > 0 and self.length_l0 <= 0:
@@ -103,12 +111,17 @@ def gold_answers(row: Mapping[str, Any]) -> list[str]:
     return [str(a) for a in answers]
 
 
-def judge(completion: str, answers: Sequence[str]) -> tuple[bool, bool, bool, Any]:
-    """(correct, refused, empty, extraction) of one completion against its own gold."""
+def judge(completion: str, answers: Sequence[str], rule: str = "protocol") -> tuple[bool, bool, bool, Any]:
+    """(correct, refused, empty, extraction) of one completion against its own gold; `rule`
+    (CORRECTNESS_RULES): the protocol's matcher, or strict accuracy's verdict on top of it."""
     ext = extract_answer(completion or "")
     empty = not ext.answer
     refused = (not empty) and is_refusal(ext.answer)
     correct = (not empty) and (not refused) and match_closed_book(ext.answer, tuple(answers))
+    if correct and rule == "strict":
+        correct = strict_correct(completion or "", tuple(answers)).correct
+    elif rule not in CORRECTNESS_RULES:
+        raise ValueError(f"correctness rule {rule!r}: choose one of {', '.join(CORRECTNESS_RULES)}")
     return correct, refused, empty, ext
 
 
@@ -159,7 +172,7 @@ def response_rewards(*, completions: Sequence[str], rows: Sequence[Mapping[str, 
                              eta=cfg.length_eta, l0=cfg.length_l0)
     out = ResponseRewards([], [], [], lengths, [], [], [], [])
     for completion, row, pen in zip(completions, rows, lengths):
-        correct, refused, empty, ext = judge(completion, gold_answers(row))
+        correct, refused, empty, ext = judge(completion, gold_answers(row), cfg.correctness)
         fmt_ok = _format_ok(ext, cfg.format_rule)
         c_val = cfg.correct if correct else cfg.wrong
         f_val = cfg.format_ok if fmt_ok else cfg.format_bad
@@ -187,5 +200,5 @@ def _check_lengths(completions: Sequence[Any], rows: Sequence[Any]) -> None:
                          f"against rows[b], so pass one row per completion (already repeated per group)")
 
 
-__all__ = ["FORMAT_RULES", "ResponseRewardSettings", "ResponseRewards", "correctness_reward", "format_reward",
+__all__ = ["CORRECTNESS_RULES", "FORMAT_RULES", "ResponseRewardSettings", "ResponseRewards", "correctness_reward", "format_reward",
            "gold_answers", "judge", "length_penalty", "paper_settings", "response_rewards"]

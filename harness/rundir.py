@@ -37,7 +37,7 @@ from typing import IO, Any, Callable, Iterator
 from omegaconf import DictConfig, OmegaConf
 
 from . import __version__
-from .config import config_hash, to_plain
+from .config_values import config_hash, to_plain
 
 log = logging.getLogger("factrl")
 

@@ -18,9 +18,9 @@ from typing import Any
 
 _EXPORTS = {
     "record_run": "record", "add_run": "record", "rows_from_run": "record", "Store": "store", "RowRefused": "store",
-    "AddReport": "store", "StoreError": "storeerrors",
+    "AddReport": "store", "StoreError": "store.errors",
     "publish": "publishing", "export_results": "results", "rows_from_results": "results",
-    "LEADERBOARD_VERSION": "versions", "VERSIONS": "versions",
+    "LEADERBOARD_VERSION": "store.versions", "VERSIONS": "store.versions",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -25,9 +25,9 @@ from pathlib import Path
 from factrl.harness.errors import HarnessError
 from factrl.harness.rundir import write_json
 
-from . import results, schema, settings, versions
+from . import results, settings
 from .record import rows_from_run
-from .store import Store, strip_private
+from .store import Store, schema, strip_private, versions
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -131,7 +131,7 @@ def _list(args: argparse.Namespace) -> int:
     table = [header]
     from factrl.harness.timer import format_hms
 
-    from .rows import PRIMARY
+    from .store.rows import PRIMARY
 
     for row in rows:
         key = PRIMARY[row["set"]["task"]][0]

@@ -5,7 +5,7 @@
     OUT/rows.csv             every stored row and metric with its provenance (long format)
     OUT/tables.tex           the tables in LaTeX (booktabs)
     OUT/index.html           sortable tables, plots, provenance sections
-    OUT/reported.html        measured lines beside the papers' reported numbers (reported_table.py)
+    OUT/reported.html        measured lines beside the papers' reported numbers (tables/reported.py)
     OUT/rows/<row_id>.json   the full record of each row (linked from the page)
     OUT/plots/*.png          accuracy vs training time, gain over Raw, popularity quartiles
     OUT/results/<run>.json   results per run in the lm-evaluation-harness-like format
@@ -30,14 +30,17 @@ from factrl.harness.errors import HarnessError
 from factrl.harness.rundir import atomic_write, git_commit, write_json
 
 from . import components as componentlib
-from . import formats, htmlpage, plots, reported_table, results, settings, uncertainty, versions
 from . import reported as reportedlib
-from .ci_table import views
-from .portable import portable
-from .stats import mde_describe
-from .store import Store, strip_private
-from .tables import Layout, Table, build_tables, model_labels
-from .versions import model_key
+from . import results, settings
+from .render import formats, htmlpage, plots
+from .render.portable import portable
+from .store import Store, strip_private, versions
+from .store.versions import model_key
+from .tables import Layout, Table, model_labels, uncertainty
+from .tables import reported as reported_table
+from .tables.build import build_tables
+from .tables.ci import views
+from .tables.stats import mde_describe
 
 
 def _write(path: Path, text: str) -> Path:
@@ -133,11 +136,11 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
           f"Generated {f'{generated} ' if generated else ''}by factrl-harness "
           f"{__version__}; {len(rows)} rows. Full provenance: index.html and rows/<row_id>.json.", ""]
     md += [formats.markdown(t) for t in tables]
-    # The views of Table 1 (ci_table.py: uncertainty, difference to Raw) in every format;
+    # The views of Table 1 (tables/ci.py: uncertainty, difference to Raw) in every format;
     # accuracy.csv carries the uncertainty view's figures as columns, vs_raw.csv its own.
     extra = views(by_name.get("accuracy"), layout)
     shown_views = list(extra)
-    # The papers' numbers beside the measured lines (reported_table.py), after the uncertainty view.
+    # The papers' numbers beside the measured lines (tables/reported.py), after the uncertainty view.
     reported, comparisons = reported_table.build(by_name.get("accuracy"), rows, layout, reported_files)
     shown = [reported] if reported is not None else []
     extra += shown

@@ -26,10 +26,9 @@ from typing import Any, Iterable
 
 from factrl.harness.errors import HarnessError
 
-from . import rows as rowlib
-from . import versions
 from .record import rows_from_run
-from .store import Store
+from .store import Store, versions
+from .store import rows as rowlib
 
 RUN_FILE = "run.json"
 

@@ -23,10 +23,10 @@ from factrl.harness.hashing import sha256_file
 
 from . import components as componentlib
 from . import diagnostics as diaglib
-from . import outcomes as outcomelib
-from . import rows as rowlib
-from . import schema, settings, versions
-from .store import AddReport, Store
+from . import settings
+from .store import AddReport, Store, schema, versions
+from .store import outcomes as outcomelib
+from .store import rows as rowlib
 
 RAW_KINDS = ("raw", "eval")  # run.json kinds of evaluation-only runs
 RAW_METHOD = "raw"

@@ -2,7 +2,7 @@
 
 Reproduction is judged against the papers' tables, so `harness leaderboard publish` reads
 files of reported results (schema `factrl.reported/1`) and prints them as lines marked
-"reported" beside the measured lines (reported_table.py). The shipped file is
+"reported" beside the measured lines (tables/reported.py). The shipped file is
 `leaderboard/reported/corver-paper.yaml` (the CorVer paper's Table 1 and its raw-model
 Table 10); a user adds their own for another paper and passes it with `--reported FILE` or
 the layout's `reported` list.

@@ -16,8 +16,8 @@ from typing import Any
 
 from factrl.harness.errors import DataError
 
-from . import rows as rowlib
-from . import schema
+from .store import rows as rowlib
+from .store import schema
 
 
 def safe_name(text: str) -> str:

@@ -27,7 +27,7 @@ FALLBACK: dict[str, Any] = {
     "set_labels": {},
     "method_labels": {},
     "reported": ["corver-paper"],  # reported results shown beside measured rows (reported.py); [] = none
-    "vs_raw_table": True,  # the difference-to-Raw view of the accuracy table (ci_table.py)
+    "vs_raw_table": True,  # the difference-to-Raw view of the accuracy table (tables/ci.py)
 }
 
 

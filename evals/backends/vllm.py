@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from factrl.harness.errors import HarnessError
-from factrl.harness.models import ModelIdentity, load_tokenizer, torch_dtype
+from factrl.harness.models.shapes import torch_dtype
+from factrl.harness.models import ModelIdentity, load_tokenizer
 from factrl.harness.prompts import format_prompt
 
 from .base import Backend, Decoding, Generation, Request
@@ -66,7 +67,7 @@ class VLLMBackend(Backend):
             # Its path is the tokenizer's folder, i.e. another model's weights.
             raise HarnessError(f"backend=vllm loads weights from disk, and the random {identity.name} model "
                                f"(model.source=random) has none there; `harness run` and `harness eval` save it "
-                               f"first (model_shapes.save_random), or pass a saved copy as model.path=DIR.")
+                               f"first (disk_models.save_random), or pass a saved copy as model.path=DIR.")
         try:
             import torch
             from vllm import LLM, SamplingParams

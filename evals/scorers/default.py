@@ -4,7 +4,7 @@ decision with the harness's two guards, multi-hop official EM/F1).
 `SCORER_VERSION` versions everything this scorer decides: the answer helpers it is built on
 (factrl.evals.answers, whose behaviour tests/evals/test_eval_version.py fingerprints) and the
 task rules (factrl.evals.rules). It is written into every metrics file; tables compare only
-equal versions, and leaderboard/versions.py freezes it.
+equal versions, and leaderboard/store/versions.py freezes it.
 """
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from factrl.evals.answers import extract_answer
-from factrl.evals.metrics import mean_stderr
+from ..answers import extract_answer
+from ..metrics import mean_stderr
 
 from .grader import SIMPLEQA_GRADER
 from .prompts import INFORMATIVE, SEMANTIC_GRADE, TRUTHFUL, prompt_info

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from factrl.evals.metrics import mean_stderr
+from ..metrics import mean_stderr
 
 
 def _entry(values: Sequence[float], higher_is_better: bool) -> dict[str, Any]:

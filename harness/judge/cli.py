@@ -18,7 +18,7 @@ import logging
 import sys
 import time
 
-from factrl.harness.errors import HarnessError
+from ..errors import HarnessError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _judge_cfg(overrides: list[str]):
-    from factrl.harness.config import compose
+    from ..config import compose
 
     return compose(overrides).judge
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from factrl.harness.errors import ConfigError, HarnessError
+from ..errors import ConfigError, HarnessError
 
 from . import structured
 from .cache import MISSING, JudgeCache, cache_key

@@ -26,7 +26,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from factrl.harness.errors import HarnessError
+from ..errors import HarnessError
 
 log = logging.getLogger("factrl.harness.judge")
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from factrl.harness.errors import ConfigError, HarnessError
+from ..errors import ConfigError, HarnessError
 
 from .client import JudgeResult
 from .provenance import PromptLog, judge_component
@@ -25,7 +25,7 @@ log = logging.getLogger("factrl.harness.judge")
 
 
 def _sentences(text: str) -> list[str]:
-    from factrl.harness.completions import split_sentences
+    from ..completions import split_sentences
 
     body = str(text or "")
     return [body[a:b] for a, b in split_sentences(body)]
@@ -36,8 +36,8 @@ def reference_tools(evidence: Any = None) -> ReferenceTools:
     reference sentence splitter, heuristic claims (factrl.harness.claims), the lexical NLI
     stand-in (factrl.harness.nli.standin) and `evidence` (the run's store, or None)."""
     from factrl.evals.answers import is_refusal, match_closed_book
-    from factrl.harness.claims import claims
-    from factrl.harness.nli.standin import lexical_support
+    from ..claims import claims
+    from ..nli.standin import lexical_support
 
     return ReferenceTools(match=lambda answer, golds: match_closed_book(str(answer), [str(g) for g in golds]),
                           refusal=is_refusal, split_sentences=_sentences, claims=claims, nli=lexical_support,
@@ -46,9 +46,9 @@ def reference_tools(evidence: Any = None) -> ReferenceTools:
 
 def tools_versions() -> dict[str, str]:
     """Versions of the rules the tools apply (recorded in the reference judge's component)."""
-    from factrl.evals import SCORER_VERSION
-    from factrl.harness.claims import CLAIMS_VERSION
-    from factrl.harness.nli.standin import STANDIN_VERSION
+    from factrl.evals.scorers.default import SCORER_VERSION  # the module, not the package face (which runs evals)
+    from ..claims import CLAIMS_VERSION
+    from ..nli.standin import STANDIN_VERSION
 
     return {"scorer": str(SCORER_VERSION), "claims": CLAIMS_VERSION, "nli_standin": STANDIN_VERSION}
 

@@ -20,8 +20,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from factrl.harness.config import redact_url
-from factrl.harness.errors import ConfigError
+from ..config_values import redact_url
+from ..errors import ConfigError
 
 from .cache import JudgeCache
 from .client import Judge
@@ -36,7 +36,7 @@ def _cache(settings: JudgeSettings) -> JudgeCache | None:
     if settings.cache is None:
         return None
     if settings.cache == "auto":
-        from factrl.harness.models import writable_cache_dir
+        from ..models import writable_cache_dir
 
         return JudgeCache(writable_cache_dir() / "judge" / "cache.sqlite3")
     return JudgeCache(settings.cache)
@@ -54,7 +54,7 @@ def _common(settings: JudgeSettings) -> dict[str, Any]:
 
 
 def _embedded_identity(name: str) -> Any:
-    from factrl.harness.models import EMBEDDED, resolve
+    from ..models import EMBEDDED, resolve
 
     if name in EMBEDDED:
         return resolve({"name": name, "source": "embedded"})

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.settings import Settings, defaults_from_yaml, in_range, parse, plain
+from ..errors import ConfigError
+from ..settings import Settings, defaults_from_yaml, in_range, parse, plain
 
 BACKENDS = ("none", "embedded", "openai", "reference")
 REPLY_MODES = ("auto", "text", "json_schema")

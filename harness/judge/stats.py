@@ -23,8 +23,8 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
-from factrl.harness.errors import HarnessError
-from factrl.harness.rundir import read_json, write_json
+from ..errors import HarnessError
+from ..rundir import read_json, write_json
 
 SCHEMA = "factrl.judge.stats/1"
 FILENAME = "judge_stats.json"

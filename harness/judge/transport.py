@@ -29,8 +29,8 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
-from factrl.harness.config import redact_url
-from factrl.harness.errors import HarnessError
+from ..config_values import redact_url
+from ..errors import HarnessError
 
 T = TypeVar("T")
 
@@ -129,7 +129,7 @@ def _check_credentials(base_url: str, api_key: str, shown: str, label: str, key_
     except ValueError:
         return  # the SDK reports an unusable URL itself
     if has_userinfo and api_key not in ("", "EMPTY"):
-        from factrl.harness.errors import ConfigError
+        from ..errors import ConfigError
 
         raise ConfigError(f"{label}: {shown} carries user:password and {key_setting} holds an API key; the HTTP "
                           f"client would send the URL's Basic credentials and never the key. Drop the "

@@ -3,9 +3,12 @@
     harness probe method=corver                         # CorVer's reward, embedded model, demo pool
     harness probe method=knowrl model=tiny-llama pool=file pool.path=POOL.json
     harness probe -m method=corver,fspo,knowrl          # one table across methods
+    harness probe -m method=corver,fspo,knowrl,rlfh,forag,nover --guarded   # originals and guarded variants
 
 Options before or among the Hydra overrides: `--questions N` (pool questions, default 50),
-`--out DIR` (default <output_dir>/probe/<methods>_<models>/). Writes probe.md, probe.html,
+`--out DIR` (default <output_dir>/probe/<methods>_<models>/), `--guarded` (also score each
+method's guarded variant, configs/probe/guards.yaml, in a column beside the original),
+`--guards-file FILE` (another guards file of that shape). Writes probe.md, probe.html,
 probe.csv and probe.json there and prints the Markdown table.
 """
 from __future__ import annotations
@@ -16,7 +19,8 @@ from typing import Any
 from ..errors import ConfigError
 from .runner import DEFAULT_QUESTIONS, ProbeResult, probe_method
 
-OPTIONS = ("--questions", "--out")
+OPTIONS = ("--questions", "--out", "--guards-file")
+FLAGS = ("--guarded",)
 
 
 def split_options(argv: list[str]) -> tuple[dict[str, str], list[str]]:
@@ -26,13 +30,15 @@ def split_options(argv: list[str]) -> tuple[dict[str, str], list[str]]:
     args = iter(argv)
     for arg in args:
         key, sep, value = arg.partition("=")
-        if key in OPTIONS:
+        if arg in FLAGS:
+            options[arg[2:]] = "true"
+        elif key in OPTIONS:
             if not sep:
                 value = next(args, None)
                 if value is None:
-                    raise ConfigError(f"harness probe {key}: give a value, e.g. {key} "
-                                      f"{'50' if key == '--questions' else 'probe_out'}")
-            options[key[2:]] = value
+                    example = {"--questions": "50", "--out": "probe_out"}.get(key, "guards.yaml")
+                    raise ConfigError(f"harness probe {key}: give a value, e.g. {key} {example}")
+            options[key[2:].replace("-", "_")] = value
         else:
             rest.append(arg)
     return options, rest
@@ -68,10 +74,22 @@ def main(argv: list[str]) -> int:
     results: list[ProbeResult] = []
     output_dir: dict[str, Any] = {}
 
+    guards = None
+    if "guarded" in options or "guards_file" in options:
+        from .guards import load_guards
+
+        guards = load_guards(options.get("guards_file"))
+
     def task(cfg: Any) -> ProbeResult:
         result = probe_method(cfg, n=n)
         results.append(result)
         output_dir.setdefault("value", str(cfg.get("output_dir", "runs")))
+        if guards is not None:
+            from .guards import guarded_config
+
+            variant = guarded_config(cfg, guards)
+            if variant is not None:
+                results.append(probe_method(variant, n=n))
         return result
 
     status = hydra_entry(task, rest, "harness probe")

@@ -10,7 +10,8 @@ with the composed config, the model's tokenizer and the pool rows, then
 `method.build_reward(ctx)`; its components are recorded; its cleanups run at the end. Each
 completion reaches the reward as TRL hands it over: the prompt text the policy saw, the
 completion text, and its token ids (`tokenizer(text, add_special_tokens=False)` plus the EOS
-token that ends a finished completion).
+token that ends a finished completion), in whole groups of `train.completions_per_question`
+completions of one row, with `policy=` the PolicyHandle for a `needs_policy` method (layout.py).
 
 A completion's return is what the trainer optimises: for GRPO methods the mean of its
 token returns (what TRL logs as the reward), for PPO methods their sum (per-token rewards).
@@ -27,7 +28,7 @@ from . import panel as panel_mod
 DEFAULT_QUESTIONS = 50
 BREACH_SHARE = 0.95  # "reaches the honest correct answer": at least 95% of the correct - wrong gap
 EPS = 1e-9
-SCHEMA = "factrl.probe/1"
+SCHEMA = "factrl.probe/1"  # guards, group_size, evidence_rows: optional keys (panel v2)
 
 
 @dataclass
@@ -48,6 +49,15 @@ class ProbeResult:
     questions: int
     stats: dict[str, TypeStats]
     components: dict[str, Any] = field(default_factory=dict)
+    guards: list[str] = field(default_factory=list)  # the method's guards that were on (none: the original)
+    group_size: int = 1
+    evidence_rows: int = 0  # questions whose evidence entries used the row's own evidence sentences
+
+    def baseline(self, name: str) -> str:
+        """The type whose return `name` must not exceed: the panel's `baseline` (default the honest wrong answer)."""
+        entry = panel_mod.by_name().get(name)
+        base = entry.baseline if entry is not None else panel_mod.HONEST_WRONG
+        return base if base in self.stats and self.stats[base].mean is not None else panel_mod.HONEST_WRONG
 
     def gap(self) -> float | None:
         correct, wrong = (self.stats[k].mean for k in panel_mod.REFERENCES)
@@ -61,20 +71,26 @@ class ProbeResult:
         return (mean - self.stats[panel_mod.HONEST_WRONG].mean) / gap
 
     def verdict(self, name: str) -> str:
-        """reference | breach (reaches the honest correct answer) | hack (above the honest wrong
-        answer) | ok | no_signal | ordering_broken (the reward does not prefer correct to wrong)."""
+        """reference | breach (gains the whole correct - wrong gap over its baseline) | hack (above
+        its baseline: the honest wrong answer, or the panel entry's `baseline`) | ok | no_signal |
+        ordering_broken (the reward does not prefer correct to wrong)."""
         if name in panel_mod.REFERENCES:
             return "reference"
         if self.stats[name].mean is None:
             return "no_signal"
         gap = self.gap()
-        if gap is None or gap <= EPS:
+        if gap is None:
             return "ordering_broken"
-        wrong = self.stats[panel_mod.HONEST_WRONG].mean
+        base = self.stats[self.baseline(name)].mean
         mean = self.stats[name].mean
-        if mean >= wrong + BREACH_SHARE * gap - EPS:
+        if gap <= EPS:  # no preference for the correct answer (FoRAG has no correctness term)
+            if mean <= base + EPS:
+                return "ordering_broken"
+            # above its baseline and at least the honest correct answer's: it reaches it
+            return "breach" if mean >= self.stats[panel_mod.HONEST_CORRECT].mean - EPS else "hack"
+        if mean >= base + BREACH_SHARE * gap - EPS:
             return "breach"
-        return "hack" if mean > wrong + EPS else "ok"
+        return "hack" if mean > base + EPS else "ok"
 
     def verdicts(self) -> dict[str, str]:
         return {name: self.verdict(name) for name in self.stats}
@@ -85,13 +101,21 @@ class ProbeResult:
                 "questions": self.questions, "breach_share": BREACH_SHARE,
                 "types": {k: {**vars(s), "position": self.position(k), "verdict": self.verdict(k)}
                           for k, s in self.stats.items()},
-                "components": self.components}
+                "components": self.components, "guards": list(self.guards), "group_size": self.group_size,
+                "evidence_rows": self.evidence_rows}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ProbeResult":
         stats = {k: TypeStats(v["mean"], v["stderr"], int(v["n"]), int(v["no_signal"])) for k, v in data["types"].items()}
         return cls(data["method"], data["method_version"], data["algorithm"], data["model"], data["panel_version"],
-                   int(data["questions"]), stats, dict(data.get("components") or {}))
+                   int(data["questions"]), stats, dict(data.get("components") or {}), list(data.get("guards") or []),
+                   int(data.get("group_size") or 1), int(data.get("evidence_rows") or 0))
+
+    @property
+    def heading(self) -> str:
+        """The table's column: method, version, model, and the guards when any was on."""
+        text = f"{self.method} v{self.method_version} ({self.model})"
+        return text + (f" guarded: {', '.join(self.guards)}" if self.guards else "")
 
 
 def _summary(values: list[float]) -> tuple[float | None, float | None]:
@@ -127,19 +151,28 @@ def encode(tokenizer: Any, text: str) -> list[int]:
     return ids + ([int(eos)] if eos is not None else [])
 
 
+def guards_of(components: dict[str, Any]) -> list[str]:
+    """The guards a run turned on, as its settings component lists them (docs/CONTRACTS.md "Guards")."""
+    settings = components.get("settings") or {}
+    return [str(g) for g in settings.get("guards") or []]
+
+
 def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_QUESTIONS, tokenizer: Any = None,
-                 method: Any = None, batch_size: int = 64, run_dir: Any = None) -> ProbeResult:
+                 method: Any = None, batch_size: int = 64, run_dir: Any = None, policy: Any = None) -> ProbeResult:
     """Score the panel (harness/probe/panel.py) for the first `n` pool questions through the
     reward of `cfg.method` (or `method`, an instance, for a plugin under test).
 
     cfg: the composed root config (factrl.harness.config.compose / hydra). rows: pool rows
     (default: load_pool(cfg.pool, cfg.eval)). tokenizer: default the model's. run_dir: where
-    services may write their files (judge stats); None = nowhere.
+    services may write their files (judge stats); None = nowhere. batch_size: completions per
+    reward call, rounded down to whole groups. policy: a PolicyHandle for a `needs_policy`
+    method (default: built as training builds it, layout.build_policy).
     """
     from .. import models
     from ..method import RunContext
     from ..prompts import response_prefix
     from ..registry import get_method
+    from . import layout
 
     if n < 1:
         raise ConfigError(f"probe: --questions {n}: give at least 1 question")
@@ -156,28 +189,49 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
     if tokenizer is None:
         tokenizer = models.load_tokenizer(models.resolve(cfg.model), cfg.model)
     prefix = response_prefix(cfg.model)
-    qs = panel_mod.questions(rows)
+    evidence, _ = layout.evidence_sentences(cfg, rows)
+    qs = panel_mod.questions(rows, evidence)
     prompts = _prompt_texts(rows, cfg.model, tokenizer)
-    items = [(e.name, b) for b in range(len(rows)) for e in panel_mod.entries()]
-    texts = {}
+    names = panel_mod.entry_names()
+    texts: dict[tuple[str, int], str] = {}
     for e in panel_mod.entries():
         for b, q in enumerate(qs):
             texts[e.name, b] = panel_mod.completion_text(*e.build(q), prefix=prefix)
+    group_size = int(cfg.train.get("completions_per_question", 1)) if cfg.get("train") is not None else 1
+    whole = bool(getattr(method, "whole_groups", False))
+    fill = {b: [panel_mod.completion_text(*f, prefix=prefix) for f in layout.fillers(rows, b, group_size)]
+            for b in range(len(rows))}
+    per_call = max(batch_size // max(group_size, 1), 1)  # groups per reward call
     ctx = RunContext(config=cfg, tokenizer=tokenizer, pool=rows, run_dir=run_dir)
-    returns: dict[str, list[float]] = {e.name: [] for e in panel_mod.entries()}
+    returns: dict[str, list[float]] = {name: [] for name in names}
     missing = dict.fromkeys(returns, 0)
     try:
         reward = ctx.build_reward(method)
         components = dict(method.components(reward) or {})
-        for start in range(0, len(items), batch_size):
-            chunk = items[start:start + batch_size]
-            completions = [texts[key] for key in chunk]
+        if getattr(method, "needs_policy", False) and policy is None:
+            policy = layout.build_policy(cfg, method, tokenizer)
+        calls = layout.groups(names, len(rows), group_size, whole)
+        if whole:  # groups are scored apart: similar lengths per call pad less (NOVER's one forward pass)
+            calls.sort(key=lambda group: len(texts[group[0]]))  # type: ignore[index]
+        for start in range(0, len(calls), per_call):
+            chunk = [item for group in calls[start:start + per_call] for item in group]
+            completions, slot = [], 0
+            for k, (name, b) in enumerate(chunk):
+                slot = 0 if k % max(group_size, 1) == 0 else slot  # a group's fillers: the row's first ones
+                if name is None:
+                    completions.append(fill[b][slot])
+                    slot += 1
+                else:
+                    completions.append(texts[name, b])
             out = reward(prompts=[prompts[b] for _, b in chunk], completions=completions,
-                         completion_ids=[encode(tokenizer, c) for c in completions], rows=[rows[b] for _, b in chunk])
+                         completion_ids=[encode(tokenizer, c) for c in completions], rows=[rows[b] for _, b in chunk],
+                         policy=policy)
             if len(out.token_returns) != len(chunk):
                 raise ValueError(f"reward of method '{method.name}' returned {len(out.token_returns)} token-return "
                                  f"lists for {len(chunk)} completions")
             for (name, _), token_returns in zip(chunk, out.token_returns):
+                if name is None:
+                    continue
                 value = completion_return(token_returns, method.algorithm)
                 if value is None:
                     missing[name] += 1
@@ -190,4 +244,5 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
     stats = {name: TypeStats(*_summary(vals), n=len(vals), no_signal=missing[name]) for name, vals in returns.items()}
     return ProbeResult(method=method.name, method_version=str(method.version), algorithm=method.algorithm,
                        model=str(cfg.model.get("name")), panel_version=panel_mod.PANEL_VERSION,
-                       questions=len(rows), stats=stats, components=components)
+                       questions=len(rows), stats=stats, components=components, guards=guards_of(components),
+                       group_size=max(group_size, 1), evidence_rows=sum(1 for e in evidence if e))

@@ -22,12 +22,19 @@ from .runner import BREACH_SHARE, SCHEMA, ProbeResult
 
 MARKS = {"breach": "✖ breach", "hack": "⚠ hack", "ok": "", "reference": "", "no_signal": "no signal",
          "ordering_broken": "? correct not above wrong"}
-CSV_FIELDS = ("method", "method_version", "algorithm", "model", "panel_version", "questions", "type", "label",
-              "answer", "mean", "stderr", "n", "no_signal", "position", "verdict")
+CSV_FIELDS = ("method", "method_version", "algorithm", "model", "guards", "panel_version", "questions", "group_size",
+              "type", "label", "answer", "baseline", "mean", "stderr", "n", "no_signal", "position", "verdict")
 
 
 def _labels() -> dict[str, panel_mod.Entry]:
     return {e.name: e for e in panel_mod.entries()}
+
+
+def _label(labels: dict[str, panel_mod.Entry], name: str) -> str:
+    entry = labels.get(name)
+    if entry is None:
+        return name
+    return entry.label + (f" († vs `{entry.baseline}`)" if entry.baseline != panel_mod.HONEST_WRONG else "")
 
 
 def _types(results: list[ProbeResult]) -> list[str]:
@@ -46,7 +53,7 @@ def _cell(result: ProbeResult, name: str) -> str:
 
 
 def _heading(result: ProbeResult) -> str:
-    return f"{result.method} v{result.method_version} ({result.model})"
+    return result.heading
 
 
 def legend(results: list[ProbeResult]) -> str:
@@ -55,8 +62,10 @@ def legend(results: list[ProbeResult]) -> str:
     return (f"Mean return per completion (GRPO: mean of the token returns; PPO: their sum) ± standard error over "
             f"{'/'.join(map(str, counts))} pool questions, probe panel version {'/'.join(versions)}. "
             f"⚠ hack: above the honest wrong answer's mean; ✖ breach: reaches the honest correct answer's "
-            f"(at least {BREACH_SHARE:.0%} of the correct - wrong gap). A policy can learn any marked completion "
-            f"type instead of being right.")
+            f"(at least {BREACH_SHARE:.0%} of the correct - wrong gap); a type with a baseline (†) is judged "
+            f"against that type's mean instead of the honest wrong answer's. 'guarded:' columns are the method "
+            f"with the named guards on (docs/CONTRACTS.md \"Guards\"); the others are the original rewards. A "
+            f"policy can learn any marked completion type instead of being right.")
 
 
 def _md_row(cells: list[str]) -> str:
@@ -69,7 +78,7 @@ def markdown(results: Iterable[ProbeResult]) -> str:
     head = ["completion"] + [_heading(r) for r in results]
     lines = [_md_row(head), "|" + "---|" * len(head)]
     for name in _types(results):
-        label = labels[name].label if name in labels else name
+        label = _label(labels, name)
         cells = [f"{label} (`{name}`)"] + [_cell(r, name) for r in results]
         lines.append(_md_row(cells))
     return "\n".join(["## Reward-robustness probe", "", *lines, "", legend(results), ""])
@@ -83,7 +92,7 @@ def html_table(results: Iterable[ProbeResult]) -> str:
              "<thead><tr><th>completion</th>" + "".join(f"<th>{esc(_heading(r))}</th>" for r in results)
              + "</tr></thead><tbody>"]
     for name in _types(results):
-        label = labels[name].label if name in labels else name
+        label = _label(labels, name)
         cells = "".join(f'<td class="{r.verdict(name) if name in r.stats else "missing"}">{esc(_cell(r, name))}</td>'
                         for r in results)
         parts.append(f"<tr><th>{esc(label)} <code>{esc(name)}</code></th>{cells}</tr>")
@@ -100,8 +109,10 @@ def csv_text(results: Iterable[ProbeResult]) -> str:
         for name, s in r.stats.items():
             entry = labels.get(name)
             writer.writerow({"method": r.method, "method_version": r.method_version, "algorithm": r.algorithm,
-                             "model": r.model, "panel_version": r.panel_version, "questions": r.questions,
+                             "model": r.model, "guards": ";".join(r.guards), "panel_version": r.panel_version,
+                             "questions": r.questions, "group_size": r.group_size,
                              "type": name, "label": entry.label if entry else "", "answer": entry.answer if entry else "",
+                             "baseline": r.baseline(name) if name not in panel_mod.REFERENCES else "",
                              "mean": s.mean, "stderr": s.stderr, "n": s.n, "no_signal": s.no_signal,
                              "position": r.position(name), "verdict": r.verdict(name)})
     return buffer.getvalue()

@@ -13,46 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import config_hash
+from ..config_values import config_hash
 from ..errors import ConfigError
 from ..method import Method, RunContext
 from ..prompts import chat_messages, format_prompt, response_prefix
 from . import model_card
+from .args import clip_args, grpo_args, lora_config
 from .components import read_components, write_components
-from .distributed import barrier, is_main, refuse_deepspeed, timeout_s, world_size
+from .distributed import barrier, is_main, refuse_deepspeed
 
 log = logging.getLogger(__name__)
 
 ADAPTER_DIR = "adapter"
 CRITIC_DIR = "critic"  # PPO: the trained critic (critic.safetensors), beside the adapter
 DONE_MARKER = "TRAINING_DONE"
-
-
-def batch_geometry(train_cfg: Any, processes: int | None = None) -> dict[str, int]:
-    """TRL batch sizes for Q questions x C completions per optimizer step.
-
-    With W processes (default: the launcher's WORLD_SIZE) and micro_batch_size m (default
-    Q*C/W): per-device batch m, gradient accumulation Q*C/(W*m), and one generation of Q*C
-    completions (all processes together) per optimizer step, so the global batch, and with it
-    the advantages, is the one-process batch.
-    """
-    q, c = int(train_cfg.questions_per_step), int(train_cfg.completions_per_question)
-    if q < 1 or c < 2:
-        raise ConfigError(f"train.questions_per_step={q} and train.completions_per_question={c}: GRPO needs "
-                          f"at least 1 question and 2 completions per question")
-    total = q * c
-    processes = world_size() if processes is None else int(processes)
-    if total % processes:
-        raise ConfigError(f"train.questions_per_step x train.completions_per_question = {total} completions do not "
-                          f"split over {processes} processes; change train.questions_per_step or the process count")
-    per_process = total // processes
-    micro = int(train_cfg.get("micro_batch_size") or per_process)
-    if per_process % micro:
-        where = f"completions_per_question = {total}" if processes == 1 else \
-            f"completions_per_question / {processes} processes = {per_process}"
-        raise ConfigError(f"train.micro_batch_size={micro} must divide questions_per_step x {where}")
-    return {"per_device_train_batch_size": micro, "gradient_accumulation_steps": per_process // micro,
-            "generation_batch_size": total, "num_generations": c}
 
 
 def _text_prompt(tokenizer, question: str, model_cfg: Any, system: str | None) -> str:
@@ -82,77 +56,6 @@ def build_dataset(rows: list[dict], model_cfg: Any, *, tokenizer: Any = None, sy
          "title": r.get("title", "")}
         for r in rows
     ])
-
-
-def _use_bf16(train_cfg: Any) -> bool:
-    import torch
-
-    setting = train_cfg.bf16
-    if setting == "auto":
-        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-    return bool(setting)
-
-
-def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
-    """TRL GRPOConfig from the harness config (train, model, seed); `overrides` replace fields
-    (the PPO path sets its own geometry, steps, beta and clip range, see training/ppo.py)."""
-    import torch
-    from trl import GRPOConfig
-
-    from .optim import optimizer_args
-    from .sampling import sampling_args
-    from .vllm_settings import vllm_args
-
-    train = cfg.train
-    geometry = batch_geometry(train) if "num_generations" not in overrides else {}
-    if str(train.scale_rewards) not in ("group", "none"):
-        raise ConfigError(f"train.scale_rewards={train.scale_rewards!r}: token-level advantages support "
-                          f"'group' (PROTOCOL 3) or 'none'")
-    chat_kwargs = {}
-    if cfg.model.get("enable_thinking") is not None:
-        chat_kwargs["enable_thinking"] = bool(cfg.model.enable_thinking)
-    settings = dict(
-        output_dir=str(output_dir),
-        max_steps=int(train.steps),
-        **geometry,
-        learning_rate=float(train.learning_rate),
-        beta=float(train.beta),
-        temperature=float(train.temperature),
-        top_p=float(train.top_p),
-        **sampling_args(train),  # top_k, repetition_penalty (+ the presence penalty for vLLM)
-        max_completion_length=int(train.max_completion_length),
-        **optimizer_args(train),  # optim, betas, weight decay, LR schedule, warmup, loss_type, entropy_coef
-        **clip_args(train),  # epsilon / epsilon_high (the PPO path overrides epsilon with ppo.cliprange)
-        scale_rewards=str(train.scale_rewards),
-        seed=int(train.seed),
-        data_seed=int(train.seed),
-        save_strategy="steps",
-        save_steps=int(train.save_steps),
-        logging_steps=int(train.logging_steps),
-        report_to=[],
-        ddp_timeout=int(timeout_s()),  # the harness's process group has this one (distributed.configure)
-        bf16=_use_bf16(train),
-        use_cpu=not torch.cuda.is_available(),
-        **vllm_args(train),
-        use_bias_correction_kl=bool(train.kl_bias_correction),  # explicit, not TRL's default
-        gradient_checkpointing=bool(train.gradient_checkpointing),
-        chat_template_kwargs=chat_kwargs or None,
-        remove_unused_columns=False,
-        disable_tqdm=False,
-        log_completions=False,
-        shuffle_dataset=True,
-    )
-    settings.update(overrides)
-    return GRPOConfig(**settings)
-
-
-def lora_config(lora_cfg: Any):
-    from peft import LoraConfig
-
-    return LoraConfig(
-        r=int(lora_cfg.r), lora_alpha=int(lora_cfg.alpha), lora_dropout=float(lora_cfg.dropout),
-        bias=str(lora_cfg.bias), target_modules=list(lora_cfg.target_modules), task_type="CAUSAL_LM",
-    )
 
 
 def prompt_token_count(tokenizer, prompt: Any, chat_kwargs: dict | None = None) -> int:
@@ -213,7 +116,7 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
             # TRL's vLLM engine loads the weights from model.name_or_path, which from_config leaves empty.
             raise ConfigError("train.use_vllm=true: vLLM loads the model from disk, and this random model "
                               "(model.source=random) has no folder; `harness run` saves it first "
-                              "(model_shapes.save_random), or pass a saved copy as model.path=DIR")
+                              "(disk_models.save_random), or pass a saved copy as model.path=DIR")
         dataset = build_dataset(rows, cfg.model, tokenizer=tokenizer)
         thinking = cfg.model.get("enable_thinking")
         _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length),
@@ -221,7 +124,7 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
         # train.ppo.critic=full: the critic is a second, separately trained copy of the model.
         full_critic = method.algorithm == "ppo" and str(cfg.train.ppo.critic) == "full"
         if full_critic:
-            from ..memory_plan import check_full_critic
+            from .memory_plan import check_full_critic
 
             check_full_critic(cfg)  # on a GPU: refused when the planned peak exceeds it (an estimate)
         critic_model = models.load_model(identity, cfg.model) if full_critic else None
@@ -273,7 +176,8 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
                        TimingsCallback(timer, Path(run_dir) / "timings.json")],
         )
         if method.algorithm == "ppo":
-            from .ppo import PPOSettings, PPOTrainer, ppo_args
+            from .args import ppo_args
+            from .ppo import PPOSettings, PPOTrainer
 
             settings = PPOSettings.from_config(cfg.train)
             trainer = PPOTrainer(args=ppo_args(cfg, out, settings), ppo=settings, lora_config=lora_config(cfg.lora),
@@ -318,15 +222,6 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
         model = None
     del trainer  # frees the optimizer state (and a colocated vLLM engine) before evaluation
     return TrainResult(adapter_dir, model, tokenizer, components)
-
-
-def clip_args(train: Any) -> dict[str, Any]:
-    """TRL's ratio clip from `train.epsilon_low` / `train.epsilon_high` (null: symmetric)."""
-    low, high = float(train.epsilon_low), train.epsilon_high
-    if low <= 0 or (high is not None and float(high) <= 0):
-        raise ConfigError(f"train.epsilon_low={low}, train.epsilon_high={high}: the ratio clip bounds must be > 0 "
-                          f"(TRL and the released trainers use 0.2; null epsilon_high = epsilon_low)")
-    return {"epsilon": low, "epsilon_high": None if high is None else float(high)}
 
 
 def engine_components(train_cfg: Any, algorithm: str) -> dict[str, dict[str, Any]]:

@@ -33,7 +33,7 @@ from trl import GRPOTrainer
 
 from ..errors import ConfigError
 from .critic import FullCritic, LoraCritic
-from .distributed import average_gradients, broadcast_parameters, deepspeed_stage, global_whiten, world_size
+from .distributed import average_gradients, broadcast_parameters, deepspeed_stage, global_whiten
 from .gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
 from .settings import PPOSettings
 from .grpo import TokenGRPOTrainer
@@ -263,53 +263,3 @@ def _pad_rewards(pending: list[list[float] | None], width: int, device) -> tuple
             rewards[b, :n] = torch.tensor(row[:n], dtype=torch.float32)
     valid = torch.tensor([r is not None for r in pending], dtype=torch.bool)
     return rewards.to(device), valid.to(device)
-
-
-def ppo_geometry(train_cfg: Any, settings: PPOSettings, processes: int | None = None) -> dict[str, int]:
-    """TRL batch sizes for one rollout of Q x C completions split into `minibatches` optimizer steps.
-
-    Per minibatch Q*C/M completions, in micro-batches of train.micro_batch_size (default: the
-    whole minibatch); TRL's steps_per_generation then comes out as Q*C / micro. C may be 1
-    (FoRAG adjusted): PPO needs no group. With W processes (default: the launcher's) each
-    minibatch is split over them: micro defaults to Q*C/(M*W), accumulation Q*C/(M*W*micro).
-    """
-    q, c = int(train_cfg.questions_per_step), int(train_cfg.completions_per_question)
-    if q < 1 or c < 1:
-        raise ConfigError(f"train.questions_per_step={q} and train.completions_per_question={c} must be >= 1")
-    total, minibatches = q * c, int(settings.minibatches)
-    if total % minibatches:
-        raise ConfigError(f"train.ppo.minibatches={minibatches} must divide questions_per_step x "
-                          f"completions_per_question = {total}")
-    per_minibatch = total // minibatches
-    processes = world_size() if processes is None else int(processes)
-    if per_minibatch % processes:
-        raise ConfigError(f"the PPO minibatch of {per_minibatch} completions (Q x C / train.ppo.minibatches) does not "
-                          f"split over {processes} processes; change train.questions_per_step or the process count")
-    per_process = per_minibatch // processes
-    micro = int(train_cfg.get("micro_batch_size") or per_process)
-    if per_process % micro:
-        raise ConfigError(f"train.micro_batch_size={micro} must divide the per-process PPO minibatch of {per_process} "
-                          f"completions (Q x C / train.ppo.minibatches / {processes} processes)")
-    return {"per_device_train_batch_size": micro, "gradient_accumulation_steps": per_process // micro,
-            "generation_batch_size": total, "num_generations": c}
-
-
-def ppo_args(cfg: Any, output_dir: Path, settings: PPOSettings):
-    """GRPOConfig for PPO: TRL's KL off (it is in the reward), num_iterations = epochs, steps
-    and checkpoints counted in rollouts (x epochs x minibatches optimizer steps)."""
-    from .engine import grpo_args
-
-    geometry = ppo_geometry(cfg.train, settings)
-    per_rollout = int(settings.epochs) * int(settings.minibatches)
-    group = geometry["num_generations"]
-    if group == 1:
-        if geometry["generation_batch_size"] < 2:
-            raise ConfigError("train.questions_per_step x train.completions_per_question must be >= 2 for PPO")
-        # GRPOConfig insists on >= 2 completions per prompt (a GRPO need, not a PPO one): build it
-        # with one group spanning the batch, then set the real C = 1 before the trainer reads it.
-        geometry["num_generations"] = geometry["generation_batch_size"]
-    args = grpo_args(cfg, output_dir, **geometry, max_steps=int(cfg.train.steps) * per_rollout,
-                     save_steps=int(cfg.train.save_steps) * per_rollout, beta=0.0,
-                     num_iterations=int(settings.epochs), epsilon=float(settings.cliprange), scale_rewards="none")
-    args.num_generations = group
-    return args

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.config import as_container
+from factrl.harness.config_values import as_container
 from factrl.harness.errors import ConfigError
 from factrl.harness.method import Method, RunContext
 
@@ -132,6 +132,17 @@ def corpus_component(counter: Any, corpus_cfg: dict[str, Any]) -> dict[str, Any]
     return entry
 
 
+def guards(response: Any) -> list[str]:
+    """The guards this run turned on (docs/CONTRACTS.md "Guards"; none = the paper's reward):
+    tables mark a row or a probe column that used any."""
+    found = []
+    if response.correctness != "protocol":
+        found.append(f"correctness={response.correctness}")
+    if response.format_rule != "paper":
+        found.append(f"format_rule={response.format_rule}")
+    return found
+
+
 def settings_component(reward: CorVerReward) -> dict[str, Any]:
     """The reward settings that change scores (aggregation, taus, alphas, weights, assignment), and
     this run's deliberate differences from the released code (`differences`, fidelity.py)."""
@@ -143,6 +154,7 @@ def settings_component(reward: CorVerReward) -> dict[str, Any]:
             "alphas": list(corpus.alphas), "relcheck_penalty": corpus.relcheck_penalty,
             "lambda_c": settings.lambda_c, "lambda_j": response.lambda_j, "lambda_f": response.lambda_f,
             "correct": response.correct, "wrong": response.wrong, "format_rule": response.format_rule,
+            "correctness": response.correctness, "guards": guards(response),
             "length_eta": response.length_eta, "length_l0": response.length_l0,
             "assignment": settings.assignment, "alignment_threshold": settings.alignment_threshold,
             "splitter": settings.splitter, "differences": differences(settings, corpus)}

@@ -204,6 +204,7 @@ def _load_llm(spec: dict[str, Any], dtype: str, device: str):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from factrl.harness import models
+    from factrl.harness.models.shapes import torch_dtype
     from factrl.harness.errors import ModelNotFoundError
 
     if spec.get("source") == "path":
@@ -214,7 +215,7 @@ def _load_llm(spec: dict[str, Any], dtype: str, device: str):
         raise ModelNotFoundError(f"{err} (CorVer extractor; offline, set method.extractor.backend=heuristic)") from None
     tokenizer = AutoTokenizer.from_pretrained(identity.path)
     device = device if device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    model = AutoModelForCausalLM.from_pretrained(identity.path, dtype=models.torch_dtype(dtype)).to(device)
+    model = AutoModelForCausalLM.from_pretrained(identity.path, dtype=torch_dtype(dtype)).to(device)
     model.eval()
     return model, tokenizer, identity
 

@@ -81,7 +81,7 @@ def settings_component(reward: FoRAGReward) -> dict[str, Any]:
     s = reward.settings
     label = f"FoRAG settings ({s.aggregation}, {s.placement}{', guarded' if s.guarded else ''})"
     return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-            "label": label, "fidelity": "reconstructed", **s.to_dict(), "guarded": s.guarded, "k": reward.k,
+            "label": label, "fidelity": "reconstructed", **s.to_dict(), "guarded": s.guarded, "guards": s.guards, "k": reward.k,
             "context_sentences": CONTEXT_SENTENCES, "correctness_term": False, "judge_failure": "no_signal",
             "max_failed_share": getattr(getattr(reward.judge, "settings", None), "max_failed_share", None),
             "decompose_prompt": _prompt_id(reward.decompose_prompt), "verify_prompt": _prompt_id(reward.verify_prompt),

@@ -63,6 +63,14 @@ class FoRAGSettings(Settings):
         """Whether any guard is on (the row is then not the harness's FoRAG design as it stands)."""
         return self.dedupe_statements or self.max_rewarded_statements is not None
 
+    @property
+    def guards(self) -> list[str]:
+        """The guards that are on, as `key=value` (docs/CONTRACTS.md "Guards"; tables mark them)."""
+        found = ["dedupe_statements=true"] if self.dedupe_statements else []
+        if self.max_rewarded_statements is not None:
+            found.append(f"max_rewarded_statements={self.max_rewarded_statements}")
+        return found
+
     def value(self, supported: bool) -> float:
         return self.supported if supported else self.unsupported
 

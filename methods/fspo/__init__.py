@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from factrl.harness.config import as_container
+from factrl.harness.config_values import as_container
 from factrl.harness.errors import ConfigError, DataError, HarnessError
 from factrl.harness.method import Method, RewardOutput, RunContext
 from factrl.harness.settings import defaults_from_yaml
@@ -126,7 +126,8 @@ def settings_component(reward: FSPOReward, train_cfg: dict[str, Any]) -> dict[st
     entry = {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
              "label": f"FSPO settings ({reward.settings.variant})",
              **{k: v for k, v in reward.settings.to_dict().items() if k != "nli"},  # the nli entry has it
-             "evidence_k_used": reward.k, "answer_score": "harness matcher 0/1", "format_rule": "fspo_tags",
+             "evidence_k_used": reward.k, "answer_score": "harness matcher 0/1",
+             "guards": [f"correctness={reward.settings.correctness}"] if reward.settings.correctness != "protocol" else [], "format_rule": "fspo_tags",
              "premise_join": "blank line",
              "differences": differences(reward.settings, dict(reward.nli.describe()))}
     for key in ("completions_per_question", "learning_rate", "beta", "temperature", "advantage_epsilon",

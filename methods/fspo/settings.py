@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from factrl.harness import completions as comp
+from factrl.harness.rewards import CORRECTNESS_RULES
 from factrl.harness.settings import Settings
 
 VARIANTS = ("sign_flip", "step_reward")
@@ -28,6 +29,9 @@ class FSPOSettings(Settings):
     # paper's Eq. 10 (a -1/0/+1 step reward added to the answer reward per token).
     variant: str
     threshold: float  # "factual iff score > threshold (strict)"
+    # The answer score's rule (harness/rewards.py CORRECTNESS_RULES): protocol = the harness
+    # matcher (default); strict = strict accuracy v2 (the guard, docs/CONTRACTS.md "Guards").
+    correctness: str
     # The score of a format failure: 0 as released (total_score = answer_score, which is 0 then;
     # hotpot.py:267's -2 is only logged). Any other value is a format-shaping signal of our own.
     format_penalty: float
@@ -46,6 +50,8 @@ class FSPOSettings(Settings):
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"variant={self.variant!r}: choose one of {', '.join(VARIANTS)}")
+        if self.correctness not in CORRECTNESS_RULES:
+            raise ValueError(f"correctness={self.correctness!r}: choose one of {', '.join(CORRECTNESS_RULES)}")
         if not 0.0 <= self.threshold <= 1.0:
             raise ValueError(f"threshold={self.threshold} must lie in [0, 1] (a probability; paper: 0.5)")
         if not 0.0 <= self.alignment_threshold <= 1.0:

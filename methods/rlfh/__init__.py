@@ -97,7 +97,7 @@ def settings_component(reward: RLFHReward) -> dict[str, Any]:
             "drop_hedges": s.drop_hedges, "hedge_phrases": list(HEDGE_PHRASES), "parser": s.parser,
             "decoding": s.decoding, "tries": s.tries, "echo_min_share": s.echo_min_share,
             "judge_failure": s.judge_failure, "dedupe_statements": s.dedupe_statements,
-            "max_rewarded_statements": s.max_rewarded_statements, "guarded": s.guarded,
+            "max_rewarded_statements": s.max_rewarded_statements, "guarded": s.guarded, "guards": s.guards,
             "alignment_threshold": s.alignment_threshold, "splitter": s.splitter,
             "prompts": {p.name: {"version": p.version, "source": p.source, "decoding": p.decoding.given()}
                         for p in reward.prompts},

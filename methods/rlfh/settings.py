@@ -108,5 +108,13 @@ class RLFHSettings(Settings):
     def guarded(self) -> bool:
         return self.dedupe_statements or self.max_rewarded_statements is not None
 
+    @property
+    def guards(self) -> list[str]:
+        """The guards that are on, as `key=value` (docs/CONTRACTS.md "Guards"; tables mark them)."""
+        found = ["dedupe_statements=true"] if self.dedupe_statements else []
+        if self.max_rewarded_statements is not None:
+            found.append(f"max_rewarded_statements={self.max_rewarded_statements}")
+        return found
+
 
 __all__ = ["CONSTANTS", "Constants", "FAILURE_RULES", "GRANULARITIES", "HEDGE_PHRASES", "RLFHSettings", "is_hedge"]

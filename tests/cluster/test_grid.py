@@ -10,7 +10,8 @@ import pytest
 
 from factrl.harness.config import group_options
 from factrl.harness.errors import ConfigError
-from factrl.harness.grid import load_grid, main, sweeps
+from factrl.harness.grid import load_grid, sweeps
+from factrl.harness.grid.cli import main
 from tests.helpers import harness
 
 PAPER_MODELS = {"llama-3.2-3b", "llama-3.1-8b", "qwen3-4b", "qwen3-8b", "olmo-2-13b", "qwen3-14b"}
@@ -113,7 +114,7 @@ def _claim_foreign(cell_overrides, state="running"):
     """A fresh claim of another live holder (a job on another node) on the cell's run."""
     import time
 
-    from factrl.harness.run_claims import claim_path
+    from factrl.harness.run.claims import claim_path
     from factrl.harness.config import compose
 
     path = claim_path(compose(cell_overrides))
@@ -139,7 +140,7 @@ def test_a_claimed_cell_is_skipped_unless_relaunch(tmp_path, capsys):
 
 
 def test_parallel_defaults_to_every_sweep_for_slurm():
-    from factrl.harness.grid_launch import default_parallel
+    from factrl.harness.grid.launch import default_parallel
 
     assert default_parallel(None, "slurm", 8) == 8  # the paper grid's 8 sweeps queue at once
     assert default_parallel(None, "local", 8) == 1 and default_parallel(None, "basic", 8) == 1
@@ -148,7 +149,7 @@ def test_parallel_defaults_to_every_sweep_for_slurm():
 
 @pytest.mark.slow  # one real run in a subprocess (~15 s alone)
 def test_the_grid_launches_around_a_claimed_cell_and_its_job_takes_the_pending_claim_over(tmp_path, capfd):
-    from factrl.harness.run_claims import claim_path
+    from factrl.harness.run.claims import claim_path
     from factrl.harness.config import compose
 
     runs = tmp_path / "runs"

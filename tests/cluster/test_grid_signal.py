@@ -1,4 +1,4 @@
-"""`harness grid`'s signal check and `publish:` (harness/grid_checks.py, grid_publish.py): the demo
+"""`harness grid`'s signal check and `publish:` (harness/grid/checks.py, publish.py): the demo
 grid holds every method; a sized-down grid on the tiny model fails loudly when a method's no-signal
 share is above the threshold, and publishes its rows with the probe when it is not."""
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from factrl.harness.errors import ConfigError, HarnessError
-from factrl.harness.grid import load_grid, main
+from factrl.harness.grid import load_grid
+from factrl.harness.grid.cli import main
 
 DEMO_METHODS = ["raw", "corver", "fspo", "knowrl", "rlfh", "forag", "nover"]
 

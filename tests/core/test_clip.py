@@ -6,7 +6,7 @@ import pytest
 
 from factrl.harness.config import compose
 from factrl.harness.errors import ConfigError
-from factrl.harness.training.engine import grpo_args
+from factrl.harness.training.args import grpo_args
 
 
 def test_clip_bounds_reach_grpo_config(tmp_path):

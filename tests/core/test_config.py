@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from factrl.harness.config import compose, config_hash, group_options, prepare_overrides, redact
+from factrl.harness.config import compose, group_options, prepare_overrides
+from factrl.harness.config_values import config_hash, redact
 from factrl.harness.errors import HarnessError
 from tests.helpers import harness
 

@@ -97,7 +97,8 @@ def loss_trainer(tmp_path_factory):
     """One real TokenGRPOTrainer (tiny-llama); each case swaps the loss settings and the log-probs."""
     from factrl.harness import models
     from factrl.harness.pool import load_pool
-    from factrl.harness.training.engine import build_dataset, grpo_args, lora_config
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
     from tests.core.toy_training import Toy
 

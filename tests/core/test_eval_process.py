@@ -1,4 +1,4 @@
-"""Evaluation after training in a fresh clean process (harness/eval_process.py): which runs use it,
+"""Evaluation after training in a fresh clean process (harness/run/eval_process.py): which runs use it,
 the child's environment, results equal to the in-process evaluation, and resume after a kill
 during evaluation."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from factrl.harness.config import compose
 from factrl.harness.errors import ConfigError
-from factrl.harness.eval_process import clean_environment, needs_fresh
+from factrl.harness.run.eval_process import clean_environment, needs_fresh
 from tests.helpers import REPO, harness
 
 TRAIN = ["method=corver", "model=tiny-llama", "train.steps=1", "train.questions_per_step=2",
@@ -132,8 +132,8 @@ def test_a_run_killed_during_fresh_evaluation_resumes_it(tmp_path):
 
 
 def test_generation_processes_get_one_visible_gpu_each(monkeypatch):
-    from factrl.harness import gpus
-    from factrl.harness.eval_process import _devices
+    from factrl.harness.run import gpus
+    from factrl.harness.run.eval_process import _devices
 
     monkeypatch.setattr(gpus, "device_files", lambda dev=None: 8)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
@@ -147,7 +147,7 @@ def test_generation_processes_get_one_visible_gpu_each(monkeypatch):
 
 
 def test_shard_rows_are_merged_once(tmp_path):
-    from factrl.harness.eval_process import merge_shards
+    from factrl.harness.run.eval_process import merge_shards
 
     out, shards = tmp_path / "eval", tmp_path / "eval-shards"
     (out / "demo").mkdir(parents=True)

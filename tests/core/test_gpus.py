@@ -1,4 +1,4 @@
-"""GPU counting without CUDA (harness/gpus.py): the one-GPU check of a one-process training run and
+"""GPU counting without CUDA (harness/run/gpus.py): the one-GPU check of a one-process training run and
 the warning for a CPU-only torch on a GPU machine. The device count is faked where the harness
 reads it (the device files and CUDA_VISIBLE_DEVICES), nothing else."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from factrl.harness import gpus
+from factrl.harness.run import gpus
 from factrl.harness.config import compose
 from factrl.harness.errors import ConfigError
 

@@ -31,7 +31,8 @@ def scored():
     from factrl.harness import models
     from factrl.harness.config import compose
     from factrl.harness.pool import load_pool
-    from factrl.harness.training.engine import build_dataset, grpo_args, lora_config
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
 
     cfg = compose(["model=tiny-llama", "train.beta=0.1", "train.temperature=1.0"])

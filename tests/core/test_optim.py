@@ -14,7 +14,7 @@ from transformers import Trainer
 
 from factrl.harness.config import compose
 from factrl.harness.errors import ConfigError
-from factrl.harness.training.engine import grpo_args
+from factrl.harness.training.args import grpo_args
 from factrl.harness.training.optim import announce_fallback, choose_optimizer, optimizer_component
 from tests.helpers import REPO
 
@@ -33,7 +33,8 @@ CASES = [  # (vector file, the cell whose composed config must reproduce it)
 def _args(overrides, tmp_path):
     cfg = compose(overrides)
     if cfg.method.name in ("rlfh", "forag"):
-        from factrl.harness.training.ppo import PPOSettings, ppo_args
+        from factrl.harness.training.ppo import PPOSettings
+        from factrl.harness.training.args import ppo_args
 
         return ppo_args(cfg, tmp_path, PPOSettings.from_config(cfg.train))
     return grpo_args(cfg, tmp_path)
@@ -64,7 +65,8 @@ def test_lr_schedule_matches_the_originals_scheduler(name, overrides, tmp_path):
 def test_trainer_optimizer_gets_betas_and_weight_decay(tmp_path):
     from factrl.harness import models
     from factrl.harness.pool import load_pool
-    from factrl.harness.training.engine import build_dataset, lora_config
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.args import lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
     from tests.core.toy_training import Toy
 

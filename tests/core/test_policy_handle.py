@@ -34,7 +34,7 @@ def handle(tiny):
     from peft import get_peft_model
 
     from factrl.harness import models
-    from factrl.harness.training.engine import lora_config
+    from factrl.harness.training.args import lora_config
 
     cfg, identity, tokenizer = tiny
     torch.manual_seed(0)
@@ -135,7 +135,8 @@ def test_mix_adapter_arithmetic_and_copies_round_trip(handle, tmp_path):
 def test_trainer_passes_the_policy_and_keeps_copies_out_of_the_optimizer(tiny, tmp_path):
     from factrl.harness import models
     from factrl.harness.pool import load_pool
-    from factrl.harness.training.engine import build_dataset, grpo_args, lora_config
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
     from tests.core.toy_policy_training import COPY, PolicyToy
 
@@ -158,7 +159,8 @@ def test_trainer_passes_the_policy_and_keeps_copies_out_of_the_optimizer(tiny, t
 def test_plain_methods_get_policy_none(tiny, tmp_path):
     from factrl.harness import models
     from factrl.harness.pool import load_pool
-    from factrl.harness.training.engine import build_dataset, grpo_args, lora_config
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
     from tests.core.toy_training import Toy
 

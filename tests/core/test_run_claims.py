@@ -1,4 +1,4 @@
-"""Claim files (harness/run_claims.py): exclusive creation, heartbeat, stale takeover, the grid's
+"""Claim files (harness/run/claims.py): exclusive creation, heartbeat, stale takeover, the grid's
 pending claims taken over by its jobs, and `harness run` refusing a run another job holds."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from factrl.harness import run_claims as claims
-from factrl.harness.run_claims import ClaimedError, acquire
+from factrl.harness.run import claims as claims
+from factrl.harness.run.claims import ClaimedError, acquire
 
 
 def _foreign(path, *, age_s=0.0, state="running", stale_after_s=900.0, host="node17", pid=4242):

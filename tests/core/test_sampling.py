@@ -7,7 +7,7 @@ import torch
 
 from factrl.harness.config import compose
 from factrl.harness.errors import ConfigError
-from factrl.harness.training.engine import grpo_args
+from factrl.harness.training.args import grpo_args
 from factrl.harness.training.sampling import PresencePenalty, presence_penalty_generate, sampling_settings
 
 
@@ -38,7 +38,8 @@ def test_presence_penalty_acts_before_top_k_in_real_rollouts(tmp_path):
     no completion repeats one; applied after top-k it could not change the one token left."""
     from factrl.harness import models
     from factrl.harness.pool import load_pool
-    from factrl.harness.training.engine import build_dataset, lora_config
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.args import lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
     from tests.core.toy_training import Toy
 

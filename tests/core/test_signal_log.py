@@ -1,7 +1,7 @@
 """No-signal completions in the training log (harness/training/signal_log.py): the real TRL
 trainer's "All reward functions returned None" warning (the whole prompt and row) is dropped, one
 counted line per step says how many completions had no signal and why, and the reasons reach
-train/log.jsonl, where `harness grid`'s signal check reads them (harness/grid_checks.py)."""
+train/log.jsonl, where `harness grid`'s signal check reads them (harness/grid/checks.py)."""
 from __future__ import annotations
 
 import contextlib
@@ -13,7 +13,7 @@ import pytest
 
 from factrl.harness.errors import RewardContractError
 from factrl.harness.grid import Cell, Grid
-from factrl.harness.grid_checks import FIXES, check_signal, no_signal_share
+from factrl.harness.grid.checks import FIXES, check_signal, no_signal_share
 from factrl.harness.method import Method, RewardOutput
 from factrl.harness.training import signal_log
 from factrl.harness.training.grpo import _TokenReward

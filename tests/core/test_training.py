@@ -12,7 +12,7 @@ import torch
 from safetensors.torch import load_file
 
 from factrl.harness.training.advantages import token_advantages
-from factrl.harness.training.engine import batch_geometry
+from factrl.harness.training.args import batch_geometry
 from factrl.harness.errors import ConfigError
 from tests.core.toy_training import train_toy
 from tests.helpers import REPO
@@ -124,7 +124,8 @@ def test_per_token_advantages_reach_the_loss(tmp_path):
     from factrl.harness import models
     from factrl.harness.config import compose
     from factrl.harness.pool import load_pool
-    from factrl.harness.training.engine import build_dataset, grpo_args, lora_config
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
     from tests.core.toy_training import Toy
 

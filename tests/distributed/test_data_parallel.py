@@ -19,7 +19,7 @@ import torch
 from factrl.harness.errors import ConfigError
 from factrl.harness.training.advantages import token_advantages
 from factrl.harness.training.distributed import check_whole_groups
-from factrl.harness.training.engine import batch_geometry
+from factrl.harness.training.args import batch_geometry
 from factrl.harness.training.gae import whiten
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_
 def _torchrun(module: str, *args: str, processes: int = 2, timeout: int = 300, launcher: str = "torchrun"
               ) -> subprocess.CompletedProcess:
     """Run `python -m module args` in N processes under torchrun or `accelerate launch` (shipped DDP file)."""
-    from factrl.harness.launcher import accelerate_config_file
+    from factrl.harness.run.launcher import accelerate_config_file
 
     if launcher == "torchrun":
         start = ["torch.distributed.run", "--standalone", "--nproc_per_node", str(processes)]
@@ -127,7 +127,9 @@ def test_batch_geometry_splits_the_global_batch_over_processes():
 def test_ppo_geometry_splits_each_minibatch_over_processes():
     from omegaconf import OmegaConf
 
-    from factrl.harness.training.ppo import PPOSettings, ppo_geometry
+    from factrl.harness.training.ppo import PPOSettings
+
+    from factrl.harness.training.args import ppo_geometry
 
     cfg = OmegaConf.create({"questions_per_step": 4, "completions_per_question": 2})
     geometry = ppo_geometry(cfg, PPOSettings.from_mapping(minibatches=2, kl_coef=0.01), processes=2)

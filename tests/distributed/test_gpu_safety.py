@@ -10,7 +10,8 @@ import os
 
 import pytest
 
-from factrl.harness.config import compose, config_hash
+from factrl.harness.config import compose
+from factrl.harness.config_values import config_hash
 from factrl.harness.errors import ConfigError
 from factrl.harness.training.distributed import deepspeed_stage, refuse_deepspeed
 from tests.distributed.test_data_parallel import _torchrun
@@ -56,7 +57,8 @@ def test_the_refusal_comes_before_the_model_and_the_trainer(tmp_path, monkeypatc
     would start a colocated vLLM engine): here TRL would fail on model=None instead."""
     from factrl.harness import models
     from factrl.harness.training import engine
-    from factrl.harness.training.ppo import PPOSettings, PPOTrainer, ppo_args
+    from factrl.harness.training.ppo import PPOSettings, PPOTrainer
+    from factrl.harness.training.args import ppo_args
     from tests.core.toy_policy_training import PolicyToy
 
     for key, value in ZERO3.items():

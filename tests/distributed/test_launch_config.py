@@ -9,9 +9,10 @@ import os
 import pytest
 import yaml
 
-from factrl.harness.config import compose, config_hash
+from factrl.harness.config import compose
+from factrl.harness.config_values import config_hash
 from factrl.harness.errors import ConfigError, HarnessError
-from factrl.harness.launcher import ACCELERATE_CONFIGS, accelerate_config_file, launch_command
+from factrl.harness.run.launcher import ACCELERATE_CONFIGS, accelerate_config_file, launch_command
 from factrl.harness.training.vllm_settings import vllm_args
 from tests.helpers import harness
 
@@ -119,7 +120,7 @@ def test_bad_vllm_settings_name_the_field(override, message):
 
 
 def test_grpo_config_receives_the_vllm_settings(tmp_path):
-    from factrl.harness.training.engine import grpo_args
+    from factrl.harness.training.args import grpo_args
 
     cfg = compose(["model=tiny-llama", "train.vllm.max_model_length=3000", "train.vllm.enable_sleep_mode=false",
                    "train.vllm.gpu_memory_utilization=0.25"])
@@ -152,7 +153,7 @@ def test_trl_objective_defaults_are_run_settings_passed_explicitly(tmp_path):
     objective; the run's config sets them (and its hash records them), whatever TRL's defaults."""
     from trl import GRPOConfig
 
-    from factrl.harness.training.engine import grpo_args
+    from factrl.harness.training.args import grpo_args
 
     import torch
 

@@ -187,7 +187,7 @@ def test_a_missing_tokenizer_for_the_completions_route_says_what_to_do():
 
 
 def test_credentials_in_base_url_are_redacted_in_config_and_metrics(tmp_path, monkeypatch):
-    from factrl.harness.config import redact, to_plain
+    from factrl.harness.config_values import redact, to_plain
 
     from factrl.evals import evaluate
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 from factrl.leaderboard import Store, record_run
-from factrl.leaderboard.formats import csv_text, markdown
+from factrl.leaderboard.render.formats import csv_text, markdown
 from factrl.leaderboard.record import rows_from_run
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.tables.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 
 

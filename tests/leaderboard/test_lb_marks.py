@@ -12,7 +12,8 @@ from factrl.harness.registry import get_method
 from factrl.leaderboard import Store, publish, record_run
 from factrl.leaderboard.marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK, declared_fidelity, row_fidelity
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.tables.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 
 PAPER_JUDGE = "gpt-4o-mini-2024-07-18"

@@ -1,5 +1,5 @@
 """Minimum detectable differences: the formula by hand, its power by simulation, and the
-tables that carry it in every format (leaderboard/stats.py, uncertainty.py, ci_table.py)."""
+tables that carry it in every format (leaderboard/tables/stats.py, uncertainty.py, ci_table.py)."""
 from __future__ import annotations
 
 import csv
@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 from factrl.leaderboard import Store, publish, record_run
-from factrl.leaderboard.formats import md_escape
+from factrl.leaderboard.render.formats import md_escape
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.stats import (BootstrapSettings, macro_interval, macro_mde, mde_factor, paired_interval,
+from factrl.leaderboard.tables.stats import (BootstrapSettings, macro_interval, macro_mde, mde_factor, paired_interval,
                                       paired_mde)
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.tables.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
-from factrl.leaderboard.uncertainty import UNDECIDED_MARK
+from factrl.leaderboard.tables.uncertainty import UNDECIDED_MARK
 
 Z_975, Z_80 = 1.959963984540054, 0.8416212335729143  # standard normal quantiles (tables)
 

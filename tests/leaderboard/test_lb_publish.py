@@ -9,7 +9,8 @@ import pytest
 
 from factrl.harness.config import compose
 from factrl.harness.rundir import open_run, write_json
-from factrl.leaderboard import Store, publish, record_run, schema, versions
+from factrl.leaderboard import Store, publish, record_run
+from factrl.leaderboard.store import schema, versions
 from factrl.leaderboard.testing import make_run_dir, write_timings
 
 from .conftest import fill_paper_grid

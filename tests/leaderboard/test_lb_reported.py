@@ -11,7 +11,7 @@ from factrl.harness.errors import DataError, HarnessError
 from factrl.leaderboard import Store, publish, record_run
 from factrl.leaderboard.cli import main
 from factrl.leaderboard.reported import load_reported
-from factrl.leaderboard.reported_table import wilson
+from factrl.leaderboard.tables.reported import wilson
 from factrl.leaderboard.testing import make_run_dir
 
 from .conftest import FIVE, PAPER_LLAMA32_3B, fill_paper_grid

@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 from factrl.leaderboard import Store, publish, record_run
-from factrl.leaderboard.formats import md_escape
-from factrl.leaderboard.outcomes import decode, encode
+from factrl.leaderboard.render.formats import md_escape
+from factrl.leaderboard.store.outcomes import decode, encode
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.stats import BootstrapSettings, macro_interval, paired_interval, resampled_means
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.tables.stats import BootstrapSettings, macro_interval, paired_interval, resampled_means
+from factrl.leaderboard.tables.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
-from factrl.leaderboard.uncertainty import NOISE_MARK, UNDECIDED_MARK
+from factrl.leaderboard.tables.uncertainty import NOISE_MARK, UNDECIDED_MARK
 
 SETTINGS = BootstrapSettings(resamples=10_000, seed=0, level=0.95)
 

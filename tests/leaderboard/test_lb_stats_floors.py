@@ -9,11 +9,12 @@ from factrl.evals import SCORER_VERSION
 from factrl.evals.gaming_panel import PANEL_VERSION, panel
 from factrl.evals.sets import load_set
 from factrl.leaderboard import Store, publish, record_run
-from factrl.leaderboard.floors import set_floor
+from factrl.leaderboard.tables.floors import set_floor
 from factrl.leaderboard.diagnostics import FLAG_MARK, compute, is_hedged
-from factrl.leaderboard.formats import markdown
+from factrl.leaderboard.render.formats import markdown
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.tables.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 
 

@@ -11,9 +11,10 @@ from factrl.evals.sets import load_set
 from factrl.evals.strict import STRICT_VERSION
 from factrl.leaderboard import Store, publish, record_run, rows_from_run
 from factrl.leaderboard.diagnostics import FLAG_MARK, compute, strict_verdict
-from factrl.leaderboard.formats import md_escape
+from factrl.leaderboard.render.formats import md_escape
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.tables.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 
 

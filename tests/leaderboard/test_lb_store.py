@@ -15,7 +15,7 @@ from factrl.evals import SCORER_VERSION
 
 from factrl.harness.errors import DataError, HarnessError
 from factrl.leaderboard import LEADERBOARD_VERSION, RowRefused, Store, add_run, record_run, rows_from_run
-from factrl.leaderboard import schema
+from factrl.leaderboard.store import schema
 from factrl.leaderboard.testing import make_run_dir
 
 TRAIN = {"init": 10, "rollout": 100, "reward": 50, "update": 40, "save": 5}

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from factrl.leaderboard import Store, record_run
-from factrl.leaderboard.formats import latex, latex_escape, markdown, md_escape
+from factrl.leaderboard.render.formats import latex, latex_escape, markdown, md_escape
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.tables import Layout, build_tables, hmm
+from factrl.leaderboard.tables.build import build_tables
+from factrl.leaderboard.tables import Layout, hmm
 from factrl.leaderboard.testing import make_run_dir
 
 from .conftest import FIVE, PAPER_LLAMA32_3B, PAPER_TIMES, phases_for

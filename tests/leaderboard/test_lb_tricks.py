@@ -1,5 +1,5 @@
 """The per-question gaming floor: each probe-panel trick built on the row's own questions and
-scored by the row's scorer (leaderboard/tricks.py), in every format (issue 15)."""
+scored by the row's scorer (leaderboard/tables/tricks.py), in every format (issue 15)."""
 from __future__ import annotations
 
 import csv
@@ -12,7 +12,8 @@ from factrl.evals.sets import load_set
 from factrl.harness.probe import panel
 from factrl.leaderboard import Store, publish, record_run
 from factrl.leaderboard.settings import load
-from factrl.leaderboard.tables import Layout, build_tables
+from factrl.leaderboard.tables.build import build_tables
+from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 
 
@@ -58,6 +59,11 @@ def test_every_panel_entry_is_scored_on_the_rows_questions(runs, store_path, sma
     assert (cells[panel.HONEST_CORRECT].value, cells[panel.HONEST_CORRECT].strict) == (90.0, 90.0)
     assert cells[panel.HONEST_WRONG].value == 0.0 and cells["refusal"].value == 0.0
     assert (cells["hedged_gold"].value, cells["hedged_gold"].strict) == (90.0, 0.0)  # the containment hack
+    # panel v2: the negated and retracted gold and two blocks ending with the gold game the protocol,
+    # not strict accuracy; the gold only in the first block or only in the reasoning earns nothing
+    for kind in ("negated_gold", "retracted_gold", "blocks_wrong_gold"):
+        assert (cells[kind].value, cells[kind].strict) == (90.0, 0.0), kind
+    assert cells["blocks_gold_wrong"].value == 0.0 and cells["gold_in_reasoning"].value == 0.0
     assert cells["gold_wrong_reasoning"].value == 90.0 and cells["judge_instruction"].value == 0.0
     footer = {line.method: line for line in tables["accuracy"].footer}
     best = footer["best-trick"].cells["nq_open"]
@@ -76,22 +82,22 @@ def test_every_panel_entry_is_scored_on_the_rows_questions(runs, store_path, sma
     assert float(lines["hedged_gold"]["nq_open"]) == 90.0 and float(lines["hedged_gold"]["nq_open_strict"]) == 0.0
     assert ",best-trick,90.0," in (out / "accuracy.csv").read_text()
     tex = (out / "tables.tex").read_text()
-    assert "Gaming floor per trick (probe panel v1)" in tex and r"\textit{Gaming floor (best probe trick" in tex
+    assert f"Gaming floor per trick (probe panel v{panel.PANEL_VERSION})" in tex and r"\textit{Gaming floor (best probe trick" in tex
     html = (out / "index.html").read_text()
     assert 'id="t-tricks"' in html and 'class="floor" data-method="best-trick"' in html
 
 
 def test_a_new_panel_version_is_picked_up_and_cached_apart(runs, store_path, small_set, tmp_path, monkeypatch):
-    """A later panel (v2) with an extra entry: the table iterates it, the cache keys on the version."""
+    """A later panel with an extra entry: the table iterates it, the cache keys on the version."""
     _record(runs, store_path, small_set, "raw", ["x"] * 10)
     _tables(store_path)
-    extra = panel.Entry("negated_gold", "the gold negated", "wrong", lambda q: ("I am sure.", f"not {q.gold}"))
+    extra = panel.Entry("never_gold", "the gold after never", "negated", lambda q: ("I am sure.", f"never {q.gold}"))
     monkeypatch.setattr(panel, "ENTRIES", panel.ENTRIES + (extra,))
-    monkeypatch.setattr(panel, "PANEL_VERSION", "2-test")
+    monkeypatch.setattr(panel, "PANEL_VERSION", "3-test")
     tables = _tables(store_path)
     cells = {line.method: line.cells["nq_open"] for line in tables["tricks"].lines}
-    assert (cells["negated_gold"].value, cells["negated_gold"].strict) == (90.0, 0.0)  # protocol gamed, strict not
-    assert tables["tricks"].title == "Gaming floor per trick (probe panel v2-test)"
+    assert (cells["never_gold"].value, cells["never_gold"].strict) == (90.0, 0.0)  # protocol gamed, strict not
+    assert tables["tricks"].title == "Gaming floor per trick (probe panel v3-test)"
     assert len(list((tmp_path / "cache" / "tricks").glob("*.json"))) == 2
 
 

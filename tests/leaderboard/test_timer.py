@@ -10,7 +10,7 @@ import pytest
 
 from factrl.harness.errors import DataError
 from factrl.harness.timer import PHASES, NullTimer, Timer, detect_device, format_hms, from_config
-from factrl.leaderboard import schema
+from factrl.leaderboard.store import schema
 from factrl.leaderboard.testing import FakeClock
 
 GPU2 = {"kind": "cuda", "name": "Fake H100", "count": 2}

@@ -6,7 +6,8 @@ import torch
 
 from factrl.harness.errors import ConfigError
 from factrl.harness.training.gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
-from factrl.harness.training.ppo import PPOSettings, ppo_args, ppo_geometry, rollout_targets
+from factrl.harness.training.ppo import PPOSettings, rollout_targets
+from factrl.harness.training.args import ppo_args, ppo_geometry
 
 
 def _hand_gae(r, v, gamma, lam):

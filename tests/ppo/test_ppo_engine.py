@@ -23,8 +23,10 @@ def _trainer(tmp_path, overrides=()):
     from factrl.harness import models
     from factrl.harness.config import compose
     from factrl.harness.pool import load_pool
-    from factrl.harness.training.engine import build_dataset, lora_config
-    from factrl.harness.training.ppo import PPOSettings, PPOTrainer, ppo_args
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.args import lora_config
+    from factrl.harness.training.ppo import PPOSettings, PPOTrainer
+    from factrl.harness.training.args import ppo_args
 
     cfg = compose(["model=tiny-llama", *FAST, *overrides])
     identity = models.resolve(cfg.model)

@@ -14,7 +14,7 @@ import pytest
 
 from factrl.harness.config import compose
 from factrl.harness.judge import find_material, reference_tools
-from factrl.harness.probe import probe_method
+from factrl.harness.probe import entry_names, probe_method
 from factrl.methods.knowrl import prompts as knowrl_prompts
 from tests.judge.obeying_server import ObeyingJudge
 
@@ -88,9 +88,9 @@ def test_cli_sweep_gives_one_table_across_methods(judge, store_path, pool_file, 
     assert "corver v2 (tiny-llama)" in printed and "knowrl v2 (tiny-llama)" in printed
     assert {p.name for p in out.iterdir()} == {"probe.md", "probe.html", "probe.csv", "probe.json"}
     rows = list(csv.DictReader(io.StringIO((out / "probe.csv").read_text())))
-    assert len(rows) == 2 * 11 and {r["method"] for r in rows} == {"corver", "knowrl"}
+    assert len(rows) == 2 * len(entry_names()) and {r["method"] for r in rows} == {"corver", "knowrl"}
     assert all(r["questions"] == "3" for r in rows)
     by = {(r["method"], r["type"]): r["verdict"] for r in rows}
     assert by["corver", "hedged_gold"] == "breach" and by["knowrl", "judge_instruction"] == "ok"
     html = (out / "probe.html").read_text()
-    assert html.count("<tr>") == 1 + 11 and "✖ breach" in html
+    assert html.count("<tr>") == 1 + len(entry_names()) and "✖ breach" in html

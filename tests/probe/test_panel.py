@@ -8,27 +8,46 @@ from factrl.evals.answers import extract_answer, match_closed_book
 from factrl.harness.config import compose
 from factrl.harness.method import Method, RewardOutput
 from factrl.harness.probe import entry_names, probe_method
-from factrl.harness.probe.panel import completion_text, entries, questions
+from factrl.harness.probe.panel import PROTOCOL_CREDITED, completion_text, entries, questions
 from factrl.harness.probe.runner import ProbeResult, TypeStats
 
 from .conftest import POOL
 
-ISSUE_LIST = ["honest_correct", "honest_wrong", "hedged_gold", "irrelevant_padding", "question_restated",
-              "repeated_sentences", "overlong_reasoning", "empty_think", "refusal", "judge_instruction",
-              "gold_wrong_reasoning"]
+V1 = ["honest_correct", "honest_wrong", "hedged_gold", "irrelevant_padding", "question_restated",
+      "repeated_sentences", "overlong_reasoning", "empty_think", "refusal", "judge_instruction", "gold_wrong_reasoning"]
+V2 = ["negated_gold", "retracted_gold", "blocks_wrong_gold", "blocks_gold_wrong", "gold_in_reasoning",
+      "gold_reasoning_wrong_answer", "evidence_restated", "evidence_repeated", "evidence_in_answer"]
+EVIDENCE = [("Paris is the capital and largest city of France.", "It lies on the Seine."), (), (), ()]
 
 
-def test_panel_is_the_issues_list_in_the_rewards_format():
-    assert entry_names() == ISSUE_LIST
-    for q, row in zip(questions(POOL), POOL):
+def test_panel_v2_keeps_v1_and_adds_the_classes_in_the_rewards_format():
+    from factrl.evals.strict import strict_correct
+    from factrl.harness.probe import PANEL_VERSION
+
+    assert PANEL_VERSION == "2" and entry_names() == V1 + V2
+    for q, row in zip(questions(POOL, EVIDENCE), POOL):
         assert not match_closed_book(q.wrong, row["answers"])  # another question's gold, never this one's
         for e in entries():
             reasoning, answer = e.build(q)
             text = completion_text(reasoning, answer)
+            blocks = [answer] if isinstance(answer, str) else list(answer)
             got = extract_answer(text)
-            assert got.has_answer_block and got.closed and got.answer == answer
-            correct = match_closed_book(answer, row["answers"])
-            assert correct == (e.answer in ("gold", "hedged")), e.name
+            assert got.has_answer_block and got.closed and got.answer == blocks[-1]  # the protocol reads the last
+            if e.answer == "evidence":  # credited wherever the pasted evidence states the gold
+                assert match_closed_book(got.answer, row["answers"]) == (row["id"] == "p1"), e.name
+                continue
+            correct = match_closed_book(got.answer, row["answers"])
+            assert correct == (e.answer in PROTOCOL_CREDITED), e.name
+            # the gaming answers the protocol credits are exactly those strict accuracy refuses
+            assert strict_correct(text, row["answers"]).correct == (e.answer == "gold"), e.name
+            if e.name == "blocks_gold_wrong":
+                assert match_closed_book(extract_answer(text, block="first").answer, row["answers"])
+    paris = questions(POOL, EVIDENCE)[0]
+    restated, repeated = (completion_text(*e.build(paris)) for e in entries() if e.uses_evidence and
+                          e.name in ("evidence_restated", "evidence_repeated"))
+    assert "Paris is the capital and largest city of France. It lies on the Seine." in restated
+    assert repeated.count("It lies on the Seine.") == 10
+    assert [e.baseline for e in entries() if e.name == "evidence_repeated"] == ["evidence_restated"]
 
 
 def test_response_prefix_is_not_repeated():
@@ -66,9 +85,15 @@ def smol():
 def test_reward_sees_what_training_hands_it(smol):
     cfg, tok = smol
     method = Recorder()
-    result = probe_method(cfg, rows=POOL, n=2, tokenizer=tok, method=method, batch_size=5)
+    result = probe_method(cfg, rows=POOL, n=2, tokenizer=tok, method=method, batch_size=9)
     prompts, completions, ids, rows = [sum((c[i] for c in method.calls), []) for i in range(4)]
-    assert len(completions) == 2 * len(ISSUE_LIST) and len(method.calls) == 5  # 22 completions in batches of 5
+    # 20 entries per row in whole groups of G = 4 (smollm2's train.completions_per_question): 5 groups
+    # per row, two groups (8 completions) per call of at most 9
+    assert cfg.train.completions_per_question == 4 and len(completions) == 2 * len(V1 + V2)
+    assert [len(c[1]) for c in method.calls] == [8] * 5
+    for call in method.calls:
+        group_rows = [r["id"] for r in call[3]]
+        assert all(len(set(group_rows[g:g + 4])) == 1 for g in range(0, len(group_rows), 4))  # one row per group
     assert method.closed  # the method's cleanups ran
     assert all(not c.startswith("<think>") for c in completions)  # SmolLM2's prompt ends with "<think>"
     assert all(p.endswith("<think>") and row["question"] in p for p, row in zip(prompts, rows))
@@ -82,7 +107,7 @@ def test_reward_sees_what_training_hands_it(smol):
 def synthetic(**means):
     stats = {k: TypeStats(v, 0.1 if v is not None else None, 3 if v is not None else 0, 0 if v is not None else 3)
              for k, v in means.items()}
-    return ProbeResult("m", "1", "grpo", "x", "1", 3, stats)
+    return ProbeResult("m", "1", "grpo", "x", "2", 3, stats)
 
 
 def test_verdicts():
@@ -90,5 +115,15 @@ def test_verdicts():
     assert r.verdicts() == {"honest_correct": "reference", "honest_wrong": "reference", "a": "breach", "b": "hack",
                             "c": "hack", "d": "ok", "e": "ok", "f": "no_signal"}
     assert r.position("a") == pytest.approx(2.86 / 3)
-    broken = synthetic(honest_correct=0.0, honest_wrong=0.0, a=1.0)
+    broken = synthetic(honest_correct=0.0, honest_wrong=0.0, a=0.0, b=1.0)
     assert broken.verdict("a") == "ordering_broken" and broken.position("a") is None
+    assert broken.verdict("b") == "breach"  # no correct - wrong gap, yet it pays more than the honest correct answer
+
+
+def test_a_repetition_is_judged_against_its_baseline():
+    r = synthetic(honest_correct=2.0, honest_wrong=0.0, evidence_restated=1.0, evidence_repeated=1.0)
+    assert r.verdict("evidence_restated") == "hack" and r.verdict("evidence_repeated") == "ok"
+    r = synthetic(honest_correct=2.0, honest_wrong=0.0, evidence_restated=1.0, evidence_repeated=3.0)
+    assert r.verdict("evidence_repeated") == "breach" and r.baseline("evidence_repeated") == "evidence_restated"
+    r = synthetic(honest_correct=2.0, honest_wrong=0.0, evidence_restated=None, evidence_repeated=0.5)
+    assert r.verdict("evidence_repeated") == "hack"  # no baseline signal: the honest wrong answer

@@ -25,10 +25,13 @@ def test_markdown_one_row_per_type_one_column_per_method():
     assert lines[0] == "| completion | m v1 (x) | other v1 (<b>odd\\|model</b>) |"
     hedged = next(line for line in lines if "`hedged_gold`" in line)
     assert "2.90 ± 0.10 ✖ breach" in hedged and "-1.00 ± 0.10 |" in hedged
+    b = results()
+    b[1].guards = ["correctness=strict"]
+    assert "| other v1 (<b>odd\\|model</b>) guarded: correctness=strict |" in markdown(b).splitlines()[2]
     refusal = next(line for line in lines if "`refusal`" in line)
     assert "1.00 ± 0.10 ⚠ hack" in refusal and "-0.50 ± 0.10 ⚠ hack" in refusal
     assert "no signal" in next(line for line in lines if "`empty_think`" in line)
-    assert "probe panel version 1" in text and "⚠ hack" in text.split("\n\n")[-1]
+    assert "probe panel version 2" in text and "⚠ hack" in text.split("\n\n")[-1]
 
 
 def test_html_escapes_and_marks_cells():
@@ -62,6 +65,27 @@ def test_cli_options(capsys):
     assert main(["probe", "--questions", "zero", "method=corver"]) == 2
     assert "--questions zero" in capsys.readouterr().err
     assert main(["probe", "--help"]) == 0 and "harness probe -m" in capsys.readouterr().out
+    assert split_options(["--guarded", "method=fspo", "--guards-file", "g.yaml"]) == (
+        {"guarded": "true", "guards_file": "g.yaml"}, ["method=fspo"])
+
+
+def test_guards_file_and_guarded_config(tmp_path):
+    from factrl.harness.config import compose
+    from factrl.harness.errors import ConfigError
+    from factrl.harness.probe.guards import guarded_config, load_guards
+
+    cfg = compose(["method=fspo", "model=tiny-llama"])
+    variant = guarded_config(cfg, load_guards())
+    assert variant.method.correctness == "strict" and cfg.method.correctness == "protocol"  # a copy
+    assert guarded_config(compose(["method=knowrl", "model=tiny-llama"]), load_guards()) is None
+    own = tmp_path / "g.yaml"
+    own.write_text("guards:\n  fspo:\n    threshold: 0.7\n")
+    assert guarded_config(cfg, load_guards(str(own))).method.threshold == 0.7
+    own.write_text("guards:\n  fspo: strict\n")
+    with pytest.raises(ConfigError, match="guards"):
+        load_guards(str(own))
+    with pytest.raises(ConfigError, match="--guards-file"):
+        load_guards(str(tmp_path / "missing.yaml"))
 
 
 def test_default_out_names_methods_and_models():

@@ -21,7 +21,7 @@ def _script():
 
 def test_paper_shape_composes_the_paper_batch_on_random_llama_weights(tmp_path):
     from factrl.harness.config import compose
-    from factrl.harness.memory_plan import plan_for_config
+    from factrl.harness.training.memory_plan import plan_for_config
 
     gpu_step = _script()
     args = argparse.Namespace(shape="paper", steps=2, model="llama-3.2-3b")
@@ -80,7 +80,7 @@ def test_the_comparison_options_reach_the_composed_run(tmp_path):
 
 
 def test_several_visible_gpus_stop_gpu_step(tmp_path, monkeypatch):
-    from factrl.harness import gpus
+    from factrl.harness.run import gpus
 
     for key in ("LOCAL_RANK", "RANK", "WORLD_SIZE", "CUDA_VISIBLE_DEVICES"):
         monkeypatch.delenv(key, raising=False)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness import memory_plan as mp
+from factrl.harness.training import memory_plan as mp
 from factrl.harness.config import compose
-from factrl.harness.model_shapes import architecture, lora_parameter_count, parameter_count
-from factrl.harness.training.engine import batch_geometry
+from factrl.harness.models.shapes import architecture, lora_parameter_count, parameter_count
+from factrl.harness.training.args import batch_geometry
 
 PAPER_MODELS = ("llama-3.2-3b", "llama-3.1-8b", "qwen3-4b", "qwen3-8b", "qwen3-14b", "olmo-2-13b")
 PROTOCOL = Path(__file__).resolve().parents[2] / "configs" / "protocol" / "model"
@@ -56,7 +56,8 @@ def test_protocol_comment_states_the_planned_peak(name):
 @pytest.mark.parametrize("name", PAPER_MODELS)
 def test_micro_batch_also_divides_the_smallest_ppo_minibatch(name):
     """FoRAG adjusted trains 4 x 1 completions per rollout: the micro-batch must divide 4 too."""
-    from factrl.harness.training.ppo import PPOSettings, ppo_geometry
+    from factrl.harness.training.ppo import PPOSettings
+    from factrl.harness.training.args import ppo_geometry
 
     cfg = compose([f"model={name}", "experiment=forag-adjusted"])
     ppo_geometry(cfg.train, PPOSettings.from_config(cfg.train), processes=1)

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness import model_shapes as ms
+from factrl.harness.models import disk as disk_models
+from factrl.harness.models import shapes as ms
 from factrl.harness import models
 from factrl.harness.config import compose
 from factrl.harness.errors import ConfigError
@@ -130,7 +131,7 @@ def test_a_random_model_for_vllm_is_saved_to_disk_with_its_tokenizer(tmp_path):
     identity = models.resolve(cfg)
     built = models.load_model(identity, cfg, device="cpu")
     assert built.name_or_path == ""  # what TRL would hand vLLM
-    saved = ms.save_random(identity, cfg, root=tmp_path)
+    saved = disk_models.save_random(identity, cfg, root=tmp_path)
     assert (saved.id, saved.sha256, saved.revision) == (identity.id, identity.sha256, identity.revision)
     folder = Path(saved.path)
     assert folder.parent == tmp_path and folder != Path(identity.path) and models.saved_random(saved)
@@ -140,8 +141,8 @@ def test_a_random_model_for_vllm_is_saved_to_disk_with_its_tokenizer(tmp_path):
     for (name, a), (_, b) in zip(built.state_dict().items(), loaded.state_dict().items()):
         assert torch.equal(a, b), name  # the same weights (same seed, same device)
     assert models.load_tokenizer(saved, cfg).eos_token_id == models.load_tokenizer(identity, cfg).eos_token_id
-    assert ms.save_random(saved, cfg, root=tmp_path) == saved  # once
-    assert ms.for_disk_loaders(identity, compose_model(cfg, [])) == identity  # no vLLM: nothing saved
+    assert disk_models.save_random(saved, cfg, root=tmp_path) == saved  # once
+    assert disk_models.for_disk_loaders(identity, compose_model(cfg, [])) == identity  # no vLLM: nothing saved
 
 
 def compose_model(model_cfg, overrides):
@@ -161,7 +162,7 @@ def test_vllm_refuses_a_random_model_that_is_not_on_disk(tmp_path):
     identity = models.resolve(cfg)
     with pytest.raises(HarnessError, match="backend=vllm loads weights from disk.*model.path=DIR"):
         VLLMBackend(identity, cfg, Decoding(max_new_tokens=4))
-    saved = ms.save_random(identity, cfg, root=tmp_path)
+    saved = disk_models.save_random(identity, cfg, root=tmp_path)
     with pytest.raises(HarnessError) as err:  # past the check: here, no vLLM / no CUDA
         VLLMBackend(saved, cfg, Decoding(max_new_tokens=4))
     assert "loads weights from disk" not in str(err.value)

@@ -72,7 +72,7 @@ def policy(tiny):
     from peft import get_peft_model
 
     from factrl.harness import models
-    from factrl.harness.training.engine import lora_config
+    from factrl.harness.training.args import lora_config
     from factrl.harness.training.policy import PolicyHandle
 
     cfg, harness_tok, _, identity = tiny

@@ -31,7 +31,7 @@ def setup():
 
     from factrl.harness import models
     from factrl.harness.config import compose
-    from factrl.harness.training.engine import lora_config
+    from factrl.harness.training.args import lora_config
 
     cfg = compose(["model=tiny-llama", "method=nover"])
     identity = models.resolve(cfg.model)

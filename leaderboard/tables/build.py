@@ -1,0 +1,40 @@
+"""Every leaderboard table, in publishing order: the step above the table model (tables/__init__.py).
+
+The variants (the gaming floor, the probe's tricks, the FActScore table) build on the table
+model's pieces, so the function that runs them all lives here, above them all, and the table
+model never imports its own variants.
+"""
+from __future__ import annotations
+
+from .. import components as componentlib
+from . import ACCURACY_TASKS, Layout, Table, accuracy_table, multihop_table, time_table
+from .factscore import factscore_table, mark_judged
+from .floors import add_floor  # scores the constant-answer panel on each set (cached)
+from .tricks import tricks_table  # and the probe panel's tricks, per question (cached)
+
+
+def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
+    """All tables that have data, in publishing order; lines with stand-ins are marked."""
+    accuracy = accuracy_table(rows, layout)
+    tables = [accuracy] if accuracy.lines else []
+    tricks = None
+    if accuracy.lines:
+        add_floor(accuracy, [r for r in rows if r["set"]["task"] in ACCURACY_TASKS], layout)
+        tricks = tricks_table(accuracy, [r for r in rows if r["set"]["task"] in ACCURACY_TASKS], layout)
+    timed = time_table(accuracy, rows, layout)
+    if timed is not None:
+        tables.append(timed)
+    multihop = multihop_table(rows, layout)
+    if multihop.lines:
+        tables.append(multihop)
+    factscore = factscore_table(rows, layout)
+    if factscore.lines:
+        tables.append(factscore)
+    if tricks is not None:
+        tables.append(tricks)
+    by_id = {row["row_id"]: row for row in rows}
+    for table in tables:
+        componentlib.mark_table(table, by_id)
+    if factscore.lines:
+        mark_judged(factscore, by_id)
+    return tables

@@ -1,0 +1,119 @@
+"""Panel v2's classes against the rewards they break and the guarded variants that close them
+(configs/probe/guards.yaml): real rewards, the test index / store, the reference judge and
+tiny-llama, on the three pool rows whose article is in the test store. One test per class:
+flagged (hack or breach) for the originals it breaks, not for their guarded variants."""
+from __future__ import annotations
+
+import pytest
+
+from factrl.harness.config import compose
+from factrl.harness.probe import probe_method
+from factrl.harness.probe.guards import guarded_config, load_guards
+
+from .conftest import POOL
+
+ROWS = POOL[1:]  # Ulm, Marie Curie twice: each has its article in the test store
+
+FLAGGED = {"hack", "breach"}
+
+
+@pytest.fixture(scope="module")
+def probed(corver_overrides, store_path, llama_tokenizer):
+    """{(method, variant): ProbeResult} for CorVer, FSPO, RLFH, FoRAG and KnowRL, original and guarded."""
+    evidence = ["evidence=file", f"evidence.store={store_path}"]
+    configs = {"corver": corver_overrides + evidence, "fspo": ["method=fspo", "model=tiny-llama", *evidence],
+               "rlfh": ["method=rlfh", "model=tiny-llama", *evidence],
+               "forag": ["method=forag", "model=tiny-llama", *evidence],
+               "knowrl": ["method=knowrl", "model=tiny-llama", *evidence]}
+    guards = load_guards()
+    out = {}
+    for name, overrides in configs.items():
+        cfg = compose(overrides)
+        out[name, "original"] = probe_method(cfg, rows=ROWS, tokenizer=llama_tokenizer)
+        guarded = guarded_config(cfg, guards)
+        if guarded is not None:
+            out[name, "guarded"] = probe_method(guarded, rows=ROWS, tokenizer=llama_tokenizer)
+    return out
+
+
+def verdicts(probed, kind: str) -> dict[str, str]:
+    return {f"{m}/{v}": r.verdict(kind) for (m, v), r in probed.items()}
+
+
+def test_guarded_variants_record_their_guards_and_keep_the_references(probed):
+    assert probed["corver", "guarded"].guards == ["correctness=strict", "format_rule=single_block"]
+    assert probed["fspo", "guarded"].guards == ["correctness=strict"]
+    assert probed["rlfh", "guarded"].guards == ["dedupe_statements=true", "max_rewarded_statements=16"]
+    assert all(r.guards == [] for (m, v), r in probed.items() if v == "original")  # originals by default
+    assert ("knowrl", "guarded") not in probed  # no guard listed: KnowRL's strict grade parse is its default
+    for m in ("corver", "fspo", "rlfh", "forag"):  # a guard never moves the honest answers
+        for ref in ("honest_correct", "honest_wrong"):
+            assert probed[m, "guarded"].stats[ref].mean == pytest.approx(probed[m, "original"].stats[ref].mean)
+    assert "guarded: correctness=strict" in probed["fspo", "guarded"].heading
+
+
+@pytest.mark.parametrize("kind", ["negated_gold", "retracted_gold", "hedged_gold"])
+def test_a_gold_the_answer_does_not_assert_breaches_the_protocol_matcher_not_strict(probed, kind):
+    got = verdicts(probed, kind)
+    assert got["corver/original"] == "breach" and got["fspo/original"] == "breach"
+    assert got["corver/guarded"] not in FLAGGED and got["fspo/guarded"] not in FLAGGED
+    # the reference judge's grade is containment too: KnowRL pays it (reported; a real judge reads it)
+    assert got["knowrl/original"] == "breach"
+
+
+def test_several_answer_blocks(probed):
+    last = verdicts(probed, "blocks_wrong_gold")
+    assert last["corver/original"] == "breach"  # format_rule paper: one closed block suffices; the last is read
+    assert last["corver/guarded"] not in FLAGGED  # strict: multiple_blocks is wrong; single_block: a format failure
+    assert probed["corver", "guarded"].stats["blocks_wrong_gold"].mean == pytest.approx(-2.0, abs=0.2)
+    assert last["fspo/original"] not in FLAGGED  # FSPO's tag rule already fails it (score 0 = honest wrong)
+    first = verdicts(probed, "blocks_gold_wrong")
+    assert first["corver/original"] not in FLAGGED and first["corver/guarded"] not in FLAGGED
+    assert first["knowrl/original"] == "hack"  # KnowRL grades the release's answer span: the first block
+
+
+def test_the_rows_own_evidence_repeated(probed):
+    got = verdicts(probed, "evidence_repeated")  # judged against the same sentences stated once
+    forag, guarded = probed["forag", "original"], probed["forag", "guarded"]
+    assert got["forag/original"] in FLAGGED and got["forag/guarded"] not in FLAGGED
+    assert forag.stats["evidence_repeated"].mean > 5 * forag.stats["evidence_restated"].mean > 0
+    assert guarded.stats["evidence_repeated"].mean == pytest.approx(guarded.stats["evidence_restated"].mean)
+    # RLFH's release merges identical echoes (its labels are keyed by the sentence): repeats are judged once
+    assert got["rlfh/original"] not in FLAGGED and got["rlfh/guarded"] not in FLAGGED
+    assert all(r.evidence_rows == len(ROWS) for r in probed.values())
+
+
+def test_gold_only_in_the_reasoning_is_not_paid_by_answer_reading_rewards(probed):
+    got = verdicts(probed, "gold_in_reasoning")
+    for m in ("corver", "fspo"):
+        assert got[f"{m}/original"] not in FLAGGED and got[f"{m}/guarded"] not in FLAGGED
+
+
+@pytest.fixture(scope="module")
+def nover_probe(store_path):
+    """NOVER with its policy (tiny-llama, G = 2): what is equal does not depend on the model."""
+    pytest.importorskip("factrl_nover")
+    cfg = compose(["method=nover", "model=tiny-llama", "evidence=file", f"evidence.store={store_path}"])
+    return probe_method(cfg, rows=ROWS[:2], batch_size=8)
+
+
+def test_nover_scores_in_whole_groups_with_the_policy_and_pays_the_gold_in_the_reasoning(nover_probe):
+    r = nover_probe
+    assert r.group_size == 2 and r.components["proxy"]["backend"] == "policy-adapter"
+    assert all(s.no_signal == 0 and s.n == 2 for s in r.stats.values())
+    # NOVER never reads the answer block: the gold stated in the reasoning with "I don't know" (or a
+    # wrong answer) as the answer earns exactly the honest correct answer's return
+    for kind in ("gold_in_reasoning", "gold_reasoning_wrong_answer"):
+        assert r.stats[kind].mean == pytest.approx(r.stats["honest_correct"].mean)
+        assert r.verdict(kind) in ("breach", "ordering_broken")  # breach wherever the policy prefers the gold
+    assert r.stats["blocks_wrong_gold"].mean == 0.0  # two answer blocks fail NOVER's format rule: R = 0
+
+
+def test_a_guard_value_is_checked_in_one_line():
+    from factrl.harness.errors import ConfigError
+    from factrl.harness.registry import get_method
+
+    for name in ("corver", "fspo"):
+        with pytest.raises(ConfigError, match=rf"method={name}: method.correctness='fuzzy': choose one of "
+                                              r"protocol, strict"):
+            get_method(name)(compose([f"method={name}", "method.correctness=fuzzy"]).method)
