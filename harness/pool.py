@@ -18,7 +18,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from .errors import DataError
+from .errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -107,10 +107,16 @@ def dedup_against(rows: list[dict], set_names: list[str], eval_cfg: Any = None,
     return kept, report
 
 
-def load_pool(pool_cfg: Any, eval_cfg: Any = None, report: dict | None = None) -> list[dict]:
+def load_pool(pool_cfg: Any, eval_cfg: Any = None, report: dict | None = None, evidence_cfg: Any = None
+              ) -> list[dict]:
     """The ordered training rows for a run, from a `pool` config node.
 
-    `report`, when given, receives what deduplication removed per evaluation set.
+    `report`, when given, receives what deduplication removed per evaluation set. With
+    `pool.evidence_only: true` (set with `+pool.evidence_only=true`; absent from the YAML so that
+    runs without it keep their config hash) only rows whose title the evidence store
+    (`evidence_cfg`) holds an article for are kept, after the shuffle and before the limit: the demo
+    store has articles for about a quarter of the demo pool, and the rest would give the
+    evidence-based methods (RLFH, FoRAG) no signal (configs/grid/demo.yaml).
     """
     source = pool_cfg.get("source", "file")
     if source == "demo":
@@ -138,12 +144,25 @@ def load_pool(pool_cfg: Any, eval_cfg: Any = None, report: dict | None = None) -
     seed = pool_cfg.get("shuffle_seed")
     if seed is not None:
         random.Random(int(seed)).shuffle(rows)
+    if pool_cfg.get("evidence_only"):
+        rows = rows_with_evidence(rows, evidence_cfg)
     limit = pool_cfg.get("limit")
     if limit:
         rows = rows[: int(limit)]
     if not rows:
         raise DataError(f"the pool ({pool_cfg.get('name')}) has no questions left after deduplication and limit")
     return rows
+
+
+def rows_with_evidence(rows: list[dict], evidence_cfg: Any) -> list[dict]:
+    """The rows whose title the evidence store holds an article for (pool.evidence_only)."""
+    if evidence_cfg is None:
+        raise ConfigError("pool.evidence_only=true needs the run's evidence store (evidence=demo | file); "
+                          "drop pool.evidence_only or give an evidence config")
+    from .evidence import open_evidence
+
+    with open_evidence(evidence_cfg) as store:
+        return [r for r in rows if str(r.get("title") or "").strip() and store.by_title(r["title"], k=1)]
 
 
 def pool_fingerprint(rows: list[dict]) -> str:

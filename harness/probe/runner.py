@@ -184,7 +184,7 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
     if rows is None:
         from ..pool import load_pool
 
-        rows = load_pool(cfg.pool, cfg.get("eval"))
+        rows = load_pool(cfg.pool, cfg.get("eval"), evidence_cfg=cfg.get("evidence"))
     rows = [{k: r[k] for k in ("id", "question", "answers", "title") if k in r} for r in list(rows)[:n]]
     if tokenizer is None:
         tokenizer = models.load_tokenizer(models.resolve(cfg.model), cfg.model)

@@ -66,7 +66,7 @@ def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: Ru
     from ..training.engine import train
 
     dedup: dict = {}
-    rows = load_pool(cfg.pool, cfg.eval, report=dedup)
+    rows = load_pool(cfg.pool, cfg.eval, report=dedup, evidence_cfg=cfg.get("evidence"))
     run.update(pool={"name": cfg.pool.name, "path": cfg.pool.get("path"), "size": len(rows),
                      "sha256": pool_fingerprint(rows), "dedup": dedup})
     timer = from_config(cfg.timer, run / "timings.json")
@@ -109,7 +109,7 @@ def _follow_main(cfg: DictConfig, method: Any) -> None:
     path = distributed.share_from_main(None)
     if path is None or identity is None:
         return None
-    train(cfg, method, identity, Path(path), load_pool(cfg.pool, cfg.eval), timer=None)
+    train(cfg, method, identity, Path(path), load_pool(cfg.pool, cfg.eval, evidence_cfg=cfg.get("evidence")), timer=None)
     return None
 
 

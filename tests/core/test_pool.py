@@ -182,3 +182,22 @@ def test_filter_progress_key_covers_model_seed_prompt_and_pool_file(tmp_path):
         assert progress_key(_filter_cfg(tmp_path, *common, override), identity, rows) != key, override
     pool.write_text(json.dumps([{"question": "Who wrote Hamlet?", "answers": ["Shakespeare", "W. S."]}]))
     assert progress_key(cfg, identity, rows)["pool"]["file_sha256"] != key["pool"]["file_sha256"]
+
+
+def test_evidence_only_keeps_the_rows_whose_article_the_store_holds():
+    """pool.evidence_only (the demo grid): RLFH and FoRAG give no signal for a row without evidence."""
+    from factrl.harness.config import compose
+    from factrl.harness.errors import ConfigError
+    from factrl.harness.evidence import open_evidence
+    from factrl.harness.pool import load_pool
+
+    cfg = compose(["model=tiny-llama", "+pool.evidence_only=true"])
+    every = load_pool(compose(["model=tiny-llama"]).pool, cfg.eval)
+    kept = load_pool(cfg.pool, cfg.eval, evidence_cfg=cfg.evidence)
+    with open_evidence(cfg.evidence) as store:
+        assert all(store.by_title(r["title"], k=1) for r in kept)
+        dropped = [r for r in every if r not in kept]
+        assert dropped and not any(r.get("title") and store.by_title(r["title"], k=1) for r in dropped)
+    assert kept == [r for r in every if r in kept]  # the shuffled order, filtered
+    with pytest.raises(ConfigError, match="pool.evidence_only=true needs the run's evidence store"):
+        load_pool(cfg.pool, cfg.eval)
