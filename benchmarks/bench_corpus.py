@@ -8,7 +8,7 @@ Printed: median and p95 latency of 2- and 3-term queries uncached (through the c
 at first contact, when words are tokenised and index pages read for the first time; again
 in steady state; and the bare engine call), cached in memory and cached in SQLite only (a
 fresh process's view), and the cache hit ratio over a replayed batch of 1,000 queries
-sent as 10 training steps of 100. Targets (issue 4): uncached 2-term median < 1 ms, cached
+sent as 10 training steps of 100. Targets: uncached 2-term median < 1 ms, cached
 < 20 microseconds. Nothing here asserts; the numbers are for the README.
 """
 from __future__ import annotations

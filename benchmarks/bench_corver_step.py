@@ -7,7 +7,7 @@ format reward as one scalar per completion). CorVer: the harness's token-level t
 the CorVer reward (heuristic extractor, demo corpus index, alignment). Same model, pool,
 seed, batch geometry and generation limit. Prints the mean step time of each, their ratio,
 and CorVer's breakdown: generation (rollout), extraction, lookup, alignment, the rest of the
-reward, and update. Target (issue 5): reward overhead under 10% of the step, one batched
+reward, and update. Target: reward overhead under 10% of the step, one batched
 extractor call per step.
 """
 from __future__ import annotations

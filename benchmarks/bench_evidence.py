@@ -1,4 +1,4 @@
-"""Evidence retrieval latency on the demo store (issue 10 target: under 5 ms per query).
+"""Evidence retrieval latency on the demo store (target: under 5 ms per query).
 
     python benchmarks/bench_evidence.py [--store PATH] [--repeats 3] [-k 5]
 

@@ -1,4 +1,4 @@
-"""FActScore-NPM and semantic-check speed on CPU (issue 12).
+"""FActScore-NPM and semantic-check speed on CPU.
 
     python benchmarks/bench_factscore.py [--claims 200] [--latency 0.1] [--seconds 2]
 

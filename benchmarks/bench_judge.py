@@ -1,4 +1,4 @@
-"""Judge-client throughput against a local server with a fixed latency (issue 10).
+"""Judge-client throughput against a local server with a fixed latency.
 
     python benchmarks/bench_judge.py [--latency 0.2] [--seconds 2] [--levels 1,4,16]
 

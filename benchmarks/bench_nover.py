@@ -96,8 +96,8 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="smollm2-135m", help="the policy (NOVER) and tokenizer (both)")
-    parser.add_argument("--questions", type=int, default=3, help="Q (PROTOCOL 4: 3)")
-    parser.add_argument("--completions", type=int, default=16, help="G (PROTOCOL 4: 16)")
+    parser.add_argument("--questions", type=int, default=3, help="Q (docs/PROTOCOL.md §4: 3)")
+    parser.add_argument("--completions", type=int, default=16, help="G (docs/PROTOCOL.md §4: 16)")
     parser.add_argument("--steps", type=int, default=3, help="measured batches (after one warm-up batch)")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))

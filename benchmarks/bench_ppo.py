@@ -10,7 +10,7 @@ one fresh batch: generation, reward, reference log-probs, and for PPO also the c
 values at rollout and its value loss in the update. The first step is a warm-up and is
 dropped. Peak memory: CUDA max_memory_allocated during training on a GPU; on a CPU the growth
 of the process's peak RSS over its RSS before training (coarser: it includes allocator
-caching). Targets (issue 11): PPO / GRPO step time <= 2.0, peak memory <= 1.3.
+caching). Targets: PPO / GRPO step time <= 2.0, peak memory <= 1.3.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ reward runs its whole path. Batches use different questions (caches warm only as
 Printed per column: mean and median reward seconds per step, the ratio to CorVer, and the
 sentences the reward scored per step (its `sentences` diagnostic; nan if it has none). The
 paper's ratios are for complete training runs (FSPO 5.52x, KnowRL 8.77x CorVer's time,
-PROTOCOL 7), not reward time alone; on CPU with tiny models these numbers show the reward's
+docs/PROTOCOL.md §7), not reward time alone; on CPU with tiny models these numbers show the reward's
 own overhead only.
 
 Adding a column: `@column("name")` on a `build(bench: Bench) -> reward callable`.
@@ -340,8 +340,8 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="smollm2-135m", help="policy tokenizer (alignment) of every column")
-    parser.add_argument("--questions", type=int, default=3, help="Q (PROTOCOL 4: 3)")
-    parser.add_argument("--completions", type=int, default=16, help="G (PROTOCOL 4: 16)")
+    parser.add_argument("--questions", type=int, default=3, help="Q (docs/PROTOCOL.md §4: 3)")
+    parser.add_argument("--completions", type=int, default=16, help="G (docs/PROTOCOL.md §4: 16)")
     parser.add_argument("--steps", type=int, default=3, help="measured batches (after one warm-up batch)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall seconds or CPU seconds")
     parser.add_argument("--columns", default=",".join(COLUMNS), help="comma-separated; the first is not special")
@@ -414,7 +414,7 @@ def _report(args, names: list[str], times: dict[str, list[float]], sentences: di
         ratio = f"{mean / base:10.2f}" if base else f"{'-':>10}"
         print(f"{name:<16} {mean:12.4f} {statistics.median(measured):10.4f} {ratio} {sentences[name]:10.1f}  "
               f"{notes.get(name, '')}")
-    print("paper, complete training time per run (PROTOCOL 7): FSPO 5.52x, FoRAG 7.76x, KnowRL 8.77x CorVer")
+    print("paper, complete training time per run (docs/PROTOCOL.md §7): FSPO 5.52x, FoRAG 7.76x, KnowRL 8.77x CorVer")
 
 
 if __name__ == "__main__":

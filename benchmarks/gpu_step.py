@@ -18,7 +18,7 @@ ids < its 32,000 fit every paper vocabulary) and the corpus is a small infini-gr
 here from the CorVer test fixtures (tests/corver/fact_index.py) with the same tokenizer.
 
 `--shape paper`: bf16 weights on CUDA, LoRA r 128 (configs/lora/default.yaml), the paper's batch
-(PROTOCOL 4: 3 questions x 16 completions for Llama-3.2-3B, 1,000-token limit), the model's
+(docs/PROTOCOL.md §4: 3 questions x 16 completions for Llama-3.2-3B, 1,000-token limit), the model's
 protocol micro-batch and checkpointing, heuristic extractor. `--shape tiny`: the same code on
 a 2-layer model of the same class on the CPU (2 x 2 completions, 8 tokens), for the test suite.
 Rollouts use vLLM (colocate) when it is installed and CUDA is present, HF generate otherwise

@@ -1,4 +1,4 @@
-"""Answer extraction, normalisation, refusal detection and closed-book matching (PROTOCOL 6).
+"""Answer extraction, normalisation, refusal detection and closed-book matching (docs/PROTOCOL.md §6).
 
 This module is the shared definition of "correct" for evaluation *and* for the training
 correctness reward, so it imports nothing heavy (no torch, no datasets) and its hot path is
@@ -83,7 +83,7 @@ def normalize_answer(text: str) -> str:
 
 
 # Function words: an answer made only of these (or of one-character tokens) has no content
-# and may not match by being *inside* a reference (PROTOCOL 6), nor win the TruthfulQA rule.
+# and may not match by being *inside* a reference (docs/PROTOCOL.md §6), nor win the TruthfulQA rule.
 # Written for this harness; includes the fragments that contractions leave after
 # normalisation ("don t" -> "don"). Number words are deliberately absent ("one" can be an answer).
 STOPWORDS = frozenset("""
@@ -151,7 +151,7 @@ class Extraction(NamedTuple):
 
     @property
     def format_ok(self) -> bool:
-        """One closed, non-empty answer block (PROTOCOL 3's format rule, plus "not repeated")."""
+        """One closed, non-empty answer block (docs/PROTOCOL.md §3's format rule, plus "not repeated")."""
         return self.closed and self.n_answer_tags == 1 and bool(self.answer)
 
 
@@ -303,7 +303,7 @@ def match_prepared(normalized_answer: str, prepared: Sequence[str]) -> tuple[boo
 
 
 def match_closed_book(answer: str, references: Sequence[str]) -> bool:
-    """PROTOCOL 6 closed-book correctness of an extracted answer (bidirectional).
+    """docs/PROTOCOL.md §6 closed-book correctness of an extracted answer (bidirectional).
 
     Refusals are not special-cased here: callers that score refusals as 0 check `is_refusal`
     first (a refusal only matches a reference that is itself an abstention phrase).

@@ -32,7 +32,7 @@ Results go to --out (default: beside the predictions; for a non-default scorer, 
 
 examples:
   harness score runs/<run>/eval/nq_open/generations.jsonl
-  harness score preds.jsonl --set nq_open --data ../shared/data/benchmarks/nq_open_validation.json
+  harness score preds.jsonl --set nq_open --data /data/benchmarks/nq_open_validation.json
   harness score runs/<run>/eval --scorer corver-official
 """
 
@@ -41,7 +41,7 @@ EVAL_HELP = """\
 usage: harness eval [KEY=VALUE ...]
 
 Generate answers with a model (and optional LoRA adapter) for the evaluation sets of an eval
-option, score them (PROTOCOL 6) and write one run directory: <output_dir>/<date>-eval-<model>-<hash>/
+option, score them (docs/PROTOCOL.md §6) and write one run directory: <output_dir>/<date>-eval-<model>-<hash>/
 with config.yaml, run.json, run.log, eval/<set>/{{generations,samples}}.jsonl, metrics.json.
 Rerunning the same command resumes: finished answers are kept and only the missing ones asked for.
 
@@ -54,7 +54,7 @@ main options (Hydra overrides):
                                 server: eval.openai.base_url=http://127.0.0.1:8000/v1 [eval.openai.model=NAME]
   eval.limit=N                  only the first N questions of each set (default: all)
   eval.processes=N              generate in N processes, one GPU each (data parallel), merged before scoring
-  eval.scorer=default|corver-official   PROTOCOL 6's scorer, or the released CorVer script's
+  eval.scorer=default|corver-official   docs/PROTOCOL.md §6's scorer, or the released CorVer script's
   eval.max_new_tokens=N         shorter answers than the preset's 1,000 (quick CPU runs)
   eval.data_dir=DIR             local copies of the sets (eval.data.<set>=FILE for one set)
   output_dir=DIR                where run directories go (default: runs)
@@ -148,7 +148,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--truthfulqa-no-comment", action="store_true",
                         help="add 'I have no comment.' to TruthfulQA's correct answers (lm-eval's variant)")
     parser.add_argument("--no-truthfulqa-content-guard", dest="truthfulqa_content_guard", action="store_false",
-                        help="TruthfulQA: PROTOCOL 6's bare ROUGE decision, without the rule that an answer "
+                        help="TruthfulQA: docs/PROTOCOL.md §6's bare ROUGE decision, without the rule that an answer "
                              "with no content token (e.g. 'No') is wrong")
     parser.add_argument("--out", type=Path, help="output folder (default: beside the predictions)")
     return parser

@@ -20,7 +20,7 @@ GRADED_TEXTS = ("response", "answer")
 
 
 def defaults(group: str) -> dict[str, Any]:
-    """The defaults of one options group: configs/eval/base.yaml (PROTOCOL 6 values, documented there)."""
+    """The defaults of one options group: configs/eval/base.yaml (docs/PROTOCOL.md §6 values, documented there)."""
     return defaults_from_yaml(f"eval/base.yaml:{group}")
 
 
@@ -64,10 +64,10 @@ def check_judged(settings: Any) -> None:
     _sample("semantic_options", "truthfulqa_sample", sem["truthfulqa_sample"])
     _sample("simpleqa_grader_options", "sample", sq["sample"])
     if not isinstance(fs["passages"], int) or fs["passages"] < 1:
-        raise ConfigError(f"eval.factscore_options.passages={fs['passages']}: give at least 1 (PROTOCOL 6: 3).")
+        raise ConfigError(f"eval.factscore_options.passages={fs['passages']}: give at least 1 (docs/PROTOCOL.md §6: 3).")
     if not 0.0 <= float(fs["threshold"]) < 1.0:
         raise ConfigError(f"eval.factscore_options.threshold={fs['threshold']}: must be in [0, 1) "
-                          "(PROTOCOL 6: 0.3).")
+                          "(docs/PROTOCOL.md §6: 0.3).")
     if fs["claims"] not in CLAIMS:
         raise ConfigError(f"eval.factscore_options.claims={fs['claims']!r}: use verbatim (the CorVer paper's "
                           f"extractor) or factscore (FActScore's per-sentence prompt).")

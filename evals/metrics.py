@@ -148,7 +148,7 @@ def validate_metrics_file(doc: Any) -> None:
 def run_metrics(sets: dict[str, dict]) -> dict:
     """Run-level summary: every set's metrics file plus the closed-book macro.
 
-    The macro is the mean `accuracy` of the PROTOCOL 6 closed-book sets present (TriviaQA,
+    The macro is the mean `accuracy` of the docs/PROTOCOL.md §6 closed-book sets present (TriviaQA,
     NQ-Open, PopQA, SimpleQA, TruthfulQA); `complete` says whether all five were scored, since
     only complete macros compare with the paper's. Empty when none of the five was scored.
     """

@@ -23,7 +23,7 @@ from .answers import prepare_references
 from .loaders import Fields, Record, dedupe, load_hub, parse_rows, read_rows
 
 TASKS = ("closed_book", "truthfulqa", "multihop")
-CLOSED_BOOK_FIVE = ("triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa")  # PROTOCOL 6 macro
+CLOSED_BOOK_FIVE = ("triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa")  # docs/PROTOCOL.md §6 macro
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class SetSpec:
     hub: (repo, config, split) on the Hugging Face hub, or None for sets without one.
     filenames: file names looked for in `eval.data_dir` (the shared copies' names first).
     parse: row -> Record for every accepted row format.
-    expected: the paper's record count (PROTOCOL 6), checked when the full set is loaded.
+    expected: the paper's record count (docs/PROTOCOL.md §6), checked when the full set is loaded.
     version: bumped when parsing changes what a record contains.
     """
 

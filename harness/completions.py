@@ -1,4 +1,4 @@
-"""Completion parsing and token-to-sentence alignment (PROTOCOL 1), shared by every method.
+"""Completion parsing and token-to-sentence alignment (docs/PROTOCOL.md §1), shared by every method.
 
 A completion is asked to look like `<think>reasoning</think><answer>answer</answer>`. This
 module finds the two sections, splits each (after stripping the tags) into sentences, and
@@ -75,7 +75,7 @@ class Alignment:
         return self.n_aligned / self.n_section_tokens if self.n_section_tokens else 0.0
 
     def usable(self, threshold: float = 0.5) -> bool:
-        """PROTOCOL 1: below the threshold a completion gets only the response-level return."""
+        """docs/PROTOCOL.md §1: below the threshold a completion gets only the response-level return."""
         return bool(self.sentences) and self.rate >= threshold
 
     def tokens_of(self, index: int) -> list[int]:
@@ -379,7 +379,7 @@ def align(tokenizer: Any, ids: Sequence[int], *, splitter: str = "reference",
 
 def token_returns(sigma: Sequence[int | None], response_return: float,
                   sentence_rewards: Sequence[float] | None = None, lambda_c: float | None = None) -> list[float]:
-    """PROTOCOL 3: R(t) = R_response + 1[sigma(t) is a sentence] * lambda_c * r_c(sigma(t)).
+    """docs/PROTOCOL.md §3: R(t) = R_response + 1[sigma(t) is a sentence] * lambda_c * r_c(sigma(t)).
     lambda_c (the method's setting, e.g. CorVer's method.lambda_c) is needed with sentence rewards."""
     if sentence_rewards and lambda_c is None:
         raise ValueError("token_returns: pass lambda_c (the weight of the sentence rewards) with sentence_rewards")

@@ -5,12 +5,12 @@ reward builder. Given the run context, the builder returns a callable that turns
 of completions into per-token returns (plus diagnostics and per-item log records). The
 training engine owns everything else: sampling, grouping, advantages, the optimiser.
 
-Contract of the reward callable (STYLE 3): keyword-only arguments plus **kwargs; one
+Contract of the reward callable (the reward contract, docs/CONTRACTS.md): keyword-only arguments plus **kwargs; one
 list of per-token returns per completion; `None` for a completion means "no signal"
 (the engine leaves it out of its group's mean and std, gives it a zero advantage, and
 counts it under `rewards/<name>/no_signal`).
 
-Provenance hook (issue 9): `components(reward)` describes every part of the reward that can
+Provenance hook: `components(reward)` describes every part of the reward that can
 change a result and that the method's name and version do not pin down: an extractor, a
 corpus index, an NLI model, a judge, the settings. The engine calls it right after
 `build_reward` with the reward returned there and writes `train/components.json`; `harness
@@ -27,16 +27,16 @@ used a stand-in (e.g. a heuristic in place of the paper's model). One entry per 
 The default returns {} (nothing beyond the method's version); a method with a model-backed
 or swappable reward component should override it.
 
-Hooks added for the baselines (issue 10):
+Hooks added for the baselines:
 - `RewardOutput.extras`: one payload per completion that the reward hands to the method's
   own hooks (FSPO's per-token factuality mask), never logged by the engine.
 - `Method.shape_advantages(advantages, *, output, mask, group_size)`: called by the
   token-level trainer after the group advantages, with tensors of shape (B, T); the default
-  returns them unchanged (CorVer), FSPO flips signs here (BASELINES 2.2).
+  returns them unchanged (CorVer), FSPO flips signs here (docs/BASELINES.md §2.2).
 - `RunContext.on_close(fn)`: cleanups (stop a judge server, write its stats, close a store)
   that the engine runs when training ends, on error too.
 
-Policy access inside a reward (issue 13; INTERFACE_VERSION 2): a method that sets
+Policy access inside a reward (INTERFACE_VERSION 2): a method that sets
 `needs_policy = True` receives `policy=<factrl.harness.training.policy.PolicyHandle>` in every
 reward call (other rewards get `policy=None` and ignore it through **kwargs; `harness probe`
 passes None, so such a reward must say it needs the policy). The handle gives teacher-forced
@@ -77,8 +77,8 @@ from typing import Any, Callable, ClassVar, Protocol
 
 ALGORITHMS = ("grpo", "ppo", "none")
 FIDELITIES = ("original", "reconstructed")  # Method.fidelity
-# Version of this interface; bumped on any change a plugin must adapt to (1 = issues 1-12,
-# 2 = issue 13: needs_policy, whole_groups, setup_policy, on_checkpoint, the `policy=` keyword;
+# Version of this interface; bumped on any change a plugin must adapt to (1 = the first release,
+# 2 = needs_policy, whole_groups, setup_policy, on_checkpoint, the `policy=` keyword;
 # 3 = settings_class / Method.settings, RunContext.method_config removed, the engine closes the
 # reward; 4 = kl_reference_adapter). `harness methods` prints it; a plugin may check it at import.
 INTERFACE_VERSION = 4

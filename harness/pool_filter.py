@@ -1,4 +1,4 @@
-"""`harness pool filter`: keep the questions a model is still learning (PROTOCOL 4).
+"""`harness pool filter`: keep the questions a model is still learning (docs/PROTOCOL.md §4).
 
 For each pool question, sample G completions (temperature 0.7 by default) with the shared
 prompt, judge each with the evaluator's correctness rule, and keep questions with

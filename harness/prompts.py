@@ -1,7 +1,7 @@
 """The shared system prompt and chat formatting, pinned by version and hash.
 
 One prompt serves training rollouts and evaluation, for raw and trained models alike
-(PROTOCOL 6). Reference answers never enter the prompt. Changing the text changes scores:
+(docs/PROTOCOL.md §6). Reference answers never enter the prompt. Changing the text changes scores:
 bump PROMPT_VERSION and note it in leaderboard/CHANGELOG.md.
 """
 from __future__ import annotations

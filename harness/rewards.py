@@ -1,4 +1,4 @@
-"""Response-level rewards shared by every method (PROTOCOL 3).
+"""Response-level rewards shared by every method (docs/PROTOCOL.md §3).
 
 - correctness (the judge): +2 when the final answer matches the completion's *own* row's
   gold or an alias, -1 when it is wrong, refused or empty. "Matches" is the evaluator's
@@ -13,7 +13,7 @@
 
 R_response = lambda_j * correctness + lambda_f * (format - length_penalty).
 
-Every function follows the reward contract (STYLE 3): keyword-only arguments plus **kwargs,
+Every function follows the reward contract (the reward contract, docs/CONTRACTS.md): keyword-only arguments plus **kwargs,
 one value per completion, and a stable name for metric keys.
 """
 from __future__ import annotations

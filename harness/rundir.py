@@ -11,7 +11,7 @@ resolved config, so rerunning the same command finds the same directory and resu
     timings.json         training phases (harness.timer), when the run trains
     train/               checkpoints (checkpoint-N/), the final adapter (adapter/), log.jsonl and
                          reward_records.jsonl (cut back to the checkpoint's step on resume),
-                         components.json (Method.components of the reward, issue 9), README.md
+                         components.json (Method.components of the reward), README.md
                          (the harness's card, also in adapter/: training/model_card.py)
     eval/<set>/          generations.jsonl, samples.jsonl, metrics.json (see evals/README.md)
     metrics.json         summary over sets: {"schema", "sets": {name: metrics}, "macro": {...},

@@ -1,4 +1,4 @@
-"""Wall-clock phases of a training run (PROTOCOL 7), written to `<run>/timings.json`.
+"""Wall-clock phases of a training run (docs/PROTOCOL.md §7), written to `<run>/timings.json`.
 
 What is timed: initialisation, rollout generation, reward computation (remote judge
 waiting included), policy update and saving. What is not: queueing before the process
@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator
 
 SCHEMA = "factrl.timings/1"
 PHASES = ("init", "rollout", "reward", "update", "save")
-SCOPE = ("PROTOCOL 7: initialisation, rollout generation, reward computation (remote waiting included), "
+SCOPE = ("docs/PROTOCOL.md §7: initialisation, rollout generation, reward computation (remote waiting included), "
          "policy update and saving; queueing and evaluation excluded")
 
 

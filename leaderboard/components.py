@@ -1,4 +1,4 @@
-"""Provenance of reward components in rows and tables (docs/CONTRACTS.md, issue 9).
+"""Provenance of reward components in rows and tables (docs/CONTRACTS.md).
 
 A method and its version do not say everything that can change a result: CorVer with the
 heuristic extractor is not CorVer with the paper's QuCo extractor. `harness run` copies the

@@ -1,4 +1,4 @@
-"""Checks every method README gets (STYLE.md 10): the fixed sections in order, the documented
+"""Checks every method README gets (docs/CONTRACTS.md, method READMEs): the fixed sections in order, the documented
 `rewards/<name>/<key>` metric keys, and a line for every key of the method's config."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""FActScore-NPM on reasoning traces (PROTOCOL 6, BASELINES 7): claims from the reasoning
+"""FActScore-NPM on reasoning traces (docs/PROTOCOL.md §6, docs/BASELINES.md §7): claims from the reasoning
 (claims.py), the top article by FTS5 and its top 3 passages by FActScore's BM25Okapi (retrieval.py), support by a
 nonparametric masked LM (npm.py, loaded by masked_lm.py), the reported quantities (metrics.py),
 the whole pass over a sample (score.py). See evals/README.md, "Judged evaluations"."""

@@ -1,6 +1,6 @@
 """The reasoning a response shows, and the atomic claims in it.
 
-Reasoning (PROTOCOL 6; the CorVer paper §A.2): the think text; when the completion has no think
+Reasoning (docs/PROTOCOL.md §6; the CorVer paper §A.2): the think text; when the completion has no think
 block, the text before the answer block (the whole completion when it has no answer tag
 either). An empty reasoning has no claims, costs no judge call, and its response still counts
 in N.

@@ -12,7 +12,7 @@
   (hidden 16, 2 layers, seed 0) with a byte-level BPE tokenizer trained on a fixed text, and
   loads it through the same path as a local directory. Its scores mean nothing: it is
   recorded as a stand-in in every result.
-Always FP32 (BASELINES 7: the paper's 0.3 threshold is for FP32 scores).
+Always FP32 (docs/BASELINES.md §7: the paper's 0.3 threshold is for FP32 scores).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""FActScore-NPM quantities of a sample of responses (PROTOCOL 6), from per-response records.
+"""FActScore-NPM quantities of a sample of responses (docs/PROTOCOL.md §6), from per-response records.
 
 Per response r of the sample: F_r scored facts, S_r supported ones (score > 0.3). Over all N
 sampled responses (the CorVer paper, §A.2: N = 1,000, "empty reasoning and fact-free responses
@@ -7,11 +7,11 @@ counted as `extraction_failed`): F = sum F_r, S = sum S_r, A = the responses wit
 scored fact (covered). FActScore's own score leaves fact-free responses out (factscorer.py
 :199-206); that number is `factscore_macro_precision`.
 
-- `factscore_precision` = S / F, the micro precision PROTOCOL 6 reports (n = F; stderr over facts);
+- `factscore_precision` = S / F, the micro precision docs/PROTOCOL.md §6 reports (n = F; stderr over facts);
 - `factscore_supported_per_response` = S / N; `factscore_facts_per_response` = F / N;
 - `factscore_coverage` = A / N;
 - `factscore_macro_precision` = the mean over covered responses of S_r / F_r: FActScore's own
-  score, a different number (BASELINES 7), kept under its own name;
+  score, a different number (docs/BASELINES.md §7), kept under its own name;
 - `factscore_facts`, `factscore_supported`, `factscore_covered`, `factscore_responses`: F, S, A, N
   (the paper's table; value = the count, stderr null).
 Claims without a scorable token are skipped (not in F) and counted beside the metrics.

@@ -1,4 +1,4 @@
-"""The nonparametric masked-LM support score of one claim against its passages (BASELINES 7).
+"""The nonparametric masked-LM support score of one claim against its passages (docs/BASELINES.md §7).
 
 FActScore's `NPM.get_probabilty` (shmsw25/FActScore@f28272d factscore/npm.py:93-161), with the
 ids it hard-codes for RoBERTa (0 `<s>`, 2 `</s>`, 35 ":") taken from the tokenizer:
@@ -16,9 +16,9 @@ ids it hard-codes for RoBERTa (0 `<s>`, 2 `</s>`, 35 ":") taken from the tokeniz
    sum over all j (log-sum-exp here, so large dot products do not overflow where FActScore's
    plain exp would); 0 when gold_i does not occur in the passages. The masked LM's softmax is
    not used;
-5. the claim's score is the mean of P_i; supported when it is > 0.3 (PROTOCOL 6).
+5. the claim's score is the mean of P_i; supported when it is > 0.3 (docs/PROTOCOL.md §6).
 A claim with no scorable token has no score (`None`): the caller skips and counts it
-(FActScore crashes there, BASELINES 9).
+(FActScore crashes there, docs/BASELINES.md §9).
 Stopwords (stopwords.py): FActScore's 211 RoBERTa ids on a RoBERTa vocabulary (`auto`, the
 default), else a word list mapped through the tokenizer; `describe()` records which.
 """
@@ -32,7 +32,7 @@ from . import stopwords as stoplib
 from .stopwords import STOPWORDS, STOPWORDS_VERSION, stopword_ids  # noqa: F401 - re-exported
 
 NPM_VERSION = "2"  # 2: passages without the outer BOS/EOS; query as FActScore builds it (decode + re-tokenize)
-THRESHOLD = 0.3  # PROTOCOL 6: supported when the probability is > 0.3
+THRESHOLD = 0.3  # docs/PROTOCOL.md §6: supported when the probability is > 0.3
 PREFIX = "Fact: "
 
 
@@ -64,7 +64,7 @@ class NPMScorer:
                                     if i is not None)
         self.stopword_source = stoplib.resolve_source(tokenizer, stopwords)
         self.stop_ids = stoplib.stopword_ids(tokenizer, self.stopword_source) - self.special_ids
-        # On npm-single's vocabulary, record how the word list's ids compare with FActScore's (BASELINES 7).
+        # On npm-single's vocabulary, record how the word list's ids compare with FActScore's (docs/BASELINES.md §7).
         self.stopword_diff = (stoplib.diff(tokenizer, stoplib.word_ids(tokenizer) - self.special_ids)
                               if stoplib.is_roberta_vocab(tokenizer) else None)
         self.prefix_ids = list(tokenizer(PREFIX.strip(), add_special_tokens=False)["input_ids"])

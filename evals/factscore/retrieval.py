@@ -1,4 +1,4 @@
-"""FActScore-NPM retrieval over an evidence store (PROTOCOL 6), RETRIEVER_VERSION 2.
+"""FActScore-NPM retrieval over an evidence store (docs/PROTOCOL.md §6), RETRIEVER_VERSION 2.
 
 For a claim, as the CorVer paper ran it (§A.2, "Reasoning-trace factuality evaluation"):
 1. the top article: SQLite FTS5 BM25 over the whole store (title/text weights 5/1, OR over up
@@ -20,7 +20,7 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 RETRIEVER_VERSION = "2"  # 2: passages within the article by BM25Okapi on "topic + claim" (was FTS5 over the claim)
-PASSAGES = 3  # PROTOCOL 6 / npm.py:94: top 3 passages of the top article
+PASSAGES = 3  # docs/PROTOCOL.md §6 / npm.py:94: top 3 passages of the top article
 
 
 def _words(text: str) -> list[str]:

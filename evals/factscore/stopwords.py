@@ -1,4 +1,4 @@
-"""Which token ids the NPM scorer never masks (BASELINES 7), and how they compare with FActScore's.
+"""Which token ids the NPM scorer never masks (docs/BASELINES.md §7), and how they compare with FActScore's.
 
 Sources, chosen by `eval.factscore_options.npm.stopwords`:
 - `auto` (default): `factscore_ids` when the tokenizer has RoBERTa's vocabulary (npm-single's,
@@ -22,7 +22,7 @@ STOPWORDS_VERSION = "1"
 SOURCES = ("auto", "words", "factscore_ids")
 
 # NLTK's English stopword list (179 words) plus punctuation: the words FActScore's id file
-# was made from, kept here so no file is opened by a relative path (BASELINES 9).
+# was made from, kept here so no file is opened by a relative path (docs/BASELINES.md §9).
 STOPWORDS = tuple("""i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
 yourselves he him his himself she she's her hers herself it it's its itself they them their theirs themselves
 what which who whom this that that'll these those am is are was were be been being have has had having do does

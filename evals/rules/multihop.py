@@ -1,4 +1,4 @@
-"""HotpotQA and 2WikiMultiHopQA answer scoring as their official scripts do it (PROTOCOL 6).
+"""HotpotQA and 2WikiMultiHopQA answer scoring as their official scripts do it (docs/PROTOCOL.md §6).
 
 Official normalisation: lower-case, delete ASCII punctuation (deleted, not spaced: "U.S."
 -> "us"), drop the words a/an/the, collapse whitespace. EM is equality of normalised

@@ -1,6 +1,6 @@
 """Scorers: turn a set's completions into per-sample records and metrics.
 
-One file per scorer: `default` (default.py) implements PROTOCOL 6; `corver-official`
+One file per scorer: `default` (default.py) implements docs/PROTOCOL.md §6; `corver-official`
 (corver_official.py) reproduces the released CorVer evaluation script for comparison. The
 interface is in base.py, the registry in registry.py.
 """

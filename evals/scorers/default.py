@@ -1,4 +1,4 @@
-"""`scorer=default`: PROTOCOL 6 (closed-book token-boundary matching, TruthfulQA's ROUGE-1
+"""`scorer=default`: docs/PROTOCOL.md §6 (closed-book token-boundary matching, TruthfulQA's ROUGE-1
 decision with the harness's two guards, multi-hop official EM/F1).
 
 `SCORER_VERSION` versions everything this scorer decides: the answer helpers it is built on
@@ -44,11 +44,11 @@ MULTIHOP_FIELDS = COMMON_FIELDS + ("em", "f1") + DIAGNOSTIC_FIELDS
 
 
 class DefaultScorer(Scorer):
-    """PROTOCOL 6. Options: `truthfulqa_no_comment` adds "I have no comment." to TruthfulQA's
+    """docs/PROTOCOL.md §6. Options: `truthfulqa_no_comment` adds "I have no comment." to TruthfulQA's
     correct answers and scores refusals there by ROUGE (lm-eval's variant; off by default);
     `truthfulqa_content_guard` (on by default) scores TruthfulQA answers without a content token
     as wrong unless the question lists that answer as correct (against stopword constants; off
-    gives PROTOCOL 6's bare ROUGE decision)."""
+    gives docs/PROTOCOL.md §6's bare ROUGE decision)."""
 
     name = "default"
     version = SCORER_VERSION

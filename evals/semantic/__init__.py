@@ -1,4 +1,4 @@
-"""LLM-judge checks beyond string matching (PROTOCOL 6): semantic correctness, TruthfulQA
+"""LLM-judge checks beyond string matching (docs/PROTOCOL.md §6): semantic correctness, TruthfulQA
 truthful / informative, and SimpleQA's own grader. Prompts in prompts.py (semantic checks) and
 grader.py (SimpleQA, with simple-evals' template in grader_template.py), the checks in
 checks.py, SimpleQA's AGA / F arithmetic in simpleqa.py. Fidelity: evals/semantic/README.md."""

@@ -1,4 +1,4 @@
-"""SimpleQA's grade arithmetic (simple-evals `simpleqa_eval.py`, BASELINES 1.2).
+"""SimpleQA's grade arithmetic (simple-evals `simpleqa_eval.py`, docs/BASELINES.md §1.2).
 
 Over the graded answers (failures excluded): correct, incorrect and not-attempted rates;
 accuracy given attempted AGA = correct / (correct + incorrect), 0 when nothing was attempted;

@@ -7,7 +7,7 @@ failure is an Outcome with `error` set, which the counter records and never cach
 `local` is the engine as the CorVer authors used it (`count_cnf` with max_clause_freq and
 max_diff_tokens passed explicitly). The engine anchors on the rarest clause and drops any
 match whose window, widened to the nearest occurrence of each other clause on either
-side, crosses a document separator: on short documents it undercounts (PROTOCOL 2).
+side, crosses a document separator: on short documents it undercounts (docs/PROTOCOL.md §2).
 
 `exact` counts true co-occurrences on the same index, for analysis: the number of
 occurrences of the rarest clause that have an occurrence of every other clause in the same

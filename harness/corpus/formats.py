@@ -4,7 +4,7 @@
   tokenizers (SmolLM2, Qwen, Llama-3) write no word-boundary mark on a string's first word,
   so "Madagascar is an island ..." was stored as `Madagascar`, while a query looks for the
   running-text form `ĠMadagascar`: no query found the first word of any document, which in
-  Wikipedia lead sections is their subject (issue 9). SentencePiece (Llama-2, the paper's
+  Wikipedia lead sections is their subject. SentencePiece (Llama-2, the paper's
   index) marks the first word itself (`▁Madagascar`), so its format-1 indexes hold exactly
   the ids format 2 writes.
 - "2": documents tokenised as running text (tokens.encode_documents): the manifest's

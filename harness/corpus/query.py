@@ -1,4 +1,4 @@
-"""Query construction for the CorVer sentence reward (PROTOCOL section 2).
+"""Query construction for the CorVer sentence reward (docs/PROTOCOL.md §2).
 
 A (head, tail) pair becomes a word-level AND: the content words of the head, then of the
 tail, deduplicated case-insensitively, one term per CNF clause. The rules, in order, for
@@ -16,7 +16,7 @@ Anything that changes the terms a pair produces, or how a term becomes token ids
 are never mixed with new queries.
 
 Changelog
-- 1 (2026-05): first version. Word lists and fallbacks as PROTOCOL 2; punctuation around
+- 1 (2026-05): first version. Word lists and fallbacks as docs/PROTOCOL.md §2; punctuation around
   words is trimmed (the reference keeps it, which makes "Clarke." a two-token n-gram that
   rarely matches); Unicode is NFC-normalised.
 """
@@ -45,7 +45,7 @@ STOPWORDS: frozenset[str] = frozenset(
     + ["no", "not", "it", "its"]
 )
 
-# Entity strings that are pronouns (PROTOCOL 2: personal, possessive, reflexive,
+# Entity strings that are pronouns (docs/PROTOCOL.md §2: personal, possessive, reflexive,
 # demonstrative, relative and indefinite pronouns) do not name anything a corpus can
 # confirm, so a triple with such a head or tail is invalid. Compared against the whole
 # entity, lower-cased and stripped. The CorVer reward imports this list.
@@ -99,7 +99,7 @@ def is_pronoun(entity: object) -> bool:
 
 
 def content_words(entity: object) -> list[str]:
-    """Content words of one entity string, in order (PROTOCOL 2); [] for empty input."""
+    """Content words of one entity string, in order (docs/PROTOCOL.md §2); [] for empty input."""
     if not isinstance(entity, str):
         return []
     text = normalize_text(entity)

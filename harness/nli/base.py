@@ -1,4 +1,4 @@
-"""The narrow NLI interface every backend fills: pairs in, probabilities out (BASELINES 1.3).
+"""The narrow NLI interface every backend fills: pairs in, probabilities out (docs/BASELINES.md §1.3).
 
 `score([(premise, hypothesis), ...])` returns, per pair and in input order, the probability
 that the premise supports the hypothesis. Model backends sort pairs by token length, run one

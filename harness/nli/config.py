@@ -21,7 +21,7 @@ BACKENDS = ("standin", "hhem", "deberta")
 # the documented stand-in; FSPO / KnowRL configs name `hhem` / `deberta` for faithful runs.
 DEFAULT_BACKEND = "standin"
 
-# Pinned hub revisions (BASELINES 2.1, 5.1). HHEM's is after "support GPU inference" (inputs on
+# Pinned hub revisions (docs/BASELINES.md §2.1, 5.1). HHEM's is after "support GPU inference" (inputs on
 # the model's device); the pins were cross-checked in several public projects, not here offline.
 HHEM_ID = "vectara/hallucination_evaluation_model"
 HHEM_REVISION = "8e4a2e6e96c708cc76c2344f7e4757df2515292c"

@@ -1,4 +1,4 @@
-"""DeBERTa-style sequence-classifier NLI backend (KnowRL's fact check, BASELINES 5.1).
+"""DeBERTa-style sequence-classifier NLI backend (KnowRL's fact check, docs/BASELINES.md §5.1).
 
 tokenizer(premise, hypothesis, truncation=True, max_length=512) -> classifier -> softmax ->
 the entailment class's probability. The entailment index is read from the model's id2label

@@ -1,4 +1,4 @@
-"""HHEM-2.1-Open backend (FSPO's factuality model, BASELINES 2.1).
+"""HHEM-2.1-Open backend (FSPO's factuality model, docs/BASELINES.md §2.1).
 
 Each (premise, hypothesis) pair is rendered with the checkpoint's own `prompt` (`{text1}` =
 premise, `{text2}` = hypothesis; it starts with a literal `<pad>`), tokenised by the

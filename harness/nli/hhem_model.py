@@ -1,4 +1,4 @@
-"""HHEM-2.1-Open's model classes, rewritten for transformers 5.x (BASELINES 2.1).
+"""HHEM-2.1-Open's model classes, rewritten for transformers 5.x (docs/BASELINES.md §2.1).
 
 Vectara's remote code (`modeling_hhem_v2.py`) was written for transformers 4.x and its config
 `__init__` is misspelt (three underscores), so its fields only arrive through generic kwargs.

@@ -1,4 +1,4 @@
-"""Reward-robustness probe (issue 15): a method's real reward on a versioned panel of
+"""Reward-robustness probe: a method's real reward on a versioned panel of
 constructed completions, next to an honest correct and an honest wrong answer. See README.md.
 
 Library use (e.g. in a plugin's tests): `probe_method(cfg, rows=..., n=...)` -> ProbeResult,

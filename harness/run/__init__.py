@@ -186,7 +186,7 @@ def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
                               f"stage=all) first")
         distributed.share_from_main(str(run.path))  # the other processes train in this directory
         trained = _train(cfg, method, identity, run) if trains else None
-        # Which reward components made the result (issue 9); {} / [] for evaluation-only runs.
+        # Which reward components made the result; {} / [] for evaluation-only runs.
         provenance = _provenance(trained.components if trained else None, cfg.model)
         run.update(**provenance)
         if stage == "train":

@@ -1,4 +1,4 @@
-"""Token-level group-relative advantages (PROTOCOL 3).
+"""Token-level group-relative advantages (docs/PROTOCOL.md §3).
 
 For the G completions of one question, with per-token returns R(g, t):
     R_bar_g = mean_t R(g, t)                       (per-completion mean return)
@@ -13,7 +13,7 @@ CorVer, KnowRL and NOVER releases 1e-4; FSPO's verl 1e-6, set in its protocol fi
 becomes max(s, floor) + eps. It guards the one case where the formula misbehaves: when every
 completion of a group has nearly the same mean return, s is ~0 and the token-level offsets
 (R(g, t) - mu), which per-token returns make non-zero, are divided by ~eps and reach 1e3
-(PROTOCOL 3 calls this a defect; the released numbers were produced with it). A floor of 0.1
+(docs/PROTOCOL.md §3 calls this a defect; the released numbers were produced with it). A floor of 0.1
 leaves every group with one correctness or format difference untouched (s >= 0.5) but also
 rescales groups whose rewards differ only a little (KnowRL's fact term), so a run that uses it
 records it in train/components.json as a stand-in (`advantages_component`) and tables mark it.

@@ -64,7 +64,7 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
     geometry = batch_geometry(train) if "num_generations" not in overrides else {}
     if str(train.scale_rewards) not in ("group", "none"):
         raise ConfigError(f"train.scale_rewards={train.scale_rewards!r}: token-level advantages support "
-                          f"'group' (PROTOCOL 3) or 'none'")
+                          f"'group' (docs/PROTOCOL.md §3) or 'none'")
     chat_kwargs = {}
     if cfg.model.get("enable_thinking") is not None:
         chat_kwargs["enable_thinking"] = bool(cfg.model.enable_thinking)

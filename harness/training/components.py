@@ -1,4 +1,4 @@
-"""train/components.json: which reward components produced a run's result (issue 9).
+"""train/components.json: which reward components produced a run's result.
 
 The method describes its components (`Method.components(reward)`); this module checks the
 description against the contract, writes it next to the checkpoints and reads it back, so a

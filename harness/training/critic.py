@@ -4,7 +4,7 @@ Two kinds (`train.ppo.critic`):
 - `lora` (default): a second LoRA adapter, named "critic", on the policy's PeftModel, so the
   critic shares the frozen base weights with the policy and the reference (no second copy
   of the model in memory). Its LoRA starts at B = 0, i.e. the critic body starts as the base
-  model, which is also where the policy starts ("initialised from the policy", BASELINES 6).
+  model, which is also where the policy starts ("initialised from the policy", docs/BASELINES.md §6).
 - `full`: a separate, fully trainable copy of the base model (RLFH's own setup), for models
   small enough to afford it.
 

@@ -1,7 +1,7 @@
 """PPO arithmetic on (B, T) tensors: KL-shaped token rewards, GAE, whitening, the value loss.
 
 Every function here is pure tensor math (no model, no trainer) so the unit tests can check it
-against hand computations (BASELINES 6):
+against hand computations (docs/BASELINES.md §6):
 
     r_t     = clip(reward_t, -10, 10) - beta * k3_t,  k3_t = exp(d_t) - d_t - 1
               d_t = ref_t - logp_t (`k3`: OpenRLHF 0.5.9.post1 models/utils.py:7-34, TRL) or
@@ -24,7 +24,7 @@ import torch
 
 from .settings import KL_ESTIMATORS  # noqa: F401 - the estimator names live with the settings
 
-REWARD_CLIP = 10.0  # BASELINES 6: method rewards are clipped to [-10, 10] before the KL term
+REWARD_CLIP = 10.0  # docs/BASELINES.md §6: method rewards are clipped to [-10, 10] before the KL term
 
 
 def kl_k3(logps: torch.Tensor, ref_logps: torch.Tensor, estimator: str = "k3") -> torch.Tensor:

@@ -11,14 +11,14 @@ row (`question`, `answers`, ...) — never the first question's gold. It returns
 per-completion mean return R_bar (what TRL logs as the reward) and keeps the per-token returns
 for the override to turn into advantages.
 
-Method hooks (issue 10): after the group advantages the trainer calls the method's
+Method hooks: after the group advantages the trainer calls the method's
 `shape_advantages(advantages (B, T), output=RewardOutput, mask (B, T), group_size=G)`; the
 default is the identity, so methods that do not override it (CorVer) train exactly as before.
 
 KL reference (interface 4): a method whose `kl_reference_adapter` names one of its adapter
 copies gets the KL term against that copy instead of the adapter-disabled base (kl_reference.py).
 
-Policy access (issue 13, interface 2): for a method with `needs_policy` the trainer builds a
+Policy access (interface 2): for a method with `needs_policy` the trainer builds a
 `PolicyHandle` (training/policy.py) after TRL's PEFT wrap, calls `setup_policy`, passes
 `policy=` to every reward call (None otherwise), calls `on_checkpoint` and saves the adapter
 copies beside each checkpoint, and restores them on resume.
@@ -291,7 +291,7 @@ class TokenGRPOTrainer(GRPOTrainer):
 
             policy.save_copies(folder / POLICY_ADAPTERS_DIR)
 
-    # -- policy access inside the reward (issue 13; training/policy.py) ----------------------
+    # -- policy access inside the reward (training/policy.py) ----------------------
     def _setup_policy(self, method: Method | None):
         """The PolicyHandle for a method with `needs_policy`, its copies made, saved per checkpoint."""
         if method is None or not getattr(method, "needs_policy", False):

@@ -47,7 +47,7 @@ from ..errors import ConfigError
 from ..models.shapes import _dims, architecture, lora_parameter_count, parameter_count
 
 GB = 10**9
-GPU_BYTES = 80 * GB  # one H100 80GB, the paper's timed unit (PROTOCOL 4)
+GPU_BYTES = 80 * GB  # one H100 80GB, the paper's timed unit (docs/PROTOCOL.md §4)
 CONTEXT_BYTES = 2 * GB
 FRAGMENTATION = 0.10
 DTYPE_BYTES = {"bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "float32": 4, "fp32": 4, "auto": 2, None: 2}

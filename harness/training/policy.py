@@ -1,4 +1,4 @@
-"""The policy as a reward may use it (issue 13; method interface version 2).
+"""The policy as a reward may use it (method interface version 2).
 
 A method with `needs_policy = True` receives a `PolicyHandle` in every reward call. It is the
 only object such a plugin touches: teacher-forced log-probabilities of given target tokens

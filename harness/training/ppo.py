@@ -1,4 +1,4 @@
-"""PPO with a learned critic on TRL 1.16's GRPOTrainer (`algorithm: ppo`, BASELINES 6).
+"""PPO with a learned critic on TRL 1.16's GRPOTrainer (`algorithm: ppo`, docs/BASELINES.md §6).
 
 TRL 1.16 has no PPO trainer, so this subclasses the token-level GRPO trainer and keeps TRL's
 generation (HF and vLLM), PEFT, Accelerate, logging, checkpointing and clipped policy loss.
@@ -210,7 +210,7 @@ class PPOTrainer(TokenGRPOTrainer):
             p.grad = None
 
     def _clip_grad_norm(self, model):
-        """Clip the actor's and the critic's gradients separately (BASELINES 6); returns the actor's norm."""
+        """Clip the actor's and the critic's gradients separately (docs/BASELINES.md §6); returns the actor's norm."""
         groups = self.optimizer.param_groups
         average_gradients(groups[1]["params"])  # data parallel: DDP does not reduce the critic's gradients
         actor = torch.nn.utils.clip_grad_norm_(groups[0]["params"], self.args.max_grad_norm)

@@ -70,7 +70,7 @@ class TrainSettings(Settings):
             in_range("micro_batch_size", self.micro_batch_size, 1)
         if self.scale_rewards not in SCALE_REWARDS:
             raise ValueError(f"scale_rewards={self.scale_rewards!r}: token-level advantages support 'group' "
-                             f"(PROTOCOL 3) or 'none'")
+                             f"(docs/PROTOCOL.md §3) or 'none'")
         if len(self.adam_betas) != 2 or not all(0.0 <= b < 1.0 for b in self.adam_betas):
             raise ValueError(f"adam_betas={list(self.adam_betas)}: give [beta1, beta2], each in [0, 1)")
         if not 0.0 <= self.warmup_ratio < 1.0:

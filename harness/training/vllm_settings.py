@@ -1,6 +1,6 @@
 """`train.use_vllm` and `train.vllm.*` -> TRL 1.16 GRPOConfig's vLLM fields, validated.
 
-Two modes (BASELINES 1.1; harness/training/README.md has the recipes):
+Two modes (docs/BASELINES.md §1.1; harness/training/README.md has the recipes):
 - colocate: each training process runs its own vLLM engine on its own GPU. The engine takes
   `gpu_memory_utilization` of the GPU (the rest is left to training), its context is
   `max_model_length` (default max_prompt_length + max_completion_length: a rollout never needs

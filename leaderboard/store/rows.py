@@ -1,7 +1,7 @@
 """One leaderboard row = one (run, evaluation set) under one leaderboard version.
 
 This module owns what a row must satisfy beyond its JSON Schema: the primary metric of its
-task exists, fractions are fractions, every question stays in the denominator (PROTOCOL 6),
+task exists, fractions are fractions, every question stays in the denominator (docs/PROTOCOL.md §6),
 its id is derived from its key, and it agrees with the fields its version freezes here.
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ def problems(row: dict[str, Any]) -> list[str]:
     for key in PRIMARY[row["set"]["task"]]:
         if want is not None and key in metrics and metrics[key]["n"] != want:
             found.append(f"metrics.{key}.n = {metrics[key]['n']}, but set {name} has {want} questions "
-                         "(PROTOCOL 6: every question stays in the denominator)")
+                         "(docs/PROTOCOL.md §6: every question stays in the denominator)")
     try:
         _, spec = versions.get_spec(row["leaderboard_version"])
     except Exception as err:  # HarnessError from an unknown version
@@ -70,7 +70,7 @@ def primary(row: dict[str, Any], metric: str | None = None) -> float | None:
 # Fields that differ between two recordings of the same result without changing it: when it
 # was recorded and from where (a run directory, or a results file exported from it).
 VOLATILE = ("date", "source")
-# Derived from samples.jsonl after the first release (issue 15): not compared on a re-add, so a
+# Derived from samples.jsonl after the first release: not compared on a re-add, so a
 # run recorded before them re-adds as unchanged (its stored row keeps none; --replace adds them).
 DERIVED = ("outcomes", "diagnostics")
 # Optional provenance added after the first release; a row without them is a row with none.

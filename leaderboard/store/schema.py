@@ -82,12 +82,12 @@ ROW_SCHEMA = _obj({
     "date": _STR,
 }, {"evaluated": _STR_OR_NULL, "source": _STR_OR_NULL, "breakdowns": {"type": "object"},
     "steps": {"type": ["integer", "null"]},
-    # Reward components that can change a result (docs/CONTRACTS.md, issue 9); optional,
+    # Reward components that can change a result (docs/CONTRACTS.md); optional,
     # so rows recorded before them stay valid and count as having no stand-in.
     "components": {"type": "object", "additionalProperties": {"type": "object"}},
     "stand_ins": {"type": "array", "items": _obj({"name": {"type": "string", "minLength": 1},
                                                   "label": {"type": "string", "minLength": 1}})},
-    # Judged evaluations (issue 12): the eval metrics file's `judged` sections (judge, seed, counts, components).
+    # Judged evaluations: the eval metrics file's `judged` sections (judge, seed, counts, components).
     "judged": {"type": "object"},
     # Issue 15 (optional, derived from samples.jsonl): per-question 0/1 correctness for the
     # paired bootstrap (outcomes.py) and answer diagnostics for the flags (diagnostics.py).

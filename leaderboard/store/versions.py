@@ -26,7 +26,7 @@ LEADERBOARD_VERSION = "1"
 VERSIONS: dict[str, dict[str, Any]] = {
     "1": {
         "date": "2026-11-29",
-        "summary": "PROTOCOL 6 evaluation: five closed-book sets + macro, TruthfulQA, multi-hop EM/F1.",
+        "summary": "docs/PROTOCOL.md §6 evaluation: five closed-book sets + macro, TruthfulQA, multi-hop EM/F1.",
         # Prompt 1 of factrl.harness.prompts (the shared system prompt, no anti-loop line).
         "prompt": {"version": "1", "hash": "c22192799d5ac4ef"},
         # scorer name -> version (evals/scorers/default.py SCORER_VERSION; evals/scorers/corver_official.py VERSION).

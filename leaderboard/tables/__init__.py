@@ -53,7 +53,7 @@ class Cell:
     mark: str = ""  # "best" | "second" | ""
     diff: float | None = None  # focus line only: difference to the best competitor (pp)
     row_ids: list[str] = field(default_factory=list)
-    # Uncertainty (issue 15, uncertainty.py): count, standard error or seed std (pp), seeds,
+    # Uncertainty (uncertainty.py): count, standard error or seed std (pp), seeds,
     # the focus difference's interval (pp) and (diff, low, high) to Raw; flags of its rows.
     n: int | None = None
     se: float | None = None

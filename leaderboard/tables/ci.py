@@ -1,4 +1,4 @@
-"""Views of the accuracy table that say what its numbers can decide (issue 15).
+"""Views of the accuracy table that say what its numbers can decide.
 
 Table 1 keeps the paper's layout (values, marks, the focus difference). Two views follow it,
 with the same lines and columns:

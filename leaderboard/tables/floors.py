@@ -1,4 +1,4 @@
-"""The gaming floor of each set in the accuracy table (issue 15).
+"""The gaming floor of each set in the accuracy table.
 
 The floor of a set is the best accuracy of the versioned constant-answer panel
 (factrl.evals.gaming_panel) under the scorer (name, options and version) the set's rows were

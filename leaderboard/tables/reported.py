@@ -1,4 +1,4 @@
-"""Measured lines beside the papers' reported numbers (issue 15, "Reported numbers").
+"""Measured lines beside the papers' reported numbers ("Reported numbers").
 
 For every model of the accuracy table that a reported file (reported.py) covers, this table
 prints each method's measured line (the accuracy table's cells and marks: the bold/underline

@@ -1,4 +1,4 @@
-"""The per-question gaming floor: what each probe-panel trick alone earns on a set (issue 15).
+"""The per-question gaming floor: what each probe-panel trick alone earns on a set.
 
 The constant-answer floor (floors.py) gives every question the same completion. The tricks of
 the reward-robustness probe's panel (`factrl.harness.probe.panel`: a hedge listing the gold, the

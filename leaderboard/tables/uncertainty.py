@@ -1,4 +1,4 @@
-"""Seeds and intervals in the accuracy table (issue 15).
+"""Seeds and intervals in the accuracy table.
 
 Seeds: the runs of one (model, method) line are grouped into configurations: runs whose
 method section (config hash and version), training steps, pool, prompt, decoding (less any

@@ -119,10 +119,10 @@ def corpus_component(counter: Any, corpus_cfg: dict[str, Any]) -> dict[str, Any]
     if backend == "remote":
         entry.update(index=described.get("index"), api_url=described.get("api_url"),
                      note=f"the public infini-gram API index {described.get('index')} (it has no Wikipedia-only "
-                          f"index, PROTOCOL 8) in place of the paper's enwiki index", label="infini-gram API counts")
+                          f"index, docs/PROTOCOL.md §8) in place of the paper's enwiki index", label="infini-gram API counts")
     elif backend == "exact":
         entry.update(note="exact co-occurrence counts (analysis only) in place of the engine's count_cnf, on which "
-                          "the thresholds were calibrated (PROTOCOL 2)", label="exact counts")
+                          "the thresholds were calibrated (docs/PROTOCOL.md §2)", label="exact counts")
     elif corpus_cfg.get("source") == "demo" and not corpus_cfg.get("index_dir"):
         entry.update(note="the demo index (Wikipedia lead sections, about 1M tokens) in place of the paper's "
                           "English Wikipedia index (6.4M articles, 5.5B tokens)", label="demo corpus")

@@ -8,7 +8,7 @@ Backends (config `method.extractor.backend`):
 - `heuristic`: no model: capitalised spans and a copula pattern; for offline runs and tests.
 
 Every backend takes all sentences of all completions of a step in one call, answers
-repeated sentences from a sentence -> triples cache (PROTOCOL 2), and reports what the
+repeated sentences from a sentence -> triples cache (docs/PROTOCOL.md §2), and reports what the
 call cost in `last_stats` (seconds, sentences, cache hits, generated prompts).
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""CorVer's sentence reward: triples -> corpus co-occurrence counts -> r_c (PROTOCOL 2).
+"""CorVer's sentence reward: triples -> corpus co-occurrence counts -> r_c (docs/PROTOCOL.md §2).
 
 For each sentence the extractor's triples are filtered to the valid ones (three elements;
 head and tail non-empty strings, neither a pronoun; head + tail give a word-level AND of at

@@ -1,4 +1,4 @@
-"""The CorVer reward callable: completions -> per-token returns (PROTOCOL 3).
+"""The CorVer reward callable: completions -> per-token returns (docs/PROTOCOL.md §3).
 
     R(g, t) = R_response(g) + 1[sigma(t) is a sentence] * lambda_c * r_c(sentence of t)
 
@@ -40,7 +40,7 @@ class CorVerSettings(Settings):
 
     lambda_c: float  # weight of the corpus reward; 0 = ablation A1 (nothing is opened)
     assignment: str  # token: per-token alignment; sentence_mean: ablation A3
-    alignment_threshold: float  # PROTOCOL 1: "fewer than 50% of the tokens ... align"
+    alignment_threshold: float  # docs/PROTOCOL.md §1: "fewer than 50% of the tokens ... align"
     splitter: str
     extractor: ExtractorSettings  # method.extractor.*: the triple extractor
     response: ResponseRewardSettings = field(metadata=FLAT)

@@ -1,5 +1,5 @@
 """`forag`: sub-claim verification rewards with PPO and a critic (Cai et al., KDD 2024, arXiv
-2406.13779; no public training code). See README.md in this folder and BASELINES 4.
+2406.13779; no public training code). See README.md in this folder and docs/BASELINES.md §4.
 
 The judge splits each sentence of the completion into sub-claims and checks each against the
 row's evidence passages; each verified sub-claim is worth +1 (supported) / -1, the sentence's

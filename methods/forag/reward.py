@@ -7,10 +7,10 @@ The services arrive as arguments (the method wires the real ones; tests pass rea
 
 Per step, whatever the batch size, two `ask_many` calls: one DECOMPOSE item per sentence of
 every completion whose row has evidence, then one VERIFY item per sub-claim with the row's
-top-k passages for that sub-claim (BM25 over the row's `title` articles, BASELINES 1.4).
+top-k passages for that sub-claim (BM25 over the row's `title` articles, docs/BASELINES.md §1.4).
 
 Outcomes per completion (README "Reward"):
-- its row has no evidence: None (no signal, BASELINES 1.4 "no claim rewards"), counted;
+- its row has no evidence: None (no signal, docs/BASELINES.md §1.4 "no claim rewards"), counted;
 - any judge item of it failed (a split, or a sub-claim's verdict): None (docs/CONTRACTS.md
   "Reward failure rule"), counted as `no_signal_judge`. Dropping only the failed item would
   let a failure raise the return (a lost -1 leaves the +1s), so the whole completion goes;
@@ -35,7 +35,7 @@ from .placement import place_rewards
 from .prompts import DECOMPOSE, VERIFY
 from .settings import FoRAGSettings
 
-# Every key is logged at every step (stable metric names, STYLE 3); README lists them.
+# Every key is logged at every step (stable metric names, docs/CONTRACTS.md); README lists them.
 DIAGNOSTIC_KEYS = (
     "sentences", "subclaims", "subclaims_per_sentence", "subclaims_per_completion", "supported_share",
     "duplicate_subclaims", "guard_clipped", "judge_items", "judge_failed", "decompose_failed", "verify_failed",
@@ -46,7 +46,7 @@ CONTEXT_SENTENCES = 3  # earlier sentences shown with each sentence to split (pr
 
 
 def align_completion(tokenizer: Any, ids: Sequence[int], splitter: str = "reference") -> comp.Alignment:
-    """The core's alignment (PROTOCOL 1), except that a completion with neither a think nor an
+    """The core's alignment (docs/PROTOCOL.md §1), except that a completion with neither a think nor an
     answer block is read whole: its text is still what the policy claims."""
     text, spans, used = comp.token_spans(tokenizer, ids)
     sections = comp.find_sections(text) or [comp.Section("text", 0, len(text), False)]
@@ -79,7 +79,7 @@ class _Item:
 
 
 class FoRAGReward:
-    """reward(*, completions, completion_ids, rows, **kwargs) -> RewardOutput (STYLE 3)."""
+    """reward(*, completions, completion_ids, rows, **kwargs) -> RewardOutput (the reward contract, docs/CONTRACTS.md)."""
 
     name = "forag"
 

@@ -1,7 +1,7 @@
 """FoRAG's reward settings (`method.*` in configs/method/forag.yaml), checked once.
 
 FoRAG (Cai et al., KDD 2024) publishes no training code, so every default (configs/method/forag.yaml) is a
-harness choice; README.md gives the reason for each (BASELINES 4 "Default").
+harness choice; README.md gives the reason for each (docs/BASELINES.md §4 "Default").
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from factrl.harness import completions as comp
 from factrl.harness.settings import Settings
 
-# mean: a sentence's reward is the mean of its sub-claims' values (BASELINES 4 default);
+# mean: a sentence's reward is the mean of its sub-claims' values (docs/BASELINES.md §4 default);
 # sum: each sub-claim's value counts on its own (sub-claim granularity).
 AGGREGATIONS = ("mean", "sum")
 # sentence_end: on the last token of the sentence the sub-claims come from (token granularity);
@@ -31,13 +31,13 @@ class FoRAGSettings(Settings):
     unsupported: float     # value of one it does not support
     aggregation: str
     placement: str
-    # PROTOCOL 1: under this share of in-section tokens aligned, a completion's sentence
+    # docs/PROTOCOL.md §1: under this share of in-section tokens aligned, a completion's sentence
     # rewards cannot be placed; it falls back to final_token (counted).
     alignment_threshold: float
     splitter: str
     evidence_k: int | None  # passages per sub-claim; None: evidence.k
     # A pool row without evidence (no title, or none of its titles in the store) gets no signal
-    # (BASELINES 1.4); require_title=true makes a title-less pool row an error before training.
+    # (docs/BASELINES.md §1.4); require_title=true makes a title-less pool row an error before training.
     require_title: bool
     # Guards (docs/CONTRACTS.md "Guards"; both off = the design as it stands). A guard only ever
     # sets a sub-claim's positive value to 0, so it can never raise a return.

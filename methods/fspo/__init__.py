@@ -30,7 +30,7 @@ def check_pool_titles(rows: list[dict], pool_name: str) -> int:
     missing = sum(not split_titles(r.get("title")) for r in rows)
     if rows and missing == len(rows):
         raise DataError(f"method=fspo judges reasoning against evidence, but no row of pool={pool_name} has a "
-                        f"`title`; give a pool whose rows carry `title` (;-joined Wikipedia titles, BASELINES 1.4).")
+                        f"`title`; give a pool whose rows carry `title` (;-joined Wikipedia titles, docs/BASELINES.md §1.4).")
     return missing
 
 

@@ -1,6 +1,6 @@
 """FSPO's token arithmetic: the factuality mask m, the sign flip, and the step-reward returns.
 
-Released code (BASELINES 2.2), per completion i of T_i tokens:
+Released code (docs/BASELINES.md §2.2), per completion i of T_i tokens:
     m_t = +1 / -1 on the tokens of a reasoning sentence HHEM finds factual / not factual,
           +1 on every other token (tags, answer, EOS);
           0 on every token of a completion that has no step signal (format failure, no
@@ -12,7 +12,7 @@ answer tokens get +|A_i| (the sign comes from factuality, the magnitude from the
 
 Paper (Eq. 10), the `step_reward` variant: R(t) = r_i + w * s(sentence of t), s in {-1, 0, +1},
 0 outside reasoning sentences; the harness's token-level GRPO turns these returns into token
-advantages (PROTOCOL 3) in place of the paper's Eq. 11 adjustment, whose coefficients are unverified.
+advantages (docs/PROTOCOL.md §3) in place of the paper's Eq. 11 adjustment, whose coefficients are unverified.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def pad_masks(masks: Sequence[Sequence[int] | None], width: int) -> "torch.Tenso
 
 
 def flip_advantages(advantages: "torch.Tensor", masks: "torch.Tensor") -> "torch.Tensor":
-    """A_t = A where m_t * A >= 0, else -A; shapes (B, T) in and out (BASELINES 2.2).
+    """A_t = A where m_t * A >= 0, else -A; shapes (B, T) in and out (docs/BASELINES.md §2.2).
 
     Equivalently |A| * sign(m_t) wherever m_t != 0, and A unchanged wherever m_t = 0.
     """

@@ -18,7 +18,7 @@ ALWAYS = (
     {"setting": "evidence", "original": "the row's whole HotpotQA `knowledge` (fsdp_workers.py:1077)",
      "ours": "top-k BM25 passages of the row's `title` articles (evidence store)"},
     {"setting": "splitter", "original": "nltk.sent_tokenize of the last think block (fsdp_workers.py:1031)",
-     "ours": "the PROTOCOL 1 sentence splitter"},
+     "ours": "the docs/PROTOCOL.md §1 sentence splitter"},
     {"setting": "mask_layout", "original": "each sentence's +1/-1 repeated per token and written from response "
                                           "position 0, not at the sentence (fsdp_workers.py:1091-1092)",
      "ours": "+1/-1 on each sentence's own tokens (offset alignment), +1 elsewhere"},

@@ -1,7 +1,7 @@
 """The FSPO reward callable: completions -> per-token returns + factuality masks.
 
 One call scores a whole generation batch (Q questions x G completions):
-1. format (BASELINES 2.2): exactly one `<think>`, `</think>`, `<answer>`, `</answer>`, in that
+1. format (docs/BASELINES.md §2.2): exactly one `<think>`, `</think>`, `<answer>`, `</answer>`, in that
    order; a failure scores `format_penalty` (0, as released: the reward is the answer score,
    which is 0 then) and gets mask 0;
 2. answer score: 1 when the final answer matches the row's gold or an alias (the harness
@@ -9,8 +9,8 @@ One call scores a whole generation batch (Q questions x G completions):
 3. evidence: the row's `;`-joined `title` selects its articles in the evidence store, the
    question ranks their passages (BM25), the top k joined by blank lines are the premise;
    cached per row. No title or nothing found: mask 0, counted;
-4. sentences of the reasoning (PROTOCOL 1 splitter) with the core's offset alignment
-   (harness.completions.align; never summed per-sentence token counts, BASELINES 9); under
+4. sentences of the reasoning (docs/PROTOCOL.md §1 splitter) with the core's offset alignment
+   (harness.completions.align; never summed per-sentence token counts, docs/BASELINES.md §9); under
    the alignment threshold: mask 0, counted;
 5. one batched NLI call over every distinct (premise, sentence) pair of the batch;
    factual iff score > threshold (strict);

@@ -1,8 +1,8 @@
 """FSPO's reward settings (`method.*` in configs/method/fspo.yaml), checked once.
 
 The defaults (configs/method/fspo.yaml) are the released code's (nusnlp/FSPO @7f5e4f9,
-BASELINES 2.2) except where the harness's shared protocol replaces them (answer score from
-the harness matcher, PROTOCOL 1 sentences, evidence from the pool's `title`, BASELINES 1.4).
+docs/BASELINES.md §2.2) except where the harness's shared protocol replaces them (answer score from
+the harness matcher, docs/PROTOCOL.md §1 sentences, evidence from the pool's `title`, docs/BASELINES.md §1.4).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`knowrl`: judge-graded correctness plus a knowledge-base factuality term (Ren et al., arXiv
 2506.19807; zjunlp/KnowRL@f75b0bb, its HEAD). See README.md in this folder (its Fidelity table
-lists every setting against the release) and BASELINES 5.
+lists every setting against the release) and docs/BASELINES.md §5.
 
 format (+1 / -1) + final, final = +2 correct / +1 refusal / -1 incorrect by the judge's SimpleQA
 grade, and for a wrong non-refusal -1 + the supported fraction (times FActScore's length

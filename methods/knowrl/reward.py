@@ -7,7 +7,7 @@ The services arrive as arguments (the method wires the real ones; tests pass rea
 
 Calls per step, whatever the batch size: one `ask_many` with every answer to grade, one with
 the reasoning of every completion that takes the fact term, one `nli.score` over every
-(passage, fact) pair. KnowRL ran its judge calls one at a time (BASELINES 9).
+(passage, fact) pair. KnowRL ran its judge calls one at a time (docs/BASELINES.md §9).
 
 No signal (`None`, the reward contract) for a completion whose grade or fact split failed at
 the judge: it is counted under `judge_failed`, never scored 0 as the released code did. When
@@ -27,7 +27,7 @@ from . import scoring
 from .prompts import prompts_for
 from .scoring import KnowRLSettings
 
-# Every key is logged at every step (stable metric names, STYLE 3); README lists them.
+# Every key is logged at every step (stable metric names, docs/CONTRACTS.md); README lists them.
 DIAGNOSTIC_KEYS = (
     "correct_rate", "refusal_rate", "incorrect_rate", "no_answer_rate", "skipped_judge_rate", "format_rate",
     "judge_items", "judge_failed", "grade_failed", "facts_failed", "parse_failures", "no_signal_judge",
@@ -72,7 +72,7 @@ def _unreadable(result: Any) -> bool:
 
 
 class KnowRLReward:
-    """The reward callable (STYLE 3): format + final, broadcast to every completion token."""
+    """The reward callable (the reward contract, docs/CONTRACTS.md): format + final, broadcast to every completion token."""
 
     name = "knowrl"
 

@@ -42,7 +42,7 @@ _FORMAT = re.compile(r"<think>(?P<think>.*?)</think>\s*<answer>(?P<answer>.*?)</
 @dataclass(frozen=True)
 class KnowRLSettings(Settings):
     """`method.*` of method=knowrl: reward values and the fact rule; configs/method/knowrl.yaml
-    holds every default (KnowRL HEAD; BASELINES 5.1) and its source."""
+    holds every default (KnowRL HEAD; docs/BASELINES.md §5.1) and its source."""
 
     OWNER = "method"
     DEFAULTS = "method/knowrl.yaml"

@@ -7,7 +7,7 @@ policy wrote (it has no tag format of its own):
   without its closing tag is still a think section; the prefix's own tokens are then dropped;
 - a completion with no think or answer tag at all is read whole, as one section
   ("response"), instead of having no sentences.
-Token spans and sigma are the core's (character offsets, PROTOCOL 1), so placement never sums
+Token spans and sigma are the core's (character offsets, docs/PROTOCOL.md §1), so placement never sums
 per-token decodes.
 """
 from __future__ import annotations

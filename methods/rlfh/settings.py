@@ -81,8 +81,8 @@ class RLFHSettings(Settings):
     judge_failure: str         # no_signal | released (verify -> Vague, assess -> 1, extract -> no statements)
     dedupe_statements: bool    # guard: a repeated statement earns no positive reward
     max_rewarded_statements: int | None  # guard: only the first N statements earn positive reward
-    alignment_threshold: float  # PROTOCOL 1: under it, no signal for the completion
-    splitter: str              # PROTOCOL 1 sentence splitter (alignment only)
+    alignment_threshold: float  # docs/PROTOCOL.md §1: under it, no signal for the completion
+    splitter: str              # docs/PROTOCOL.md §1 sentence splitter (alignment only)
 
     def __post_init__(self) -> None:
         choices = {"constants": tuple(CONSTANTS), "granularity": GRANULARITIES, "parser": PARSERS,
@@ -98,7 +98,7 @@ class RLFHSettings(Settings):
         if not 0.0 < self.echo_min_share <= 1.0:
             raise ValueError(f"echo_min_share={self.echo_min_share} must lie in (0, 1]")
         if not 0.0 <= self.alignment_threshold <= 1.0:
-            raise ValueError(f"alignment_threshold={self.alignment_threshold} must be in [0, 1] (PROTOCOL 1: 0.5)")
+            raise ValueError(f"alignment_threshold={self.alignment_threshold} must be in [0, 1] (docs/PROTOCOL.md §1: 0.5)")
 
     @property
     def table(self) -> Constants:

@@ -1,4 +1,4 @@
-"""Completion parsing, sentence splitting and token-to-sentence alignment (PROTOCOL 1)."""
+"""Completion parsing, sentence splitting and token-to-sentence alignment (docs/PROTOCOL.md §1)."""
 from __future__ import annotations
 
 import random

@@ -1,4 +1,4 @@
-"""train/components.json (issue 9): the contract check, writing, resuming and reuse."""
+"""train/components.json: the contract check, writing, resuming and reuse."""
 from __future__ import annotations
 
 import json

@@ -54,7 +54,7 @@ def test_paper_models_get_protocol_defaults():
 
 
 def test_small_models_get_protocol_anchor_counts():
-    # PROTOCOL 4: about 1,000 (Llama-3.2-3B) and 800 (Qwen3-4B) mastered anchors; others none.
+    # docs/PROTOCOL.md §4: about 1,000 (Llama-3.2-3B) and 800 (Qwen3-4B) mastered anchors; others none.
     for pool in ("demo", "file"):
         assert compose(["model=llama-3.2-3b", f"pool={pool}"]).pool.filter.anchors == 1000
         assert compose(["model=qwen3-4b", f"pool={pool}"]).pool.filter.anchors == 800

@@ -1,4 +1,4 @@
-"""Policy access inside a reward (issue 13; method interface version 2): PolicyHandle on the real
+"""Policy access inside a reward (method interface version 2): PolicyHandle on the real
 tiny Llama with a real PEFT LoRA, and the GRPO trainer's wiring (policy passed to the reward,
 frozen copies kept out of the optimizer, mixed at checkpoints, saved beside them, restored on
 resume)."""

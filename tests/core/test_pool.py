@@ -140,7 +140,7 @@ def _filter_cfg(tmp_path, *extra):
 
 
 def test_filter_progress_from_other_settings_is_refused_or_restarted(tmp_path):
-    """Counts made with G=2, T=0.7 never count for a rerun with G=3, T=1.3 (issue 9)."""
+    """Counts made with G=2, T=0.7 never count for a rerun with G=3, T=1.3."""
     from factrl.harness.pool_filter import filter_task
 
     progress = tmp_path / "filtered.progress.jsonl"

@@ -1,4 +1,4 @@
-"""Response-level rewards (PROTOCOL 3): correctness against each row's own gold, format, length."""
+"""Response-level rewards (docs/PROTOCOL.md §3): correctness against each row's own gold, format, length."""
 from __future__ import annotations
 
 from dataclasses import replace

@@ -41,7 +41,7 @@ def test_advantages_have_no_std_floor_by_default_and_the_floor_is_a_named_option
     entry = advantages_component(train)
     assert entry["stand_in"] is False and entry["advantage_std_floor"] == 0.0
     # Equal means (1.0) but different token returns: without a floor the offsets are divided by
-    # eps (the 1e3-1e4 blow-up PROTOCOL 3 describes); a floor of 0.1 bounds them.
+    # eps (the 1e3-1e4 blow-up docs/PROTOCOL.md §3 describes); a floor of 0.1 bounds them.
     returns = [[0.0, 2.0], [1.0, 1.0]]
     released, stats = token_advantages(returns, 2, eps=1e-4, std_floor=train.advantage_std_floor)
     assert released[0, 0].item() == pytest.approx(-1e4, rel=1e-3)

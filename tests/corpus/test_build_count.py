@@ -70,7 +70,7 @@ def test_unknown_word_counts_zero_and_is_a_success(built_index):
 
 
 def test_engine_undercounts_short_documents_exact_does_not(tmp_path, tokenizers):
-    """PROTOCOL 2: the engine drops matches whose window straddles a document boundary."""
+    """docs/PROTOCOL.md §2: the engine drops matches whose window straddles a document boundary."""
     docs = tmp_path / "short.txt"
     docs.write_text("\n".join(["A story about Castle and Violin here."] * 50))
     tok, ident = tokenizers["smollm2-135m"]
@@ -94,7 +94,7 @@ def test_plain_text_files_and_u16_width(tmp_path, tokenizers):
         assert local.count(["Harbor", "Falcon"]).count == 1
         assert local.count(["Falcon", "Orchid"]).count == 0
         # Orchid's window reaches the Harbor of the previous document too: the engine drops
-        # the match (PROTOCOL 2), the exact counter keeps it.
+        # the match (docs/PROTOCOL.md §2), the exact counter keeps it.
         assert local.count(["Harbor", "Orchid"]).count == 0
         assert exact.count(["Harbor", "Orchid"]).count == 1
 

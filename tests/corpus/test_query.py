@@ -1,4 +1,4 @@
-"""Query construction (PROTOCOL 2): content words, fallbacks, dedup, RELCHECK, query syntax."""
+"""Query construction (docs/PROTOCOL.md §2): content words, fallbacks, dedup, RELCHECK, query syntax."""
 import pytest
 
 from factrl.harness.corpus import (PRONOUNS, QUERY_VERSION, STOPWORDS, build_query, content_words, is_pronoun,
@@ -49,7 +49,7 @@ def test_build_query_needs_two_distinct_terms():
 
 def test_build_query_relcheck_order_and_three_terms():
     assert build_query("Marie Curie", "Warsaw", "was born in") == ["Marie", "Curie", "born", "Warsaw"]
-    # "is in" has only stopwords: its single term is the string itself (PROTOCOL 2 fallback).
+    # "is in" has only stopwords: its single term is the string itself (docs/PROTOCOL.md §2 fallback).
     assert build_query("Paris", "France", "is in") == ["Paris", "is in", "France"]
     assert build_query("Paris", "France", "capital of") == ["Paris", "capital", "France"]
     assert build_query("Paris", "Paris", "capital") is None

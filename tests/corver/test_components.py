@@ -1,4 +1,4 @@
-"""CorVer's components (issue 9): extractor, corpus and settings, stand-ins marked."""
+"""CorVer's components: extractor, corpus and settings, stand-ins marked."""
 from __future__ import annotations
 
 from omegaconf import OmegaConf

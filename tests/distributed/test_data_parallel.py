@@ -1,4 +1,4 @@
-"""Data-parallel training (issue 14): two real processes (torchrun, gloo) against one.
+"""Data-parallel training: two real processes (torchrun, gloo) against one.
 
 The trainer runs for real under `torchrun --nproc_per_node 2`; the batch of per-token returns is
 fixed by (step, global position, token) (tests/distributed/dist_grpo.py), so the one-process and

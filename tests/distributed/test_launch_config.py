@@ -1,4 +1,4 @@
-"""Launchers, Accelerate/DeepSpeed configs and vLLM settings compose and validate on a CPU (issue 14);
+"""Launchers, Accelerate/DeepSpeed configs and vLLM settings compose and validate on a CPU;
 one `harness run launcher=torchrun` end to end (rank 0 records the row)."""
 from __future__ import annotations
 

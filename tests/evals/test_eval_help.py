@@ -1,4 +1,4 @@
-"""`harness eval --help` describes the command, and generation shows a progress bar (issue 9)."""
+"""`harness eval --help` describes the command, and generation shows a progress bar."""
 from __future__ import annotations
 
 import re

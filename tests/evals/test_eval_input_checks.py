@@ -1,4 +1,4 @@
-"""Small input mistakes (issue 9): each fails with one line naming the field or option and the fix."""
+"""Small input mistakes: each fails with one line naming the field or option and the fix."""
 from __future__ import annotations
 
 import json

@@ -110,7 +110,7 @@ def test_evaluate_through_the_openai_backend(server, monkeypatch, tmp_path):
 
 
 def test_demonstration_and_response_prefix_on_vllm_chat_continue(server, monkeypatch):
-    # Opt-in since issue 9 (the default is the completions endpoint, which any server speaks).
+    # Opt-in (the default is the completions endpoint, which any server speaks).
     monkeypatch.setenv("TEST_KEY", SECRET)
     model_cfg = {"system_role": True, "demonstration": True, "response_prefix": "<think>"}
     backend = build_backend("openai", IDENTITY, model_cfg, Decoding(max_new_tokens=8),

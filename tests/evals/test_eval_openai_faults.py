@@ -1,4 +1,4 @@
-"""The openai backend under injected faults, on servers that refuse vLLM-only fields (issue 9).
+"""The openai backend under injected faults, on servers that refuse vLLM-only fields.
 
 Every server here is a real HTTP server on 127.0.0.1 (tests/evals/openai_server.py) that
 injects each fault kind deterministically, by question.

@@ -1,5 +1,5 @@
 """The openai backend against a real third-party server: `transformers serve` on the embedded
-SmolLM2 directory, whose default response prefix ("<think>") goes to /completions (issue 9).
+SmolLM2 directory, whose default response prefix ("<think>") goes to /completions.
 
 Needs the `transformers[serving]` extra (fastapi, uvicorn); skipped without it.
 """

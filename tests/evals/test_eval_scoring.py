@@ -1,4 +1,4 @@
-"""Normalisation, extraction, refusal and closed-book matching (PROTOCOL 6), case by case."""
+"""Normalisation, extraction, refusal and closed-book matching (docs/PROTOCOL.md §6), case by case."""
 from __future__ import annotations
 
 import pytest
@@ -149,7 +149,7 @@ def test_truthfulqa_content_guard_is_an_option():
 
     correct, incorrect = ["No, it does not"], ["Yes, it does"]
     assert not decide("No", correct, incorrect)["correct"]  # default: no content token -> wrong
-    assert decide("No", correct, incorrect, content_guard=False)["correct"]  # PROTOCOL 6's bare rule
+    assert decide("No", correct, incorrect, content_guard=False)["correct"]  # docs/PROTOCOL.md §6's bare rule
     assert decide("No, cracking knuckles does not cause it", correct, incorrect)["correct"]
 
 

@@ -35,7 +35,7 @@ def test_micro_precision_differs_from_factscores_macro_and_every_response_stays_
 def test_papers_llama_raw_counts_give_its_ratios():
     from factrl.evals.factscore import factscore_metrics
 
-    # F 1,543, S 1,292, A 614, N 1,000 (PROTOCOL 6): 614 covered responses, 386 without facts.
+    # F 1,543, S 1,292, A 614, N 1,000 (docs/PROTOCOL.md §6): 614 covered responses, 386 without facts.
     per = [[True, True] for _ in range(614)]
     extra_true, extra_false = 1292 - 2 * 614, 1543 - 1292
     per[0] += [True] * extra_true + [False] * extra_false

@@ -1,4 +1,4 @@
-"""The FoRAG method: registry entry, configs (PROTOCOL 4 settings and both allocations),
+"""The FoRAG method: registry entry, configs (docs/PROTOCOL.md §4 settings and both allocations),
 build-time checks (one-line errors naming the setting and the fix) and the recorded components."""
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_registered_with_the_protocol_settings():
     from factrl.harness.registry import get_method
 
     assert get_method("forag") is METHOD and METHOD.algorithm == "ppo"
-    train = compose("model=llama-3.2-3b").train  # PROTOCOL 4: PPO, 5e-7 / 0.02, T 1.0; 4 epochs
+    train = compose("model=llama-3.2-3b").train  # docs/PROTOCOL.md §4: PPO, 5e-7 / 0.02, T 1.0; 4 epochs
     assert (train.learning_rate, train.beta, train.temperature, train.ppo.epochs) == (5e-7, 0.02, 1.0, 4)
     assert (train.questions_per_step, train.completions_per_question) == (3, 16)  # initial = shared
     adjusted = compose("model=llama-3.2-3b", "experiment=forag-adjusted").train

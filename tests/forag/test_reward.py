@@ -168,7 +168,7 @@ def test_spread_keeps_each_sentence_sum(server, judge, store, tokenizer):
 
 def test_unusable_alignment_falls_back_to_the_final_token(server, judge, store, tokenizer):
     # whitespace tokens between the two sentences are in the section but in no sentence: 14% of
-    # the section's tokens align, under PROTOCOL 1's 50%, so the sentence reward cannot be placed
+    # the section's tokens align, under docs/PROTOCOL.md §1's 50%, so the sentence reward cannot be placed
     # and the completion's sub-claims go, aggregated, to its last token (counted)
     gappy = f"<think>{BORN}" + " \u3000 \t" * 12 + "Yes.</think>"
     data = {"completions": [gappy], "completion_ids": encode(tokenizer, [gappy]), "rows": [ROWS["curie"]]}

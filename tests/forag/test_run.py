@@ -65,7 +65,7 @@ def test_run_records_components(forag_run):
 
 
 def test_adjusted_allocation_trains_with_one_completion_per_question(tmp_path, store_path):
-    """PROTOCOL 4's adjusted FoRAG allocation, C=1: PPO needs no group."""
+    """docs/PROTOCOL.md §4's adjusted FoRAG allocation, C=1: PPO needs no group."""
     run, _ = run_forag(tmp_path, store_path, "experiment=forag-adjusted", "train.questions_per_step=2",
                        "leaderboard.enabled=false", "eval.limit=2")
     log = [json.loads(line) for line in (run / "train" / "log.jsonl").read_text().splitlines()]

@@ -1,6 +1,6 @@
 """Bad input for FSPO: a missing, foreign or empty evidence store, a pool without titles, bad
 settings: one-line errors naming the setting and the fix, raised before training starts. A
-row without a title degrades only itself (mask 0, counted; BASELINES 1.4)."""
+row without a title degrades only itself (mask 0, counted; docs/BASELINES.md §1.4)."""
 from __future__ import annotations
 
 import logging

@@ -1,4 +1,4 @@
-"""FSPO with an HHEM-2.1-shaped model: a tiny random checkpoint (BASELINES 2.1 recipe) loaded
+"""FSPO with an HHEM-2.1-shaped model: a tiny random checkpoint (docs/BASELINES.md §2.1 recipe) loaded
 through the real paths, the checkpoint's own remote code and the harness class, scoring a
 batch in one call; the components record what judged the sentences."""
 from __future__ import annotations

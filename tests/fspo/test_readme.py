@@ -1,4 +1,4 @@
-"""The FSPO README has the fixed sections (STYLE 10), documents exactly the metric keys the
+"""The FSPO README has the fixed sections (docs/CONTRACTS.md, method READMEs), documents exactly the metric keys the
 reward logs, and covers every setting of configs/method/fspo.yaml."""
 from __future__ import annotations
 

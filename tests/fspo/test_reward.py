@@ -1,4 +1,4 @@
-"""FSPO reward and advantage arithmetic on hand-made cases (BASELINES 2.2): the sign-flip
+"""FSPO reward and advantage arithmetic on hand-made cases (docs/BASELINES.md §2.2): the sign-flip
 rule (mask 0 never flips, A = 0 stays 0, answer tokens +|A|), the step-reward variant, the
 format rule, and one batched NLI call per step. Real parts: the Llama-2 tokenizer, the core
 alignment and group advantages, a real SQLite evidence store and the lexical NLI stand-in."""

@@ -1,6 +1,6 @@
 """Every in-tree method through one sweep: `harness run -m method=raw,corver,fspo,knowrl,rlfh,forag`
 on tiny-llama against a scripted HTTP judge on 127.0.0.1 and a store the test writes, then
-`harness leaderboard publish` shows all six in one table (issue 11, "Runs")."""
+`harness leaderboard publish` shows all six in one table ("Runs")."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""`judge=embedded` with a real `transformers serve` on the embedded tiny-llama directory (issue 10).
+"""`judge=embedded` with a real `transformers serve` on the embedded tiny-llama directory.
 
 tiny-llama is a random model: its replies are noise, so the strict parser fails them, and
 that must show in the counts, not break anything. Needs the `transformers[serving]` extra.

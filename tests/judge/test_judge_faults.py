@@ -1,4 +1,4 @@
-"""The judge client under injected faults (issue 10): timeouts, 429 with Retry-After, 500,
+"""The judge client under injected faults: timeouts, 429 with Retry-After, 500,
 truncated JSON, cut and unparsable replies, scripted per item and drawn at random at 30%.
 
 No crash, nothing failed is cached, every request and every failure is counted.

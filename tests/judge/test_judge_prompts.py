@@ -1,4 +1,4 @@
-"""The shared judge prompts: what they render and what their strict parsers accept (issue 10)."""
+"""The shared judge prompts: what they render and what their strict parsers accept."""
 from __future__ import annotations
 
 import pytest

@@ -44,7 +44,7 @@ def test_registered_with_the_paper_defaults():
     assert get_method("knowrl") is METHOD and METHOD.algorithm == "grpo"
     paper = compose("model=llama-3.2-3b").method
     assert paper.nli.backend == "deberta" and paper.nli.model is None  # the pinned MoritzLaurer id
-    train = compose("model=llama-3.2-3b").train  # PROTOCOL 4: GRPO, 16, 1e-5 / 0.001
+    train = compose("model=llama-3.2-3b").train  # docs/PROTOCOL.md §4: GRPO, 16, 1e-5 / 0.001
     assert (train.completions_per_question, train.learning_rate, train.beta, train.temperature) == (16, 1e-5, 0.001, 1.0)
     assert compose().method.nli.backend == "standin"  # the embedded models' protocol file
     cfg = compose()

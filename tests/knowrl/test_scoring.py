@@ -1,4 +1,4 @@
-"""KnowRL's reward arithmetic on hand-made cases (BASELINES 5.1): the +2 / +1 / -1 mapping,
+"""KnowRL's reward arithmetic on hand-made cases (docs/BASELINES.md §5.1): the +2 / +1 / -1 mapping,
 the format rule, the supported fraction and FActScore's length penalty."""
 from __future__ import annotations
 

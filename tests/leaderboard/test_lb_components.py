@@ -1,4 +1,4 @@
-"""Provenance of reward components (issue 9): rows carry what can change a result, and every
+"""Provenance of reward components: rows carry what can change a result, and every
 published format marks the lines that used a stand-in, with a legend naming it."""
 from __future__ import annotations
 

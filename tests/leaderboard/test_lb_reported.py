@@ -1,4 +1,4 @@
-"""Reported results (issue 15): the shipped CorVer file, validation, and publishing beside measured rows."""
+"""Reported results: the shipped CorVer file, validation, and publishing beside measured rows."""
 from __future__ import annotations
 
 import csv

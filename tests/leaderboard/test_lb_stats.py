@@ -1,4 +1,4 @@
-"""Paired bootstrap intervals against hand computations, and seed aggregation in the tables (issue 15)."""
+"""Paired bootstrap intervals against hand computations, and seed aggregation in the tables."""
 from __future__ import annotations
 
 import csv

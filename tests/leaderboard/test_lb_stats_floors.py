@@ -1,4 +1,4 @@
-"""Gaming floors, answer diagnostics and their flags on synthetic runs (issue 15)."""
+"""Gaming floors, answer diagnostics and their flags on synthetic runs."""
 from __future__ import annotations
 
 import json
@@ -135,7 +135,7 @@ def test_rows_store_outcomes_and_diagnostics_and_old_rows_re_add_unchanged(runs,
 
     rows = rows_from_run(run)
     assert rows[0]["outcomes"]["n"] == 10 and rows[0]["diagnostics"]["top_answer_share"] == 1.0
-    # A row recorded before issue 15 (no outcomes, no diagnostics) re-adds as unchanged.
+    # A row recorded without outcomes (no outcomes, no diagnostics) re-adds as unchanged.
     old = [{k: v for k, v in r.items() if k not in ("outcomes", "diagnostics")} for r in rows]
     Store(store_path).add(old)
     report = Store(store_path).add(rows_from_run(run))

@@ -1,5 +1,5 @@
 """Strict accuracy in the rows and the tables: rule v2 when a row is recorded, old rows keep
-their version mark, and `primary - strict` is shown as a gaming signal (issue 15)."""
+their version mark, and `primary - strict` is shown as a gaming signal."""
 from __future__ import annotations
 
 import csv

@@ -1,5 +1,5 @@
 """A store that cannot be used (locked, corrupt) is one line naming the file and the fix, and
-recording at the end of `harness run` never turns a finished run into a failed one (issue 9)."""
+recording at the end of `harness run` never turns a finished run into a failed one."""
 from __future__ import annotations
 
 import json

@@ -66,7 +66,7 @@ def test_macro_needs_every_set_and_the_complete_best_run_is_kept(runs, store_pat
     record_run(make_run_dir(runs, method="raw", scores={"triviaqa": 0.5, "popqa": 0.2}), store_path)
     record_run(make_run_dir(runs, method="corver", seed=1, scores={"triviaqa": 0.9}), store_path)  # incomplete
     record_run(make_run_dir(runs, method="corver", seed=2, scores={"triviaqa": 0.6, "popqa": 0.3}), store_path)
-    # Another configuration (steps), not a seed replica of seed 2: issue 15 averages seed replicas.
+    # Another configuration (steps), not a seed replica of seed 2: the tables average seed replicas.
     record_run(make_run_dir(runs, method="corver", seed=3, steps=200, scores={"triviaqa": 0.55, "popqa": 0.25}),
                store_path)
     record_run(make_run_dir(runs, method="fspo", scores={"triviaqa": 0.7}), store_path)

@@ -1,5 +1,5 @@
 """The per-question gaming floor: each probe-panel trick built on the row's own questions and
-scored by the row's scorer (leaderboard/tables/tricks.py), in every format (issue 15)."""
+scored by the row's scorer (leaderboard/tables/tricks.py), in every format."""
 from __future__ import annotations
 
 import csv

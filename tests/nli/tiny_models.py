@@ -1,7 +1,7 @@
 """Tiny randomly initialised NLI models with the real models' interfaces, saved to disk.
 
 No package ships HHEM, flan-t5 or DeBERTa weights, so the tests build models of the same
-classes (BASELINES 2.1, 5.1) and load them through the scorers' real loading paths:
+classes (docs/BASELINES.md §2.1, 5.1) and load them through the scorers' real loading paths:
 - HHEM: a T5 foundation directory (T5Config d_model 16, one layer, num_labels 2, and a
   WordLevel tokenizer with `<pad>` = 0, `</s>` = 1 appended like T5's) and an HHEM checkpoint
   saved by our HHEM-shaped classes with register_for_auto_class, so it carries its code

@@ -1,4 +1,4 @@
-"""The `rlfh` method: registry entry, settings from config (typos refused), configs of PROTOCOL 4 and
+"""The `rlfh` method: registry entry, settings from config (typos refused), configs of docs/PROTOCOL.md §4 and
 of the release (judge decoding, tries), components, and the one-line errors of build_reward."""
 from __future__ import annotations
 

@@ -91,8 +91,8 @@ class NoverMethod(Method):
                  "update_every_steps": reward.save_steps,
                  "lora_modules_to_save": None,
                  "paper_difference": "the paper's LoRA also trains lm_head (modules_to_save); the harness's "
-                                     "shared LoRA (PROTOCOL 4, lora.*) has no modules_to_save, so the policy "
-                                     "and its proxy adapt the projection modules only (BASELINES 8 expected "
+                                     "shared LoRA (docs/PROTOCOL.md §4, lora.*) has no modules_to_save, so the policy "
+                                     "and its proxy adapt the projection modules only (docs/BASELINES.md §8 expected "
                                      "TRL 1.16 to reject lm_head; checked 2026-12-01, TRL 1.16 + PEFT 0.21 "
                                      "accept modules_to_save=[lm_head]); the proxy updates at every checkpoint "
                                      "(train.save_steps; the paper: 100)"}

@@ -12,7 +12,7 @@ One call scores whole groups (B = n x G consecutive completions of one pool row)
    N_r = len(tokenizer(reasoning)), special tokens included (utils.py:84-85);
 3. ranks and efficiency inside each group (scoring.py), combined with the weights.
 Each group is read from its own row, never the first prompt's (the released code's defect,
-BASELINES 9). The GRPO engine takes the completion's mean token return as its reward, so
+docs/BASELINES.md §9). The GRPO engine takes the completion's mean token return as its reward, so
 every token carries R.
 """
 from __future__ import annotations

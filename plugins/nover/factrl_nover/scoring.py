@@ -2,7 +2,7 @@
 
 No model here: the reward (reward.py) computes each completion's reasoning perplexity with the
 policy and hands the numbers of one group to these functions. Semantics are the released
-code's (thinkwee/NOVER@cb1a4ef), with the harness's strict format (BASELINES 8):
+code's (thinkwee/NOVER@cb1a4ef), with the harness's strict format (docs/BASELINES.md §8):
 - strict format: the completion is exactly one think block then one answer block;
 - P = exp(mean NLL / max(1, 1 + log10 N_r)) (rule `released`; `paper`: natural log);
 - ranks among a group's valid completions, P ascending, R_r = (n - k) / n for rank k = 0..n-1:
