@@ -391,3 +391,12 @@ def token_returns(sigma: Sequence[int | None], response_return: float,
 
 __all__ = ["Alignment", "Section", "Sentence", "SPLITTERS", "align", "find_sections", "sentences_of",
            "sigma_from_spans", "split_sentences", "token_returns", "token_spans"]
+
+
+def statement_guards(dedupe_statements: bool, max_rewarded_statements: int | None) -> list[str]:
+    """The statement-sum guards that are on, as `key=value` (docs/CONTRACTS.md "Guards"): the
+    methods that sum a reward over a completion's statements (RLFH, FoRAG) share these two."""
+    found = ["dedupe_statements=true"] if dedupe_statements else []
+    if max_rewarded_statements is not None:
+        found.append(f"max_rewarded_statements={max_rewarded_statements}")
+    return found

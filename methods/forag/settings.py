@@ -66,10 +66,7 @@ class FoRAGSettings(Settings):
     @property
     def guards(self) -> list[str]:
         """The guards that are on, as `key=value` (docs/CONTRACTS.md "Guards"; tables mark them)."""
-        found = ["dedupe_statements=true"] if self.dedupe_statements else []
-        if self.max_rewarded_statements is not None:
-            found.append(f"max_rewarded_statements={self.max_rewarded_statements}")
-        return found
+        return comp.statement_guards(self.dedupe_statements, self.max_rewarded_statements)
 
     def value(self, supported: bool) -> float:
         return self.supported if supported else self.unsupported

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from factrl.harness.completions import SPLITTERS
+from factrl.harness.completions import SPLITTERS, statement_guards
 from factrl.harness.settings import Settings
 
 from .prompts import DECODINGS, PARSERS
@@ -111,10 +111,7 @@ class RLFHSettings(Settings):
     @property
     def guards(self) -> list[str]:
         """The guards that are on, as `key=value` (docs/CONTRACTS.md "Guards"; tables mark them)."""
-        found = ["dedupe_statements=true"] if self.dedupe_statements else []
-        if self.max_rewarded_statements is not None:
-            found.append(f"max_rewarded_statements={self.max_rewarded_statements}")
-        return found
+        return statement_guards(self.dedupe_statements, self.max_rewarded_statements)
 
 
 __all__ = ["CONSTANTS", "Constants", "FAILURE_RULES", "GRANULARITIES", "HEDGE_PHRASES", "RLFHSettings", "is_hedge"]
