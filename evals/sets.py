@@ -19,7 +19,7 @@ from typing import Callable
 from factrl.harness.errors import DataError, HarnessError, did_you_mean
 from factrl.harness.hashing import sha256_file
 
-from .answers import prepare_references
+from factrl.harness.answers import prepare_references
 from .loaders import Fields, Record, dedupe, load_hub, parse_rows, read_rows
 
 TASKS = ("closed_book", "truthfulqa", "multihop")

@@ -20,7 +20,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-# Tags as the evaluator reads them (factrl.evals.answers): exact, case-insensitive.
+# Tags as the evaluator reads them (factrl.harness.answers): exact, case-insensitive.
 _ANSWER_TAG = re.compile(r"<(/?)answer>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
@@ -107,7 +107,7 @@ def find_sections(text: str) -> list[Section]:
     templates that open the block in the prompt) starts the section at the text's start.
     Unclosed (a completion cut at the length limit), it runs to the next `<answer>` or the
     end: it is still reasoning the policy wrote.
-    answer: the block `factrl.evals.answers.extract_answer` judges, so the sentences scored
+    answer: the block `factrl.harness.answers.extract_answer` judges, so the sentences scored
     are the answer that earns the correctness reward. Other answer blocks are outside.
     """
     sections: list[Section] = []

@@ -62,7 +62,7 @@ def validate_rows(records: list[Any], source: str) -> list[dict]:
 
 
 def _normalise_question(text: str) -> str:
-    from factrl.evals.answers import normalize_answer
+    from .answers import normalize_answer
 
     return normalize_answer(text)
 

@@ -2,7 +2,7 @@
 
 - correctness (the judge): +2 when the final answer matches the completion's *own* row's
   gold or an alias, -1 when it is wrong, refused or empty. "Matches" is the evaluator's
-  definition (`factrl.evals.answers`: normalisation, alias handling, token-boundary
+  definition (`factrl.harness.answers`: normalisation, alias handling, token-boundary
   containment), so training rewards exactly what evaluation scores. The released trainer
   judged every completion against the first question's gold and matched character
   substrings; neither is copied.
@@ -23,14 +23,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from factrl.evals.answers import extract_answer, is_refusal, match_closed_book
-from factrl.evals.strict import strict_correct
-
+from .answers import extract_answer, is_refusal, match_closed_book, strict_correct
 from .settings import Settings
 
 FORMAT_RULES = ("paper", "single_block")
 # protocol: the evaluator's matcher (containment on token boundaries, the last answer block);
-# strict: strict accuracy's rule (evals/strict.py: one answer block, the gold asserted, not
+# strict: strict accuracy's rule (harness/answers/strict.py: one answer block, the gold asserted, not
 # negated, retracted or listed among other candidates). A guard (docs/CONTRACTS.md "Guards").
 CORRECTNESS_RULES = ("protocol", "strict")
 

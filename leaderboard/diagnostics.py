@@ -14,10 +14,10 @@ word "or", a semicolon, two or more commas (a list of three or more items), or t
 non-empty lines. One comma and "and" are not hedges, so single answers such as
 `Washington, D.C.`, `Springfield, Illinois` and `Bosnia and Herzegovina` are not flagged.
 
-Strict accuracy (rule version STRICT_RULE_VERSION = factrl.evals.strict.STRICT_VERSION), beside
+Strict accuracy (rule version STRICT_RULE_VERSION = factrl.harness.answers.STRICT_VERSION), beside
 the protocol's: a sample counts when the protocol credits it and strict v2 does too
 (`strict_correct(completion, references)`: one answer block, the gold the final asserted
-candidate, no negation over it, no other candidate; evals/strict.py). TruthfulQA answers are
+candidate, no negation over it, no other candidate; harness/answers/strict.py). TruthfulQA answers are
 sentences, where "not" and "or" are ordinary words, so there only the one-block rule applies.
 It does not change the protocol's `accuracy`; it is stored as `diagnostics.accuracy_strict`
 with `strict_rule` and `strict_withdrawn` ({reason: count} of the protocol's credits strict
@@ -35,8 +35,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from factrl.evals.answers import extract_answer, normalize_answer
-from factrl.evals.strict import STRICT_VERSION, single_block, strict_correct
+from factrl.harness.answers import STRICT_VERSION, extract_answer, normalize_answer, single_block, strict_correct
 
 DIAGNOSTICS_VERSION = "2"  # 2: strict rule 2 and `strict_withdrawn`
 HEDGE_RULE_VERSION = "1"

@@ -2,7 +2,7 @@
 decision with the harness's two guards, multi-hop official EM/F1).
 
 `SCORER_VERSION` versions everything this scorer decides: the answer helpers it is built on
-(factrl.evals.answers, whose behaviour tests/evals/test_eval_version.py fingerprints) and the
+(factrl.harness.answers, whose behaviour tests/evals/test_eval_version.py fingerprints) and the
 task rules (factrl.evals.rules). It is written into every metrics file; tables compare only
 equal versions, and leaderboard/store/versions.py freezes it.
 """
@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..answers import REFUSALS, extract_answer, match_prepared, normalize_answer
+from factrl.harness.answers import REFUSALS, SCORER_VERSION, extract_answer, match_prepared, normalize_answer
 from ..metrics import DIAGNOSTICS, Metric, SampleTable
 from ..rules.multihop import score_multihop
 from ..rules.truthfulqa import decide as truthfulqa_decide
 from ..sets import EvalSet
 from .base import COMMON_FIELDS, Scorer
 
-# Bumped whenever extraction, normalisation, stopwords, the refusal list, matching or a task
-# rule changes (dated line in evals/README.md's changelog).
-SCORER_VERSION = "1.1"
+# SCORER_VERSION is kept beside the answer helpers it pins (harness/answers/__init__.py) and bumped
+# there whenever extraction, normalisation, stopwords, the refusal list, matching or a task rule
+# changes (dated line in evals/README.md's changelog).
 
 CLOSED_BOOK_METRICS = (
     Metric("accuracy", "correct", True, "answer contains a reference or sits inside one (token boundaries)"),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..answers import has_content, normalize_answer
+from factrl.harness.answers import has_content, normalize_answer
 from factrl.harness.judge import MATERIAL_RULE, Decoding, JudgePrompt, ParseError, material
 from factrl.harness.judge.prompts import GRADES
 

@@ -32,10 +32,10 @@ def _sentences(text: str) -> list[str]:
 
 
 def reference_tools(evidence: Any = None) -> ReferenceTools:
-    """The standard tools: the protocol's matcher and refusal forms (factrl.evals.answers), the
+    """The standard tools: the protocol's matcher and refusal forms (factrl.harness.answers), the
     reference sentence splitter, heuristic claims (factrl.harness.claims), the lexical NLI
     stand-in (factrl.harness.nli.standin) and `evidence` (the run's store, or None)."""
-    from factrl.evals.answers import is_refusal, match_closed_book
+    from ..answers import is_refusal, match_closed_book
     from ..claims import claims
     from ..nli.standin import lexical_support
 
@@ -46,7 +46,7 @@ def reference_tools(evidence: Any = None) -> ReferenceTools:
 
 def tools_versions() -> dict[str, str]:
     """Versions of the rules the tools apply (recorded in the reference judge's component)."""
-    from factrl.evals.scorers.default import SCORER_VERSION  # the module, not the package face (which runs evals)
+    from ..answers import SCORER_VERSION
     from ..claims import CLAIMS_VERSION
     from ..nli.standin import STANDIN_VERSION
 

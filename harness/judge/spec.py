@@ -89,8 +89,8 @@ class ReferenceTools:
     """What a prompt's `reference(item, tools)` may use (reference.py builds the standard set:
     `reference_tools(evidence=...)`). All are deterministic, in-process and cheap."""
 
-    match: Callable[[str, Sequence[str]], bool]  # the protocol's matcher (evals.answers.match_closed_book)
-    refusal: Callable[[str], bool]  # the protocol's abstention forms (evals.answers.is_refusal)
+    match: Callable[[str, Sequence[str]], bool]  # the protocol's matcher (harness.answers.match_closed_book)
+    refusal: Callable[[str], bool]  # the protocol's abstention forms (harness.answers.is_refusal)
     split_sentences: Callable[[str], list[str]]  # harness.completions' reference splitter, as strings
     claims: Callable[[str], list[str]]  # heuristic claims of a text (harness.claims.claims)
     nli: Callable[[str, str], float]  # (premise, hypothesis) -> support in [0, 1] (the lexical NLI stand-in)

@@ -50,7 +50,7 @@ def evidence_sentences(cfg: Any, rows: list[dict]) -> tuple[list[tuple[str, ...]
 
 def fillers(rows: list[dict], b: int, count: int) -> list[tuple[str, str]]:
     """`count` (reasoning, answer) honest answers with wrong answers other than the panel's own."""
-    from factrl.evals.answers import match_closed_book
+    from ..answers import match_closed_book
 
     golds = [str(a) for a in rows[b]["answers"]]
     own = panel_mod.wrong_answer(rows, b)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from factrl.evals.answers import match_closed_book
+from ..answers import match_closed_book
 
 PANEL_VERSION = "2"
 HONEST_CORRECT = "honest_correct"

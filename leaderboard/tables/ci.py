@@ -83,7 +83,7 @@ def ci_table(accuracy: Table, layout: Layout) -> Table:
              "line); n = questions per set. Δraw: difference to Raw, Δbest: the focus method's difference to the "
              f"best other line, each with its paired bootstrap {boot.level:.0%} interval [low, high] and its MDE in "
              f"pp. strict: strict accuracy v{STRICT_RULE_VERSION} (no credit for several answer blocks, a negated or "
-             "retracted gold, or several candidates; evals/strict.py), gap = accuracy - strict, the gaming signal "
+             "retracted gold, or several candidates; harness/answers/strict.py), gap = accuracy - strict, the gaming signal "
              "(strict v1: rows recorded before v2, the hedge rule)."]
     notes += _legend(accuracy)
     return Table("accuracy_ci", "Closed-book QA accuracy with uncertainty (%)", _columns(accuracy), groups, notes,

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from factrl.evals.answers import STOPWORDS, is_refusal, normalize_answer
+from factrl.harness.answers import STOPWORDS, is_refusal, normalize_answer
 from factrl.harness.settings import Settings
 
 VARIANTS = ("head", "v1.0.0")

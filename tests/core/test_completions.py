@@ -59,7 +59,7 @@ def test_sections(text, expected):
 
 
 def test_answer_section_is_the_block_the_evaluator_judges():
-    from factrl.evals.answers import extract_answer
+    from factrl.harness.answers import extract_answer
 
     for text in ["<think>t</think><answer>a</answer> x <answer>b</answer>", "<answer>a</answer><answer>tr",
                  "<think>x</think><answer> Paris </answer>"]:

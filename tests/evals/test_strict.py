@@ -1,14 +1,14 @@
-"""Strict accuracy v2 (evals/strict.py) and the answer-block helpers (evals/answers.py), on
+"""Strict accuracy v2 (harness/answers/strict.py) and the answer-block helpers (harness/answers/matching.py), on
 hand-made answers and on panel-style completions built from the real demo pool and the
 shared NQ-Open / PopQA references."""
 from __future__ import annotations
 
 import pytest
 
-from factrl.evals.answers import STRICT_VERSION, StrictVerdict, answer_blocks, extract_answer, match_closed_book
-from factrl.evals.answers import strict_correct as reexported
 from factrl.evals.sets import load_set
-from factrl.evals.strict import strict_correct
+from factrl.harness.answers import (STRICT_VERSION, StrictVerdict, answer_blocks, extract_answer, match_closed_book,
+                                    strict_correct)
+from factrl.harness.answers.strict import strict_correct as defined
 from factrl.harness.demo_data import demo_eval, demo_pool
 from factrl.harness.probe import panel
 
@@ -31,7 +31,7 @@ def test_answer_blocks_and_the_first_block():
             assert blocks[-1] == extract_answer(completion).answer  # the protocol's block is the last
     with pytest.raises(ValueError, match="block must be"):
         extract_answer("<answer>x</answer>", block="middle")
-    assert reexported is strict_correct and STRICT_VERSION == "2"
+    assert defined is strict_correct and STRICT_VERSION == "2"
 
 
 @pytest.mark.parametrize("answer, golds, reason", [

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from factrl.evals.answers import is_refusal
+from factrl.harness.answers import is_refusal
 from factrl.harness.judge import find_material
 from factrl.harness.nli.standin import lexical_support
 from factrl.methods.forag.prompts import PASSAGE_JOIN, REFERENCE_SUPPORT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.evals.answers import extract_answer, match_closed_book
+from factrl.harness.answers import extract_answer, match_closed_book
 from factrl.harness.config import compose
 from factrl.harness.method import Method, RewardOutput
 from factrl.harness.probe import entry_names, probe_method
@@ -21,7 +21,7 @@ EVIDENCE = [("Paris is the capital and largest city of France.", "It lies on the
 
 
 def test_panel_v2_keeps_v1_and_adds_the_classes_in_the_rewards_format():
-    from factrl.evals.strict import strict_correct
+    from factrl.harness.answers import strict_correct
     from factrl.harness.probe import PANEL_VERSION
 
     assert PANEL_VERSION == "2" and entry_names() == V1 + V2

@@ -1,6 +1,6 @@
 """Strict accuracy, version 2: the protocol's verdict without credit for answers that game it.
 
-The protocol's matcher (answers.match_closed_book) credits an answer that *contains* a
+The protocol's matcher (matching.match_closed_book) credits an answer that *contains* a
 reference on token boundaries, which is what it should do for "The answer is Paris", but it
 also credits "London or Paris", "not Paris", "Paris? No, London" and a completion with one
 answer block per candidate. Strict accuracy sits beside the protocol's accuracy (never
@@ -49,7 +49,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .answers import answer_blocks, extract_answer, has_content, normalize_answer
+from .matching import answer_blocks, extract_answer, has_content, normalize_answer
 
 STRICT_VERSION = "2"
 REASONS = ("no_answer", "multiple_blocks", "no_match", "retracted", "negated", "candidates")

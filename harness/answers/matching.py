@@ -11,15 +11,13 @@ plain string operations:
 - `extract_answer`: the final answer of a completion (`<think>...</think><answer>...</answer>`);
   `block="first"` reads the first block instead (KnowRL's release reads the first).
 - `answer_blocks`: every closed answer block, in order.
-- `strict_correct`, `StrictVerdict`, `STRICT_VERSION`: strict accuracy v2 (evals/strict.py),
-  beside the protocol's matcher, never replacing it.
 - `is_refusal`: the normalised answer is exactly one of the three abstention forms.
 - `match_closed_book`: bidirectional containment on token boundaries, with the reverse
   direction (answer inside a reference) allowed only for answers with a content token.
 
 Change any behaviour here (normalisation, stopwords, refusal list, extraction, matching) and
-you must bump `SCORER_VERSION` (evals/scorers/default.py, the default scorer is built on these
-helpers); `tests/evals/test_eval_version.py` pins a fingerprint of the behaviour and fails until
+you must bump `SCORER_VERSION` (harness/answers/__init__.py; the default scorer,
+evals/scorers/default.py, is built on these helpers); `tests/evals/test_eval_version.py` pins a fingerprint of the behaviour and fails until
 you do.
 """
 from __future__ import annotations
@@ -311,15 +309,3 @@ def match_closed_book(answer: str, references: Sequence[str]) -> bool:
     refs = tuple(references) if not isinstance(references, tuple) else references
     return match_prepared(normalize_answer(answer), _prepared(refs))[0]
 
-
-_STRICT_NAMES = ("STRICT_VERSION", "StrictVerdict", "strict_correct")
-
-
-def __getattr__(name: str):
-    """Strict accuracy lives in evals/strict.py (it builds on this module); re-exported lazily
-    so that importing either module first works."""
-    if name in _STRICT_NAMES:
-        from . import strict
-
-        return getattr(strict, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
