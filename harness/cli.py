@@ -17,7 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("factrl.evals.cli:score_main", "score a predictions JSONL file without regenerating"),
     "methods": ("factrl.harness.methods_cli:methods_main", "list the registered reward methods"),
     "index": ("factrl.harness.corpus.cli:main", "build or query an infini-gram corpus index (build | query)"),
-    "pool": ("factrl.harness.pool_filter:main", "prepare the training question pool (filter)"),
+    "pool": ("factrl.harness.pool.cli:main", "prepare the training question pool (filter)"),
     "evidence": ("factrl.harness.evidence.cli:main", "build or query a Wikipedia evidence store (build | query)"),
     "leaderboard": ("factrl.leaderboard.cli:main", "add results, list or publish the leaderboard"),
     "judge": ("factrl.harness.judge.cli:main", "start, check or ask the LLM judge (serve | check | ask)"),

@@ -8,7 +8,7 @@ from omegaconf import OmegaConf
 
 from factrl.harness.errors import DataError
 from factrl.harness.pool import load_pool, pool_fingerprint, validate_rows
-from factrl.harness.pool_filter import judge, select
+from factrl.harness.pool.filter import judge, select
 from tests.helpers import harness
 
 
@@ -141,7 +141,7 @@ def _filter_cfg(tmp_path, *extra):
 
 def test_filter_progress_from_other_settings_is_refused_or_restarted(tmp_path):
     """Counts made with G=2, T=0.7 never count for a rerun with G=3, T=1.3."""
-    from factrl.harness.pool_filter import filter_task
+    from factrl.harness.pool.filter import filter_task
 
     progress = tmp_path / "filtered.progress.jsonl"
     report_file = tmp_path / "filtered.report.json"
@@ -167,7 +167,7 @@ def test_filter_progress_from_other_settings_is_refused_or_restarted(tmp_path):
 
 def test_filter_progress_key_covers_model_seed_prompt_and_pool_file(tmp_path):
     from factrl.harness import models
-    from factrl.harness.pool_filter import progress_key
+    from factrl.harness.pool.filter import progress_key
 
     pool = tmp_path / "pool.json"
     pool.write_text(json.dumps([{"question": "Who wrote Hamlet?", "answers": ["Shakespeare"]}]))

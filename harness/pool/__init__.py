@@ -7,7 +7,7 @@ deduplicated against the evaluation sets (exact normalised question match), shuf
 the pool seed and optionally truncated. `pool_fingerprint` hashes the final ordered rows, so
 a leaderboard row can show that two methods trained on the same pool in the same order.
 
-`harness pool filter model=...` (see pool_filter.py) writes a self-filtered pool file.
+`harness pool filter model=...` (see pool/filter.py) writes a self-filtered pool file.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, DataError
+from ..errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ def validate_rows(records: list[Any], source: str) -> list[dict]:
 
 
 def _normalise_question(text: str) -> str:
-    from .answers import normalize_answer
+    from ..answers import normalize_answer
 
     return normalize_answer(text)
 
@@ -120,7 +120,7 @@ def load_pool(pool_cfg: Any, eval_cfg: Any = None, report: dict | None = None, e
     """
     source = pool_cfg.get("source", "file")
     if source == "demo":
-        from .demo_data import demo_pool
+        from ..demo_data import demo_pool
 
         rows = validate_rows(demo_pool(), "demo pool")
     elif source == "file":
@@ -159,7 +159,7 @@ def rows_with_evidence(rows: list[dict], evidence_cfg: Any) -> list[dict]:
     if evidence_cfg is None:
         raise ConfigError("pool.evidence_only=true needs the run's evidence store (evidence=demo | file); "
                           "drop pool.evidence_only or give an evidence config")
-    from .evidence import open_evidence
+    from ..evidence import open_evidence
 
     with open_evidence(evidence_cfg) as store:
         return [r for r in rows if str(r.get("title") or "").strip() and store.by_title(r["title"], k=1)]

@@ -23,16 +23,15 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from .config import hydra_entry
-from .errors import DataError
-from .rundir import write_json
+from ..errors import DataError
+from ..rundir import write_json
 
 log = logging.getLogger("factrl.pool")
 
 
 def judge(completion: str, answers: list[str]) -> bool:
     """The training reward's correctness rule (refusals and empty answers are never correct)."""
-    from .rewards import judge as judge_response
+    from ..rewards import judge as judge_response
 
     return judge_response(completion, answers)[0]
 
@@ -61,9 +60,9 @@ def progress_key(cfg: DictConfig, identity: Any, rows: list[dict]) -> dict[str, 
     question gets, not their distribution (a resume reseeds anyway)."""
     from factrl.evals import SCORER_VERSION
 
-    from .hashing import sha256_file
-    from .pool import pool_fingerprint
-    from .prompts import PROMPT_VERSION, prompt_hash, prompt_variant
+    from ..hashing import sha256_file
+    from . import pool_fingerprint
+    from ..prompts import PROMPT_VERSION, prompt_hash, prompt_variant
 
     settings = cfg.pool.filter
     path = cfg.pool.get("path")
@@ -130,8 +129,8 @@ def sample_counts(cfg: DictConfig, rows: list[dict], progress: Path, identity: A
     import torch
     from tqdm import tqdm
 
-    from . import models
-    from .prompts import format_prompt
+    from .. import models
+    from ..prompts import format_prompt
 
     settings = cfg.pool.filter
     group = int(settings.completions)
@@ -165,8 +164,8 @@ def sample_counts(cfg: DictConfig, rows: list[dict], progress: Path, identity: A
 
 
 def filter_task(cfg: DictConfig) -> Path:
-    from . import models
-    from .pool import load_pool, pool_fingerprint
+    from .. import models
+    from . import load_pool, pool_fingerprint
 
     rows = load_pool(cfg.pool, cfg.eval)
     out = _output_path(cfg)
@@ -192,22 +191,3 @@ def filter_task(cfg: DictConfig) -> Path:
     print(f"kept {report['kept']} of {report['questions']} questions ({report['learning_zone']} learning zone, "
           f"{report['anchors']} anchors) -> {out}\nuse it with: pool=file pool.path={out} pool.shuffle_seed=null")
     return out
-
-
-def filter_main(argv: list[str]) -> int:
-    if argv and argv[0] in ("-h", "--help"):
-        print(__doc__.strip())
-        return 0
-    return hydra_entry(lambda cfg: filter_task(cfg), argv, "harness pool filter")
-
-
-def main(argv: list[str]) -> int:
-    """`harness pool <subcommand>`: `filter` (self-filter a pool with a model)."""
-    if not argv or argv[0] in ("-h", "--help"):
-        print("usage: harness pool filter [hydra overrides, e.g. model=llama-3.2-3b pool=file pool.path=P]\n\n"
-              "  filter   sample G completions per question, keep 1 <= n_correct <= G-1 plus anchors,\n"
-              "           and write the filtered pool file (see configs/pool/ for options)")
-        return 0
-    if argv[0] == "filter":
-        return filter_main(argv[1:])
-    raise DataError(f"unknown pool command '{argv[0]}'; valid: filter")
