@@ -54,7 +54,7 @@ def fillers(rows: list[dict], b: int, count: int) -> list[tuple[str, str]]:
 
     golds = [str(a) for a in rows[b]["answers"]]
     own = panel_mod.wrong_answer(rows, b)
-    pool = [w for w in panel_mod.other_golds(rows, b) + list(panel_mod.FILLER_WRONGS)
+    pool = [w for w in panel_mod.other_golds(rows, b, limit=count + 1) + list(panel_mod.FILLER_WRONGS)
             if w != own and not match_closed_book(w, golds)]
     pool = list(dict.fromkeys(pool)) or [panel_mod.FALLBACK_WRONG]
     return [(f"I recall that the answer is {w}.", w) for w in (pool[i % len(pool)] for i in range(count))]

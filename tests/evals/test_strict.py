@@ -170,9 +170,10 @@ def test_tricks_on_real_questions_are_withdrawn(shared_data):
     at most 0.3% (wrong answers without a word, such as "---", are no candidate of their own)."""
     records = load_set("nq_open", data_dir=shared_data / "benchmarks").records
     rows = [{"question": r.question, "answers": list(r.references)} for r in records]
+    questions = panel.questions(rows)
     for template in [t for family in GAMING.values() for t in family]:
         credited = kept = 0
-        for row, q in zip(rows, panel.questions(rows)):
+        for row, q in zip(rows, questions):
             completion = done(template.format(g=q.gold, w=q.wrong))
             if match_closed_book(extract_answer(completion).answer, row["answers"]):
                 credited += 1
