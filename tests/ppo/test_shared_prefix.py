@@ -85,7 +85,7 @@ def test_policy_log_probs_loss_and_gradients_equal_the_plain_forward(tmp_path):
         loss = trainer.compute_loss(trainer.model, batch)  # TRL's clipped policy loss through the override
         loss.backward()
         trainer._value_inputs = None
-        got[shared] = (logps.detach(), entropies.detach(), float(loss), _grads(actor), list(seen))
+        got[shared] = (logps.detach(), entropies.detach(), float(loss.detach()), _grads(actor), list(seen))
     rows, length = ids.shape
     prompt = length - width
     assert got[True][4][:2] == [(2, prompt - 1), (rows, width + 1)]  # two prompts once, four completions
