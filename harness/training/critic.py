@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from ..errors import DataError
+from .shared_prefix import checkpointing, prompt_groups, split
 
 ADAPTER = "critic"
 CHECKPOINT_FILE = "critic.safetensors"
@@ -64,6 +65,7 @@ class Critic:
     """Common part: chunked value computation, state dict, checkpoint files."""
 
     head: ValueHead
+    shared_prefix = True  # PPOTrainer.use_shared_prefix(False): the plain forward over whole rows
 
     def body_context(self) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()
@@ -86,11 +88,22 @@ class Critic:
             body = self.body()
             for start in range(0, input_ids.size(0), batch_size):
                 ids, mask = input_ids[start:start + batch_size], attention_mask[start:start + batch_size]
-                hidden = body(input_ids=ids, attention_mask=mask).last_hidden_state
-                # Position p's hidden state predicts token p + 1: the value of completion token t
-                # is read one position before it.
-                out.append(self.head(hidden[:, -logits_to_keep - 1:-1]))
+                out.append(self.head(self._hidden(body, ids, mask, logits_to_keep)))
         return torch.cat(out, dim=0)
+
+    def _hidden(self, body: nn.Module, ids: torch.Tensor, mask: torch.Tensor, width: int) -> torch.Tensor:
+        """(B, width, H): the hidden state before each completion token. Position p's hidden state
+        predicts token p + 1, so the value of completion token t is read one position before it.
+        Rows sharing a prompt go through the shared-prefix forward (training/shared_prefix.py),
+        equal to the plain one up to float rounding."""
+        groups = prompt_groups(ids, mask, width) if self.shared_prefix and not checkpointing(body) else None
+        parts = None
+        if groups is not None:
+            parts = split(ids, mask, width, groups, body.config, lambda **inputs: body(**inputs, use_cache=True))
+        if parts is None:
+            return body(input_ids=ids, attention_mask=mask).last_hidden_state[:, -width - 1:-1]
+        suffix, cache = parts
+        return body(input_ids=suffix, attention_mask=mask, past_key_values=cache).last_hidden_state[:, :-1]
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {name: p.detach().to("cpu").clone().contiguous() for name, p in self.trainable()}
