@@ -17,7 +17,10 @@ the demo pool, seed 42, a fresh output folder and no leaderboard. From each run'
 Ratios divide by CorVer's figures from the same invocation (the first method named must be
 corver). `--rounds R` repeats the methods R times, interleaved (corver, knowrl, ..., corver, ...),
 so a change of machine load hits every method alike; medians over rounds are printed. Target:
-every ratio <= 3.0 (the judge-based methods on the reference judge cost about what CorVer does).
+every step ratio <= 3.0 (a judge-based step on the reference judge costs about what a CorVer step
+does). The reward ratio is printed beside it but not held to the target: CorVer's reward is a few
+hundredths of a second, so a ratio of two such figures (RLFH's includes building the row's BM25
+index once per run) says nothing about what a step costs.
 """
 from __future__ import annotations
 
@@ -92,13 +95,13 @@ def main() -> None:
     base_reward, base_step = med("corver", "reward"), med("corver", "step")
     print(f"\n{args.model}, judge=reference, {args.steps} step(s) x {args.rounds} round(s); load average "
           f"{min(load):.2f}-{max(load):.2f} (os.getloadavg, 1 min)")
-    print(f"{'method':<8} {'reward s/step':>14} {'x corver':>9} {'step s/step':>12} {'x corver':>9}  target <= {TARGET:g}x")
+    print(f"{'method':<8} {'reward s/step':>14} {'x corver':>9} {'step s/step':>12} {'x corver':>9}  step target <= {TARGET:g}x")
     failed = []
     for method in methods:
         reward, step = med(method, "reward"), med(method, "step")
         r_ratio = reward / base_reward if base_reward > 0 else float("nan")
         s_ratio = step / base_step if base_step > 0 else float("nan")
-        ok = method not in TARGETED or (r_ratio <= TARGET and s_ratio <= TARGET)
+        ok = method not in TARGETED or s_ratio <= TARGET
         if not ok:
             failed.append(method)
         print(f"{method:<8} {reward:14.3f} {r_ratio:9.2f} {step:12.2f} {s_ratio:9.2f}  {('ok' if ok else 'OVER') if method in TARGETED else ''}")
