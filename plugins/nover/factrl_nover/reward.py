@@ -48,7 +48,8 @@ NOVER_DEFAULTS = {
     "batch_size": None,  # sequences per forward pass; None = the whole batch in one
     # A guard (docs/CONTRACTS.md "Guards"; none = NOVER's reward, which never reads the answer
     # block): match = a well-formed completion whose answer does not match the row's gold under
-    # the protocol's matcher earns its format term only (no rank, no efficiency, no forward pass).
+    # the protocol's matcher earns its format term only (no rank, no efficiency term); it stays
+    # in its group's ranking, so no other completion's reward changes.
     "answer_gate": "none",
 }
 KL_REFERENCES = ("proxy", "base")
@@ -170,7 +171,7 @@ class NoverReward:
         unique: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
         contexts, targets, where, lengths = [], [], [], [None] * n
         for b, p in enumerate(parsed):
-            if p is None or gated[b]:
+            if p is None:
                 continue
             row = rows[b]
             context, target, lengths[b] = self.ppl_inputs(str(row["question"]), p.reasoning.strip(), _primary(row))
@@ -192,15 +193,16 @@ class NoverReward:
             ppl[b] = reasoning_perplexity(nll[b], int(lengths[b]), self.settings.length_rule)
         totals, fmt, r_r, r_e = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
         for grp in groups:
-            # Gated completions are left out of the ranks (as an ill-formed one is), then given
-            # back their format term: they keep w_format, the rest rank among themselves.
-            scores = score_group([parsed[i] is not None and not gated[i] for i in grp], [ppl[i] for i in grp],
+            # Gated completions keep their place in the ranks (so the guard never changes another
+            # completion's reward) and lose their rank and efficiency terms: w_format only.
+            scores = score_group([parsed[i] is not None for i in grp], [ppl[i] for i in grp],
                                  [lengths[i] for i in grp], self.settings.weights, self.settings.rank_ties)
             for pos, i in enumerate(grp):
                 totals[i], fmt[i] = scores.total[pos], scores.format[pos]
                 r_r[i], r_e[i] = scores.reasoning[pos], scores.efficiency[pos]
                 if gated[i]:
-                    fmt[i], totals[i] = 1.0, self.settings.weights.format
+                    r_r[i] = r_e[i] = 0.0
+                    totals[i] = self.settings.weights.format * fmt[i]
         returns = [[totals[b]] * len(completion_ids[b]) for b in range(n)]
         valid_ppl = [p for p in ppl if p is not None]
         diagnostics = {

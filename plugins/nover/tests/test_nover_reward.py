@@ -216,8 +216,8 @@ def test_identical_completions_share_one_sequence_and_score_as_apart(setup, monk
 
 def test_the_answer_gate_pays_a_missed_answer_its_format_term_only(setup, monkeypatch):
     """answer_gate=match (a guard, off by default): the gold in the reasoning with a wrong answer
-    or "I don't know" earns w_format only, without a forward pass; the matching answers rank
-    among themselves as NOVER ranks them."""
+    or "I don't know" earns w_format only; it keeps its place in the ranks, so every other
+    completion's reward is NOVER's own."""
     policy = setup[2]
     gold_reasoning = "<think>France is in Europe. Its capital is Paris.</think>"
     texts = [GROUP_1[0], gold_reasoning + "<answer>I don't know</answer>", gold_reasoning + "<answer>Lyon</answer>",
@@ -233,11 +233,13 @@ def test_the_answer_gate_pays_a_missed_answer_its_format_term_only(setup, monkey
     plain = _call(_reward(setup, group_size=4), policy, texts, [ROWS[0]] * 4)
     assert plain.records[1]["perplexity"] == pytest.approx(plain.records[0]["perplexity"])  # never read the answer
     gated = _call(_reward(setup, group_size=4, answer_gate="match"), policy, texts, [ROWS[0]] * 4)
-    # the same reasoning thrice: one distinct sequence; gated, only the matching answer's is forwarded
+    # the same reasoning thrice: one distinct sequence forwarded
     assert calls == [1, 1] and plain.diagnostics["forward_sequences"] == 1.0
     assert gated.diagnostics["gated_rate"] == pytest.approx(2 / 4)
     assert [r["gated"] for r in gated.records] == [False, True, True, False]
-    assert [r[0] for r in gated.token_returns] == pytest.approx([1.0 + 1.0 + 0.0, 1.0, 1.0, 0.0])
+    assert [r[0] for r in gated.token_returns] == pytest.approx(
+        [plain.token_returns[0][0], 1.0, 1.0, plain.token_returns[3][0]])  # the others: NOVER's own rewards
+    assert [r["rank_reward"] for r in gated.records[1:3]] == [0.0, 0.0]
     assert max(r[0] for r in plain.token_returns[1:3]) > 1.0  # ungated they earn a rank on top
     reward = _reward(setup, answer_gate="match")
     settings = setup[3].components(reward)["settings"]
