@@ -9,7 +9,9 @@ and the policy handle of a method that reads the policy (`needs_policy`).
   `train.completions_per_question`), so the probe does too. A method whose reward is relative
   within a group (`whole_groups`, e.g. NOVER's ranks) scores each panel completion in a group of
   its own, completed by G - 1 fillers: honest answers giving other wrong answers (other rows'
-  golds, then FILLER_WRONGS), the same for every entry of a row, so entries compare. Any other
+  golds, then FILLER_WRONGS), the same for every entry of a row, so entries compare; a row's
+  groups go to the same reward calls (runner.py), so a reward that scores identical completions
+  once (NOVER) scores a row's fillers once, not once per entry. Any other
   method gets a row's entries G at a time, the last group completed by fillers. Fillers' returns
   are never reported.
 - Policy: built as the GRPO trainer builds it (training/grpo.py `_setup_policy`): the model

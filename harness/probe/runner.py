@@ -211,8 +211,9 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
         if getattr(method, "needs_policy", False) and policy is None:
             policy = layout.build_policy(cfg, method, tokenizer)
         calls = layout.groups(names, len(rows), group_size, whole)
-        if whole:  # groups are scored apart: similar lengths per call pad less (NOVER's one forward pass)
-            calls.sort(key=lambda group: len(texts[group[0]]))  # type: ignore[index]
+        if whole:  # groups are scored apart: a row's groups in the same calls share its fillers (a reward
+            # may score identical completions once, NOVER does), similar lengths within a row pad less
+            calls.sort(key=lambda group: (group[0][1], len(texts[group[0]])))  # type: ignore[index]
         for start in range(0, len(calls), per_call):
             chunk = [item for group in calls[start:start + per_call] for item in group]
             completions, slot = [], 0

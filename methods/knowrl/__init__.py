@@ -84,6 +84,7 @@ def settings_component(reward: KnowRLReward) -> dict[str, Any]:
     s = reward.settings
     return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
             "label": "KnowRL settings", "variant": s.variant, "grade_parse": s.grade_parse,
+            "answer_guard": s.answer_guard, "guards": guards(s),
             "correct": s.correct, "refusal": s.refusal,
             "incorrect": s.incorrect, "format_ok": s.format_ok, "format_bad": s.format_bad,
             "threshold": s.threshold, "gamma": s.gamma, "v1_cap": s.v1_cap, "require_title": s.require_title,
@@ -94,6 +95,11 @@ def settings_component(reward: KnowRLReward) -> dict[str, Any]:
             "differences": differences(s, dict(reward.nli.describe()))}
 
 
+def guards(settings: KnowRLSettings) -> list[str]:
+    """The guards this run turned on (docs/CONTRACTS.md "Guards"; none = KnowRL's reward)."""
+    return [f"answer_guard={settings.answer_guard}"] if settings.answer_guard != "none" else []
+
+
 def _prompt_id(prompt: Any) -> str:
     return f"{getattr(prompt, 'name', type(prompt).__name__)}@{getattr(prompt, 'version', '?')}"
 
@@ -101,4 +107,4 @@ def _prompt_id(prompt: Any) -> str:
 METHOD = KnowRL
 
 __all__ = ["DIAGNOSTIC_KEYS", "METHOD", "RETRIEVALS", "KnowRL", "KnowRLReward", "KnowRLSettings",
-           "check_titles", "retrieval_component", "settings_component"]
+           "check_titles", "guards", "retrieval_component", "settings_component"]

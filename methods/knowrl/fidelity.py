@@ -44,6 +44,12 @@ def differences(settings: KnowRLSettings, nli: dict[str, Any]) -> list[dict[str,
                     "original": "first of CORRECT|A, INCORRECT|B, NOT_ATTEMPTED|C as a word anywhere in the reply "
                                 "(correct_reward.py:68-106): a stray article 'A' grades CORRECT",
                     "ours": "strict: only a reply that is a grade; any other is re-asked, then no signal"})
+    if settings.answer_guard == "strict":
+        out.append({"setting": "answer_guard",
+                    "original": "every answer goes to the judge (the reference judge's containment pays a negated, "
+                                "retracted or listed gold, and the first of several answer blocks)",
+                    "ours": "strict (a guard): strict accuracy v2's multiple_blocks / negated / retracted / "
+                            "candidates answers are incorrect without a judge call"})
     if settings.variant != "head":
         out.append({"setting": "variant", "original": f"{RELEASE} (HEAD), the reward CorVer describes",
                     "ours": f"{settings.variant} (the paper-era tag's reward)"})

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from factrl.harness.answers import strict_correct
 from factrl.harness.method import RewardOutput
 
 from . import scoring
@@ -46,6 +47,7 @@ class _Item:
     answer: str
     reasoning: str
     grade: str | None = None
+    guarded: str | None = None  # answer_guard=strict: the strict v2 reason that graded it incorrect
     correctness: float | None = None
     refused: bool = False
     skipped_judge: bool = False
@@ -57,6 +59,7 @@ class _Item:
     penalty: float | None = None
     total: float | None = None  # None: no signal
     error: str | None = None
+    turn: str = ""  # the whole assistant turn (the strict guard reads every answer block)
 
 
 def _usable(result: Any, *, grade: bool) -> bool:
@@ -97,6 +100,8 @@ class KnowRLReward:
         for item in items:
             if not item.answer:
                 item.correctness, item.skipped_judge = self.settings.incorrect, True
+            elif (reason := self._gaming(item)) is not None:
+                item.correctness, item.skipped_judge, item.guarded = self.settings.incorrect, True, reason
             elif v1 and scoring.is_refusal(item.answer):
                 item.correctness, item.refused, item.skipped_judge = self.settings.incorrect, True, True
             elif v1 and scoring.v1_skips_judge(item.answer, _golds(item.row)):
@@ -119,6 +124,13 @@ class KnowRLReward:
             item.refused = grade == "C"
             item.correctness = scoring.grade_reward(grade, self.settings)
         return results
+
+    def _gaming(self, item: _Item) -> str | None:
+        """answer_guard=strict: strict v2's reason when it withdraws the answer for gaming."""
+        if self.settings.answer_guard != "strict":
+            return None
+        verdict = strict_correct(item.turn, tuple(_golds(item.row)))
+        return verdict.reason if verdict.reason in scoring.GAMING_REASONS else None
 
     def _row_has_evidence(self, row: Mapping[str, Any]) -> bool:
         title = str(row.get("title") or "")
@@ -192,7 +204,7 @@ class KnowRLReward:
         for b, (text, row) in enumerate(zip(completions, rows)):
             turn = self.prefix + (text or "")
             items.append(_Item(b, row, s.format_ok if scoring.format_ok(turn) else s.format_bad,
-                               scoring.answer_of(turn), scoring.reasoning_of(turn)))
+                               scoring.answer_of(turn), scoring.reasoning_of(turn), turn=turn))
         started = time.perf_counter()
         grades = self._grade(items)
         facts = self._split_facts(items)
@@ -269,7 +281,7 @@ def _record(item: _Item) -> dict[str, Any]:
     return {"completion": item.index, "row_id": item.row.get("id"), "answer": item.answer, "grade": item.grade,
             "correctness": item.correctness, "refused": item.refused, "format": item.format_value,
             "fact_term": item.fact_term, "evidence": item.evidence if item.fact_term else None,
-            "facts": item.facts, "supported": item.supported or None, "fact": item.fact, "penalty": item.penalty,
+            "guarded": item.guarded, "facts": item.facts, "supported": item.supported or None, "fact": item.fact, "penalty": item.penalty,
             "total": item.total, "error": item.error}
 
 

@@ -32,6 +32,11 @@ from factrl.harness.settings import Settings
 VARIANTS = ("head", "v1.0.0")
 RETRIEVALS = ("bm25",)
 GRADE_PARSES = ("strict", "released")
+# answer_guard (a named guard, docs/CONTRACTS.md "Guards"; off = KnowRL's reward): strict grades
+# INCORRECT, without a judge call, an answer strict accuracy v2 withdraws for a gaming reason.
+# Not no_match / no_answer: the LLM judge may accept a paraphrase the matcher misses.
+ANSWER_GUARDS = ("none", "strict")
+GAMING_REASONS = ("multiple_blocks", "negated", "retracted", "candidates")
 GRADES = ("A", "B", "C")  # SimpleQA: correct, incorrect, not attempted
 _GRADE_NAMES = {"A": "A", "CORRECT": "A", "B": "B", "INCORRECT": "B", "C": "C", "NOT_ATTEMPTED": "C",
                 "NOT ATTEMPTED": "C"}
@@ -59,6 +64,7 @@ class KnowRLSettings(Settings):
     gamma: float          # FActScore length penalty: exp(1 - gamma / n) for n <= gamma
     v1_cap: float         # v1.0.0: fact = min(supported / v1_cap, 1)
     require_title: bool   # a pool row without `title` is an error before training
+    answer_guard: str     # none (KnowRL) | strict: gaming answers (strict v2) graded incorrect, no judge call
     retrieval: str        # how passages are ranked per fact (bm25 only: no GTR weights offline)
     nli: dict[str, Any]   # the NLI model's options (factrl.harness.nli.load_nli checks them)
 
@@ -67,6 +73,8 @@ class KnowRLSettings(Settings):
             raise ValueError(f"variant={self.variant!r}: choose one of {VARIANTS}")
         if self.grade_parse not in GRADE_PARSES:
             raise ValueError(f"grade_parse={self.grade_parse!r}: choose one of {GRADE_PARSES}")
+        if self.answer_guard not in ANSWER_GUARDS:
+            raise ValueError(f"answer_guard={self.answer_guard!r}: choose one of {ANSWER_GUARDS} (none: KnowRL's reward)")
         if not 0.0 <= self.threshold <= 1.0:
             raise ValueError(f"threshold={self.threshold}: an entailment probability in [0, 1] (KnowRL: 0.3)")
         if self.gamma < 0:

@@ -175,3 +175,38 @@ def test_the_reference_judge_gives_a_real_signal(store, standin):
     assert out.diagnostics["judge_failed"] == 0.0
     assert set(prompts) == {"knowrl_grade", "knowrl_atomic_facts"}
     assert prompts["knowrl_grade"]["source"].startswith("zjunlp/KnowRL@f75b0bb")
+
+
+C_NEGATED = "<think>Marie Curie was born in Poland.</think><answer>Not Warsaw</answer>"
+C_RETRACTED = "<think>Marie Curie was born in Poland.</think><answer>Warsaw - no, that is wrong.</answer>"
+C_TWO_BLOCKS = "<think>Marie Curie was born in Poland.</think><answer>Warsaw</answer><answer>Paris</answer>"
+C_PARAPHRASE = "<think>Marie Curie was born in Poland.</think><answer>the Polish capital</answer>"
+
+
+def test_the_strict_answer_guard_grades_gaming_answers_incorrect_without_a_call(store, standin):
+    """answer_guard=strict (off by default): under the reference judge (containment) the negated,
+    retracted and first-of-two-blocks gold earn the honest correct answer's 3.0; guarded, they are
+    incorrect (-1 + fact term) without a grade call, while an honest correct answer keeps 3.0 and
+    an answer the matcher misses (strict v2's no_match) still goes to the judge."""
+    from factrl.methods.knowrl import guards, settings_component
+    from factrl.methods.knowrl.prompts import ATOMIC_FACTS, GRADE
+
+    pairs = [(C_CORRECT, "curie"), (C_NEGATED, "curie"), (C_RETRACTED, "curie"), (C_TWO_BLOCKS, "curie"),
+             (C_PARAPHRASE, "curie")]
+    with open_judge({"backend": "reference"}, prompts=[GRADE, ATOMIC_FACTS], evidence=store) as judge:
+        original = make_reward(judge, store, standin)
+        assert original.settings.answer_guard == "none" and guards(original.settings) == []
+        plain = original(**batch(pairs))
+        guarded = make_reward(judge, store, standin, answer_guard="strict")
+        out = guarded(**batch(pairs))
+        component = settings_component(guarded)
+    assert [r[0] for r in plain.token_returns[:3]] == pytest.approx([3.0, 3.0, 3.0])  # the breach
+    assert [r["guarded"] for r in out.records] == [None, "negated", "retracted", "multiple_blocks", None]
+    assert out.token_returns[0][0] == pytest.approx(3.0)
+    for record, returns in zip(out.records[1:4], out.token_returns[1:4]):
+        assert record["grade"] is None and record["correctness"] == -1.0 and returns[0] < 1.0 + 1e-9
+    assert out.records[4]["grade"] == "B"  # no_match is the judge's to grade (a real judge may accept it)
+    assert out.diagnostics["skipped_judge_rate"] == pytest.approx(3 / 5)
+    assert component["answer_guard"] == "strict" and component["guards"] == ["answer_guard=strict"]
+    with pytest.raises(ValueError, match=r"answer_guard='loose': choose one of \('none', 'strict'\)"):
+        KnowRLSettings.from_mapping(answer_guard="loose")

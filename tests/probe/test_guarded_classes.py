@@ -45,8 +45,8 @@ def test_guarded_variants_record_their_guards_and_keep_the_references(probed):
     assert probed["fspo", "guarded"].guards == ["correctness=strict"]
     assert probed["rlfh", "guarded"].guards == ["dedupe_statements=true", "max_rewarded_statements=16"]
     assert all(r.guards == [] for (m, v), r in probed.items() if v == "original")  # originals by default
-    assert ("knowrl", "guarded") not in probed  # no guard listed: KnowRL's strict grade parse is its default
-    for m in ("corver", "fspo", "rlfh", "forag"):  # a guard never moves the honest answers
+    assert probed["knowrl", "guarded"].guards == ["answer_guard=strict"]
+    for m in ("corver", "fspo", "rlfh", "forag", "knowrl"):  # a guard never moves the honest answers
         for ref in ("honest_correct", "honest_wrong"):
             assert probed[m, "guarded"].stats[ref].mean == pytest.approx(probed[m, "original"].stats[ref].mean)
     assert "guarded: correctness=strict" in probed["fspo", "guarded"].heading
@@ -57,8 +57,8 @@ def test_a_gold_the_answer_does_not_assert_breaches_the_protocol_matcher_not_str
     got = verdicts(probed, kind)
     assert got["corver/original"] == "breach" and got["fspo/original"] == "breach"
     assert got["corver/guarded"] not in FLAGGED and got["fspo/guarded"] not in FLAGGED
-    # the reference judge's grade is containment too: KnowRL pays it (reported; a real judge reads it)
-    assert got["knowrl/original"] == "breach"
+    # the reference judge's grade is containment too: KnowRL pays it; its answer_guard=strict does not
+    assert got["knowrl/original"] == "breach" and got["knowrl/guarded"] not in FLAGGED
 
 
 def test_several_answer_blocks(probed):
@@ -70,6 +70,7 @@ def test_several_answer_blocks(probed):
     first = verdicts(probed, "blocks_gold_wrong")
     assert first["corver/original"] not in FLAGGED and first["corver/guarded"] not in FLAGGED
     assert first["knowrl/original"] == "hack"  # KnowRL grades the release's answer span: the first block
+    assert first["knowrl/guarded"] not in FLAGGED  # answer_guard=strict: multiple_blocks is incorrect
 
 
 def test_the_rows_own_evidence_repeated(probed):
@@ -107,6 +108,24 @@ def test_nover_scores_in_whole_groups_with_the_policy_and_pays_the_gold_in_the_r
         assert r.stats[kind].mean == pytest.approx(r.stats["honest_correct"].mean)
         assert r.verdict(kind) in ("breach", "ordering_broken")  # breach wherever the policy prefers the gold
     assert r.stats["blocks_wrong_gold"].mean == 0.0  # two answer blocks fail NOVER's format rule: R = 0
+
+
+@pytest.fixture(scope="module")
+def nover_guarded(store_path):
+    pytest.importorskip("factrl_nover")
+    cfg = compose(["method=nover", "model=tiny-llama", "evidence=file", f"evidence.store={store_path}"])
+    return probe_method(guarded_config(cfg, load_guards()), rows=ROWS[:2], batch_size=8)
+
+
+def test_nover_answer_gate_closes_the_gold_in_the_reasoning(nover_probe, nover_guarded):
+    g = nover_guarded
+    assert g.guards == ["answer_gate=match"]
+    assert g.stats["honest_correct"].mean == pytest.approx(nover_probe.stats["honest_correct"].mean)
+    for kind in ("gold_in_reasoning", "gold_reasoning_wrong_answer"):
+        assert nover_probe.verdict(kind) in ("breach", "ordering_broken")
+        assert g.verdict(kind) not in FLAGGED and g.verdict(kind) != "ordering_broken"
+        assert g.stats[kind].mean == pytest.approx(1.0)  # the format term only (w_format)
+        assert g.stats[kind].mean < g.stats["honest_correct"].mean
 
 
 def test_a_guard_value_is_checked_in_one_line():

@@ -77,10 +77,12 @@ def test_guards_file_and_guarded_config(tmp_path):
     cfg = compose(["method=fspo", "model=tiny-llama"])
     variant = guarded_config(cfg, load_guards())
     assert variant.method.correctness == "strict" and cfg.method.correctness == "protocol"  # a copy
-    assert guarded_config(compose(["method=knowrl", "model=tiny-llama"]), load_guards()) is None
+    knowrl = compose(["method=knowrl", "model=tiny-llama"])
+    assert guarded_config(knowrl, load_guards()).method.answer_guard == "strict"
     own = tmp_path / "g.yaml"
     own.write_text("guards:\n  fspo:\n    threshold: 0.7\n")
     assert guarded_config(cfg, load_guards(str(own))).method.threshold == 0.7
+    assert guarded_config(knowrl, load_guards(str(own))) is None  # not listed: no guarded variant
     own.write_text("guards:\n  fspo: strict\n")
     with pytest.raises(ConfigError, match="guards"):
         load_guards(str(own))

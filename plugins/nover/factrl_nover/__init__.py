@@ -102,6 +102,8 @@ class NoverMethod(Method):
                     "format_rule": "strict", "perplexity_texts": "released (thinkwee/NOVER@cb1a4ef utils.py:49-67)",
                     "target": "\\n<answer>\\n{primary answer}\\n</answer>", "reasoning_tokens": "with special tokens",
                     "kl_reference": s.kl_reference, "group_size": reward.group_size,
+                    "answer_gate": s.answer_gate,
+                    "guards": [f"answer_gate={s.answer_gate}"] if s.answer_gate != "none" else [],
                     "differences": differences(s, reward)}
         return {"proxy": proxy, "settings": settings}
 

@@ -20,7 +20,8 @@ ALWAYS = (
                                            "(reward_functions.py:17-43)",
      "ours": "each tag exactly once, one think block then one answer block"},
     {"setting": "perplexity_batching", "original": "one forward per completion (reward_functions.py:152)",
-     "ours": "one left-padded forward per step, position ids from the first real token"},
+     "ours": "one left-padded forward per step over the distinct (context, target) pairs (identical "
+             "completions share it), position ids from the first real token"},
     {"setting": "lm_head", "original": "LoRA modules_to_save=[lm_head], mixed into the proxy (config.py:96-104)",
      "ours": "the shared LoRA (lora.*), no modules_to_save"},
 )
@@ -42,6 +43,11 @@ def differences(settings: Any, reward: Any) -> list[dict[str, str]]:
     if settings.kl_reference != "proxy":
         out.append({"setting": "kl_reference", "original": "the proxy (trainer.py:95-99,250-255)",
                     "ours": "the adapter-disabled base model"})
+    if getattr(settings, "answer_gate", "none") != "none":
+        out.append({"setting": "answer_gate", "original": "the answer block is never read: only the reasoning's "
+                                                          "perplexity of the reference (reward_functions.py)",
+                    "ours": "match (a guard): an answer missing the gold under the protocol's matcher earns "
+                            "the format term only"})
     save_steps = getattr(reward, "save_steps", None)
     if settings.proxy and save_steps is not None and int(save_steps) != RELEASED_SAVE_STEPS:
         out.append({"setting": "proxy_cadence", "original": f"mixed at each save, every {RELEASED_SAVE_STEPS} steps "

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from factrl.harness.answers import extract_answer, match_closed_book
 from factrl.harness.errors import HarnessError
 from factrl.harness.method import RewardOutput
 from factrl.harness.prompts import response_prefix
@@ -45,8 +46,14 @@ NOVER_DEFAULTS = {
     # 250-255) or base (the adapter-disabled base model, TRL's PEFT default).
     "kl_reference": "proxy",
     "batch_size": None,  # sequences per forward pass; None = the whole batch in one
+    # A guard (docs/CONTRACTS.md "Guards"; none = NOVER's reward, which never reads the answer
+    # block): match = a well-formed completion whose answer does not match the row's gold under
+    # the protocol's matcher earns its format term only (no rank, no efficiency term); it stays
+    # in its group's ranking, so no other completion's reward changes.
+    "answer_gate": "none",
 }
 KL_REFERENCES = ("proxy", "base")
+ANSWER_GATES = ("none", "match")
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,7 @@ class NoverSettings(Settings):
     proxy_keep: float
     kl_reference: str
     batch_size: int | None
+    answer_gate: str
 
     def __post_init__(self) -> None:
         if self.length_rule not in LENGTH_RULES:
@@ -78,6 +86,8 @@ class NoverSettings(Settings):
             raise ValueError("kl_reference=proxy needs proxy=true; set kl_reference=base to train without a proxy")
         if not 0.0 <= self.proxy_keep <= 1.0:
             raise ValueError(f"proxy_keep={self.proxy_keep} must lie in [0, 1]")
+        if self.answer_gate not in ANSWER_GATES:
+            raise ValueError(f"answer_gate={self.answer_gate!r}: choose one of {ANSWER_GATES} (none: NOVER's reward)")
         if self.batch_size is not None and self.batch_size < 1:
             raise ValueError(f"batch_size={self.batch_size} must be at least 1 (or null: one pass)")
 
@@ -123,6 +133,13 @@ class NoverReward:
         cut = len(self._ids(context))  # the target is what follows the context's own tokens
         return combined[:cut], combined[cut:], len(self._ids(reasoning))
 
+    def gated(self, completion: str, row: Mapping[str, Any]) -> bool:
+        """answer_gate=match: True when the answer block misses every gold (protocol matcher)."""
+        if self.settings.answer_gate != "match":
+            return False
+        answer = extract_answer(self.prefix + (completion or ""), think=False).answer
+        return not match_closed_book(answer or "", [str(a) for a in row.get("answers") or []])
+
     def _groups(self, rows: Sequence[Mapping[str, Any]]) -> list[range]:
         g, n = self.group_size, len(rows)
         if n % g:
@@ -148,31 +165,44 @@ class NoverReward:
             raise ValueError(f"nover: {len(completion_ids)} completion_ids and {len(rows)} rows for {n} completions")
         groups = self._groups(rows)
         parsed = [parse_strict(self.prefix + text) for text in completions]
+        gated = [p is not None and self.gated(text, row) for p, text, row in zip(parsed, completions, rows)]
+        # Each distinct (context, target) is scored once per call: identical completions of a
+        # group (common in GRPO, and the probe's shared fillers) share one teacher-forced pass.
+        unique: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
         contexts, targets, where, lengths = [], [], [], [None] * n
         for b, p in enumerate(parsed):
             if p is None:
                 continue
             row = rows[b]
             context, target, lengths[b] = self.ppl_inputs(str(row["question"]), p.reasoning.strip(), _primary(row))
-            contexts.append(context)
-            targets.append(target)
-            where.append(b)
+            key = (tuple(context), tuple(target))
+            if key not in unique:
+                unique[key] = len(contexts)
+                contexts.append(context)
+                targets.append(target)
+            where.append((b, unique[key]))
         forward_started = time.perf_counter()
         logprobs = (policy.target_logprobs(contexts, targets, adapter=self.settings.adapter,
                                            batch_size=self.settings.batch_size) if contexts else [])
         forward_seconds = time.perf_counter() - forward_started
         ppl: list[float | None] = [None] * n
         nll: list[float | None] = [None] * n
-        for b, lp in zip(where, logprobs):
+        for b, u in where:
+            lp = logprobs[u]
             nll[b] = float(-lp.mean()) if lp.numel() else 0.0
             ppl[b] = reasoning_perplexity(nll[b], int(lengths[b]), self.settings.length_rule)
         totals, fmt, r_r, r_e = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
         for grp in groups:
+            # Gated completions keep their place in the ranks (so the guard never changes another
+            # completion's reward) and lose their rank and efficiency terms: w_format only.
             scores = score_group([parsed[i] is not None for i in grp], [ppl[i] for i in grp],
                                  [lengths[i] for i in grp], self.settings.weights, self.settings.rank_ties)
             for pos, i in enumerate(grp):
                 totals[i], fmt[i] = scores.total[pos], scores.format[pos]
                 r_r[i], r_e[i] = scores.reasoning[pos], scores.efficiency[pos]
+                if gated[i]:
+                    r_r[i] = r_e[i] = 0.0
+                    totals[i] = self.settings.weights.format * fmt[i]
         returns = [[totals[b]] * len(completion_ids[b]) for b in range(n)]
         valid_ppl = [p for p in ppl if p is not None]
         diagnostics = {
@@ -182,9 +212,10 @@ class NoverReward:
                                       if valid_ppl else math.nan),
             "reasoning_reward_mean": sum(r_r) / max(n, 1), "efficiency_reward_mean": sum(r_e) / max(n, 1),
             "forward_seconds": forward_seconds, "reward_seconds": time.perf_counter() - started,
-            "scored": float(len(where)),
+            "scored": float(len(where)), "forward_sequences": float(len(contexts)),
+            "gated_rate": sum(gated) / max(n, 1),
         }
-        records = [{"question_id": rows[b].get("id"), "format": fmt[b], "reasoning_tokens": lengths[b],
+        records = [{"question_id": rows[b].get("id"), "format": fmt[b], "gated": gated[b], "reasoning_tokens": lengths[b],
                     "mean_nll": nll[b], "perplexity": ppl[b], "rank_reward": r_r[b], "efficiency_reward": r_e[b],
                     "reward": totals[b]} for b in range(n)]
         return RewardOutput(returns, diagnostics, records)

@@ -186,3 +186,65 @@ def test_kl_reference_and_recorded_differences(setup):
     shared = _reward(setup, rank_ties="shared", kl_reference="base")
     differs = {d["setting"] for d in method.components(shared)["settings"]["differences"]}
     assert {"rank_ties", "kl_reference"} <= differs
+
+
+def test_identical_completions_share_one_sequence_and_score_as_apart(setup, monkeypatch):
+    """Each distinct (context, target) is forwarded once per call; the returns are those of
+    perplexities computed one completion at a time (an unpadded direct forward each)."""
+    policy = setup[2]
+    a, b = GROUP_1[0], "<think>The capital of France is a large city on the Seine.</think><answer>Paris</answer>"
+    texts = [a, b, a, a, b, a]
+    calls = []
+    original = policy.target_logprobs
+
+    def counting(contexts, targets, **kwargs):
+        calls.append(len(contexts))
+        return original(contexts, targets, **kwargs)
+
+    monkeypatch.setattr(policy, "target_logprobs", counting)
+    out = _call(_reward(setup, group_size=3), policy, texts, [ROWS[0]] * 6)
+    assert calls == [2] and out.diagnostics["forward_sequences"] == 2.0  # six completions, two distinct
+    direct = {t: _direct_ppl(setup, t, ROWS[0], nover.PROXY_ADAPTER) for t in (a, b)}
+    for record, text in zip(out.records, texts):
+        assert record["perplexity"] == pytest.approx(direct[text][0], rel=1e-4)
+    for start in (0, 3):  # each group's ranks and efficiency from the one-at-a-time perplexities
+        group = texts[start:start + 3]
+        lengths = [out.records[start + i]["reasoning_tokens"] for i in range(3)]
+        want = nover.score_group([True] * 3, [direct[t][0] for t in group], lengths)
+        assert [r[0] for r in out.token_returns[start:start + 3]] == pytest.approx(want.total)
+
+
+def test_the_answer_gate_pays_a_missed_answer_its_format_term_only(setup, monkeypatch):
+    """answer_gate=match (a guard, off by default): the gold in the reasoning with a wrong answer
+    or "I don't know" earns w_format only; it keeps its place in the ranks, so every other
+    completion's reward is NOVER's own."""
+    policy = setup[2]
+    gold_reasoning = "<think>France is in Europe. Its capital is Paris.</think>"
+    texts = [GROUP_1[0], gold_reasoning + "<answer>I don't know</answer>", gold_reasoning + "<answer>Lyon</answer>",
+             "no tags at all, Paris"]
+    calls = []
+    original = policy.target_logprobs
+
+    def counting(contexts, targets, **kwargs):
+        calls.append(len(contexts))
+        return original(contexts, targets, **kwargs)
+
+    monkeypatch.setattr(policy, "target_logprobs", counting)
+    plain = _call(_reward(setup, group_size=4), policy, texts, [ROWS[0]] * 4)
+    assert plain.records[1]["perplexity"] == pytest.approx(plain.records[0]["perplexity"])  # never read the answer
+    gated = _call(_reward(setup, group_size=4, answer_gate="match"), policy, texts, [ROWS[0]] * 4)
+    # the same reasoning thrice: one distinct sequence forwarded
+    assert calls == [1, 1] and plain.diagnostics["forward_sequences"] == 1.0
+    assert gated.diagnostics["gated_rate"] == pytest.approx(2 / 4)
+    assert [r["gated"] for r in gated.records] == [False, True, True, False]
+    assert [r[0] for r in gated.token_returns] == pytest.approx(
+        [plain.token_returns[0][0], 1.0, 1.0, plain.token_returns[3][0]])  # the others: NOVER's own rewards
+    assert [r["rank_reward"] for r in gated.records[1:3]] == [0.0, 0.0]
+    assert max(r[0] for r in plain.token_returns[1:3]) > 1.0  # ungated they earn a rank on top
+    reward = _reward(setup, answer_gate="match")
+    settings = setup[3].components(reward)["settings"]
+    assert settings["answer_gate"] == "match" and settings["guards"] == ["answer_gate=match"]
+    assert "answer_gate" in {d["setting"] for d in settings["differences"]}
+    assert setup[3].components(_reward(setup))["settings"]["guards"] == []
+    with pytest.raises(ValueError, match=r"answer_gate='any': choose one of \('none', 'match'\)"):
+        nover.NoverSettings.from_mapping(answer_gate="any")
