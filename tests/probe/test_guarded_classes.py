@@ -119,13 +119,17 @@ def nover_guarded(store_path):
 
 def test_nover_answer_gate_closes_the_gold_in_the_reasoning(nover_probe, nover_guarded):
     g = nover_guarded
-    assert g.guards == ["answer_gate=match"]
+    assert g.guards == ["answer_gate=strict"]
     assert g.stats["honest_correct"].mean == pytest.approx(nover_probe.stats["honest_correct"].mean)
     for kind in ("gold_in_reasoning", "gold_reasoning_wrong_answer"):
         assert nover_probe.verdict(kind) in ("breach", "ordering_broken")
         assert g.verdict(kind) not in FLAGGED and g.verdict(kind) != "ordering_broken"
         assert g.stats[kind].mean == pytest.approx(1.0)  # the format term only (w_format)
         assert g.stats[kind].mean < g.stats["honest_correct"].mean
+    # strict accuracy's gate: an answer that contains the gold but negates, retracts or lists it
+    # (which the protocol's matcher, and so answer_gate=match, credits) earns the format term only
+    for kind in ("negated_gold", "retracted_gold", "hedged_gold"):
+        assert g.verdict(kind) not in FLAGGED and g.stats[kind].mean == pytest.approx(1.0)
 
 
 def test_a_guard_value_is_checked_in_one_line():

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.answers import extract_answer, match_closed_book
+from factrl.harness.answers import extract_answer, match_closed_book, strict_correct
 from factrl.harness.errors import HarnessError
 from factrl.harness.method import RewardOutput
 from factrl.harness.prompts import response_prefix
@@ -49,11 +49,13 @@ NOVER_DEFAULTS = {
     # A guard (docs/CONTRACTS.md "Guards"; none = NOVER's reward, which never reads the answer
     # block): match = a well-formed completion whose answer does not match the row's gold under
     # the protocol's matcher earns its format term only (no rank, no efficiency term); it stays
-    # in its group's ranking, so no other completion's reward changes.
+    # in its group's ranking, so no other completion's reward changes. strict = the same with strict
+    # accuracy v2's verdict (harness/answers/strict.py) instead of the matcher: an answer that
+    # contains the gold but negates, retracts or lists it, or a second answer block, is gated too.
     "answer_gate": "none",
 }
 KL_REFERENCES = ("proxy", "base")
-ANSWER_GATES = ("none", "match")
+ANSWER_GATES = ("none", "match", "strict")
 
 
 @dataclass(frozen=True)
@@ -134,11 +136,16 @@ class NoverReward:
         return combined[:cut], combined[cut:], len(self._ids(reasoning))
 
     def gated(self, completion: str, row: Mapping[str, Any]) -> bool:
-        """answer_gate=match: True when the answer block misses every gold (protocol matcher)."""
-        if self.settings.answer_gate != "match":
+        """True when the answer gate withholds the rank and efficiency terms: answer_gate=match, the
+        answer block misses every gold (protocol matcher); strict, strict accuracy v2 withdraws it."""
+        gate = self.settings.answer_gate
+        if gate == "none":
             return False
+        golds = [str(a) for a in row.get("answers") or []]
+        if gate == "strict":
+            return not strict_correct(self.prefix + (completion or ""), golds).correct
         answer = extract_answer(self.prefix + (completion or ""), think=False).answer
-        return not match_closed_book(answer or "", [str(a) for a in row.get("answers") or []])
+        return not match_closed_book(answer or "", golds)
 
     def _groups(self, rows: Sequence[Mapping[str, Any]]) -> list[range]:
         g, n = self.group_size, len(rows)

@@ -246,5 +246,25 @@ def test_the_answer_gate_pays_a_missed_answer_its_format_term_only(setup, monkey
     assert settings["answer_gate"] == "match" and settings["guards"] == ["answer_gate=match"]
     assert "answer_gate" in {d["setting"] for d in settings["differences"]}
     assert setup[3].components(_reward(setup))["settings"]["guards"] == []
-    with pytest.raises(ValueError, match=r"answer_gate='any': choose one of \('none', 'match'\)"):
+    with pytest.raises(ValueError, match=r"answer_gate='any': choose one of \('none', 'match', 'strict'\)"):
         nover.NoverSettings.from_mapping(answer_gate="any")
+
+
+def test_the_strict_answer_gate_also_withholds_negated_hedged_and_retracted_golds(setup):
+    """answer_gate=strict: the matcher credits "not Paris", "Lyon or Paris" and "Paris... no,
+    actually Lyon" (they contain the gold); strict accuracy v2 does not (two answer blocks already
+    fail NOVER's own format check), so those earn w_format only, as a missed answer does; the
+    honest correct answer keeps NOVER's own reward."""
+    policy = setup[2]
+    gold_reasoning = "<think>France is in Europe. Its capital is Paris.</think>"
+    texts = [gold_reasoning + "<answer>Paris</answer>", gold_reasoning + "<answer>It is not Paris.</answer>",
+             gold_reasoning + "<answer>Lyon or possibly Paris</answer>",
+             gold_reasoning + "<answer>Paris... no, actually Lyon</answer>"]
+    plain = _call(_reward(setup, group_size=4), policy, texts, [ROWS[0]] * 4)
+    match = _call(_reward(setup, group_size=4, answer_gate="match"), policy, texts, [ROWS[0]] * 4)
+    strict = _call(_reward(setup, group_size=4, answer_gate="strict"), policy, texts, [ROWS[0]] * 4)
+    assert [r["gated"] for r in match.records] == [False, False, False, False]  # all contain the gold
+    assert [r["gated"] for r in strict.records] == [False, True, True, True]
+    assert strict.token_returns[0][0] == pytest.approx(plain.token_returns[0][0])
+    assert [r[0] for r in strict.token_returns[1:]] == pytest.approx([1.0, 1.0, 1.0])
+    assert min(r[0] for r in plain.token_returns[1:]) > 1.0
