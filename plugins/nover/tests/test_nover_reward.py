@@ -87,6 +87,20 @@ def _direct_ppl(setup, text, row, adapter):
     return math.exp(nll / max(1.0, 1.0 + math.log10(n_r))), n_r
 
 
+def _count_forwards(policy, monkeypatch) -> list[int]:
+    """The number of sequences of each forward call the reward makes, recorded while the policy's
+    own target_logprobs still runs."""
+    calls: list[int] = []
+    original = policy.target_logprobs
+
+    def counting(contexts, targets, **kwargs):
+        calls.append(len(contexts))
+        return original(contexts, targets, **kwargs)
+
+    monkeypatch.setattr(policy, "target_logprobs", counting)
+    return calls
+
+
 def test_perplexity_equals_a_direct_forward_of_the_proxy(setup):
     reward = _reward(setup)
     out = _call(reward, setup[2], GROUP_1, [ROWS[0]] * 3)
@@ -105,14 +119,7 @@ def test_perplexity_equals_a_direct_forward_of_the_proxy(setup):
 
 def test_one_forward_pass_per_call(setup, monkeypatch):
     policy = setup[2]
-    calls = []
-    original = policy.target_logprobs
-
-    def counting(contexts, targets, **kwargs):
-        calls.append(len(contexts))
-        return original(contexts, targets, **kwargs)
-
-    monkeypatch.setattr(policy, "target_logprobs", counting)
+    calls = _count_forwards(policy, monkeypatch)
     _call(_reward(setup), policy, GROUP_1 + GROUP_2, [ROWS[0]] * 3 + [ROWS[1]] * 3)
     assert calls == [5]  # the five well-formed completions of both groups, in one batch
 
@@ -194,14 +201,7 @@ def test_identical_completions_share_one_sequence_and_score_as_apart(setup, monk
     policy = setup[2]
     a, b = GROUP_1[0], "<think>The capital of France is a large city on the Seine.</think><answer>Paris</answer>"
     texts = [a, b, a, a, b, a]
-    calls = []
-    original = policy.target_logprobs
-
-    def counting(contexts, targets, **kwargs):
-        calls.append(len(contexts))
-        return original(contexts, targets, **kwargs)
-
-    monkeypatch.setattr(policy, "target_logprobs", counting)
+    calls = _count_forwards(policy, monkeypatch)
     out = _call(_reward(setup, group_size=3), policy, texts, [ROWS[0]] * 6)
     assert calls == [2] and out.diagnostics["forward_sequences"] == 2.0  # six completions, two distinct
     direct = {t: _direct_ppl(setup, t, ROWS[0], nover.PROXY_ADAPTER) for t in (a, b)}
@@ -222,14 +222,7 @@ def test_the_answer_gate_pays_a_missed_answer_its_format_term_only(setup, monkey
     gold_reasoning = "<think>France is in Europe. Its capital is Paris.</think>"
     texts = [GROUP_1[0], gold_reasoning + "<answer>I don't know</answer>", gold_reasoning + "<answer>Lyon</answer>",
              "no tags at all, Paris"]
-    calls = []
-    original = policy.target_logprobs
-
-    def counting(contexts, targets, **kwargs):
-        calls.append(len(contexts))
-        return original(contexts, targets, **kwargs)
-
-    monkeypatch.setattr(policy, "target_logprobs", counting)
+    calls = _count_forwards(policy, monkeypatch)
     plain = _call(_reward(setup, group_size=4), policy, texts, [ROWS[0]] * 4)
     assert plain.records[1]["perplexity"] == pytest.approx(plain.records[0]["perplexity"])  # never read the answer
     gated = _call(_reward(setup, group_size=4, answer_gate="match"), policy, texts, [ROWS[0]] * 4)
