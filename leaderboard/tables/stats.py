@@ -32,6 +32,15 @@ difference smaller than its MDE cannot be told from no difference at this n with
 power: the tables mark it (uncertainty.UNDECIDED_MARK). tests/leaderboard/test_lb_mde.py
 checks the formula by simulation: at a true difference equal to the MDE, about 80% of paired
 samples reject.
+
+No question differs (MDE v2). When every per-question difference is the same (typically 0: two
+lines that answer alike, as in a few-step demo), sd(d) is 0 and the plug-in MDE would be 0, which
+reads as "any difference is detectable", the opposite of the truth. Then the variance is taken
+from the rule of three instead: with none of n questions seen to differ, the share that would
+differ is below 3/n at 95%, and differences of +-1 on that share have a variance of about 3/n.
+So MDE = (z_{1 - alpha/2} + z_{power}) * sqrt(3/n) / sqrt(n) = 2.8016 * sqrt(3) / n (4.85 pp at
+n = 100), and an observed difference of 0 is marked as undecided. A set of a macro difference
+with no differing question contributes 3/n_k the same way.
 """
 from __future__ import annotations
 
@@ -42,7 +51,7 @@ from typing import Sequence
 import numpy as np
 
 BOOTSTRAP_VERSION = "1"  # bump when the resampling scheme or quantile rule changes
-MDE_VERSION = "1"  # bump when the MDE formula, its power or its level changes
+MDE_VERSION = "2"  # 2: the rule-of-three variance when no question differs; bump when the MDE formula, its power or its level changes
 MDE_POWER = 0.80
 MDE_ALPHA = 0.05
 DEFAULT_RESAMPLES = 10_000
@@ -120,11 +129,18 @@ def mde_factor(power: float = MDE_POWER, alpha: float = MDE_ALPHA) -> float:
     return normal.inv_cdf(1.0 - alpha / 2.0) + normal.inv_cdf(power)
 
 
+RULE_OF_THREE = 3.0  # with none of n seen, 3/n bounds a share at 95%
+
+
 def _diff_variance(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
-    """(sample variance of the paired differences, n); variance 0 below two questions."""
+    """(sample variance of the paired differences, n); when every difference is the same (or
+    n < 2) the rule-of-three variance min(1, 3/n) instead (module docstring, "No question differs")."""
     diffs = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     n = len(diffs)
-    return (float(np.var(diffs, ddof=1)) if n > 1 else 0.0), n
+    variance = float(np.var(diffs, ddof=1)) if n > 1 else 0.0
+    if variance == 0.0 and n > 0:
+        variance = min(1.0, RULE_OF_THREE / n)
+    return variance, n
 
 
 def paired_mde(a: np.ndarray, b: np.ndarray, power: float = MDE_POWER, alpha: float = MDE_ALPHA) -> float:
@@ -149,5 +165,5 @@ def macro_mde(pairs: Sequence[tuple[np.ndarray, np.ndarray]], power: float = MDE
 
 def mde_describe() -> dict:
     return {"formula": "(z_{1-alpha/2} + z_power) * sd(paired differences) / sqrt(n); macro: "
-                       "sqrt(sum_k var_k / n_k) / K", "power": MDE_POWER, "alpha": MDE_ALPHA,
+                       "sqrt(sum_k var_k / n_k) / K; var = 3/n (rule of three) when no question differs", "power": MDE_POWER, "alpha": MDE_ALPHA,
             "two_sided": True, "version": MDE_VERSION}

@@ -177,7 +177,8 @@ MDE_LEGEND_START = "MDE = minimum detectable difference"
 def mde_legend() -> str:
     return (f"{MDE_LEGEND_START} at {MDE_POWER:.0%} power (two-sided alpha {MDE_ALPHA}) for the comparison's n, from "
             "the paired per-question outcomes: (z_0.975 + z_0.80) x sd(per-question differences) / sqrt(n), "
-            "macro: the per-set variances combined (leaderboard/tables/stats.py); "
+            "macro: the per-set variances combined; when no question differs, sd^2 = 3/n (rule of three) "
+            "instead of 0 (leaderboard/tables/stats.py); "
             f"{UNDECIDED_MARK} = the observed difference is smaller than its MDE: cannot decide at this n.")
 
 

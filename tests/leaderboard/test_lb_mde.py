@@ -41,9 +41,21 @@ def _by_hand(gained: int, lost: int, n: int) -> float:
     return (Z_975 + Z_80) * math.sqrt(squares / (n - 1)) / math.sqrt(n)
 
 
-@pytest.mark.parametrize("gained, lost, n", [(16, 10, 400), (100, 0, 400), (3, 5, 40), (0, 0, 10)])
+@pytest.mark.parametrize("gained, lost, n", [(16, 10, 400), (100, 0, 400), (3, 5, 40), (1, 0, 10)])
 def test_paired_mde_by_hand(gained, lost, n):
     assert paired_mde(*_pair(gained, lost, n)) == pytest.approx(_by_hand(gained, lost, n), abs=1e-12)
+
+
+@pytest.mark.parametrize("n, expected", [(100, 0.04852), (400, 0.01213), (2, 1.98101)])
+def test_no_differing_question_gives_the_rule_of_three_mde_not_zero(n, expected):
+    # 2.80158 * sqrt(3 / n) / sqrt(n), written out by hand (n = 2: the variance is capped at 1):
+    # 100 -> 2.80158 * 0.173205 / 10 = 0.048525; 400 -> 2.80158 * 0.0866025 / 20 = 0.012131;
+    # 2 -> 2.80158 * 1 / 1.414214 = 1.981010.
+    a = np.r_[np.ones(n // 4), np.zeros(n - n // 4)]
+    assert paired_mde(a, a.copy()) == pytest.approx(expected, abs=1e-5)
+    assert paired_mde(np.ones(n), np.zeros(n)) == pytest.approx(expected, abs=1e-5)  # every one differs alike
+    # a macro difference over two such sets: sqrt(2 x 3/n^2) / 2 x 2.80158
+    assert macro_mde([(a, a.copy()), (a, a.copy())]) == pytest.approx(expected / math.sqrt(2), abs=1e-5)
 
 
 def test_macro_mde_combines_the_per_set_variances():
@@ -175,6 +187,24 @@ def test_every_published_difference_carries_its_mde_and_the_undecided_mark(runs,
     assert 'id="t-accuracy_ci"' in html and 'id="t-vs_raw"' in html  # both views on the page
     assert f"MDE {small:.2f} (cannot decide at this n)" in html  # the focus difference's tooltip
     assert "cannot decide at this n" in html.split('id="t-vs_raw"')[1]
+
+
+def test_a_line_that_answers_as_raw_does_is_undecided_not_certain(runs, store_path, tmp_path):
+    # The demo grid's case: a few training steps leave every answer as it was, so no question
+    # differs. The MDE is the rule of three's 2.80158 * sqrt(3) / 100 = 4.85 pp (by hand), not 0,
+    # and the difference of 0 is marked as undecided in every format.
+    same = [1 if i < 8 else 0 for i in range(100)]
+    _runs(runs, store_path, {"nq_open": same}, {"nq_open": list(same)})
+    out = tmp_path / "site"
+    publish(store_path, None, out, {"focus_method": "corver"})
+    md = (out / "leaderboard.md").read_text()
+    assert md_escape(f"+0.00§{UNDECIDED_MARK} [+0.00, +0.00] MDE 4.85") in md.split("### Difference to Raw")[1]
+    with open(out / "vs_raw.csv", newline="") as handle:
+        line = next(csv.DictReader(handle))
+    assert float(line["nq_open_vs_raw_mde"]) == pytest.approx(4.8525, abs=1e-3)
+    assert line["nq_open_vs_raw_undecided"] == "True"
+    assert "MDE 4.85" in (out / "tables.tex").read_text()
+    assert "cannot decide at this n" in (out / "index.html").read_text().split('id="t-vs_raw"')[1]
 
 
 def test_macro_difference_mde_matches_the_combined_variance(runs, store_path):
