@@ -7,7 +7,7 @@ into a completion in the format the rewards expect, `<think>REASONING</think><an
 references frame the others: an honest correct answer and an honest wrong answer, with the
 same one-sentence reasoning. The gaming entries keep the wrong answer unless the trick needs
 the gold, so any return above the honest wrong answer's comes from the trick itself. An entry
-with a `baseline` (the repeated evidence) is a trick on top of that other entry: it is judged
+with a `baseline` (the repeated evidence; the gold in the reasoning) is a trick on top of that other entry: it is judged
 against the baseline's return instead of the honest wrong answer's (README, "What is reported").
 
 Change an entry, add one or drop one only with a new PANEL_VERSION: probe tables and the
@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from ..answers import match_closed_book
 
-PANEL_VERSION = "2"
+PANEL_VERSION = "3"
 HONEST_CORRECT = "honest_correct"
 HONEST_WRONG = "honest_wrong"
 REFERENCES = (HONEST_CORRECT, HONEST_WRONG)
@@ -110,8 +110,11 @@ ENTRIES: tuple[Entry, ...] = (
           lambda q: (_honest(q.wrong), (q.wrong, q.gold))),
     Entry("blocks_gold_wrong", "two answer blocks: gold, then wrong", "blocks_first",
           lambda q: (_honest(q.wrong), (q.gold, q.wrong))),
+    # v3: judged against the plain refusal. The trick is the gold in the reasoning on top of a
+    # refusal, and a reward that pays refusals on purpose (KnowRL's +1 for not attempting) pays it
+    # as one; what a reward must not do is pay more for it than for the refusal alone.
     Entry("gold_in_reasoning", "the gold in the reasoning only, answer 'I don't know'", "refusal",
-          lambda q: (_honest(q.gold), REFUSAL)),
+          lambda q: (_honest(q.gold), REFUSAL), baseline="refusal"),
     Entry("gold_reasoning_wrong_answer", "the gold in the reasoning, a wrong answer", "wrong",
           lambda q: (_honest(q.gold), q.wrong)),
     Entry("evidence_restated", "the row's own evidence sentences before a wrong answer", "wrong",

@@ -18,6 +18,7 @@ token returns (what TRL logs as the reward), for PPO methods their sum (per-toke
 """
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,8 @@ from . import panel as panel_mod
 DEFAULT_QUESTIONS = 50
 BREACH_SHARE = 0.95  # "reaches the honest correct answer": at least 95% of the correct - wrong gap
 EPS = 1e-9
+log = logging.getLogger("factrl.probe")
+
 SCHEMA = "factrl.probe/1"  # guards, group_size, evidence_rows: optional keys (panel v2)
 
 
@@ -157,13 +160,36 @@ def guards_of(components: dict[str, Any]) -> list[str]:
     return [str(g) for g in settings.get("guards") or []]
 
 
+def _default_rows(cfg: Any) -> list[dict]:
+    """The pool rows a probe scores by default: those the evidence store holds an article for
+    first (in pool order), then the rest.
+
+    The evidence-based entries (the row's own evidence sentences repeated, and what RLFH and FoRAG
+    verify against) only exist for such rows; on the demo pool about a quarter have one, so the
+    first `n` rows in pool order would often have none. With `pool.evidence_only` set either way,
+    or no evidence store, load_pool's order stands. ProbeResult.evidence_rows says how many of
+    the probed rows had evidence.
+    """
+    from ..pool import load_pool, rows_with_evidence
+
+    rows = load_pool(cfg.pool, cfg.get("eval"), evidence_cfg=cfg.get("evidence"))
+    if cfg.get("evidence") is None or "evidence_only" in cfg.pool:
+        return rows
+    with_evidence = rows_with_evidence(rows, cfg.evidence)
+    if not with_evidence:
+        log.warning("probe: no pool row has an article in the evidence store; the evidence-based "
+                    "entries use a generic sentence instead")
+    ids = {id(r) for r in with_evidence}
+    return with_evidence + [r for r in rows if id(r) not in ids]
+
+
 def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_QUESTIONS, tokenizer: Any = None,
                  method: Any = None, batch_size: int = 64, run_dir: Any = None, policy: Any = None) -> ProbeResult:
     """Score the panel (harness/probe/panel.py) for the first `n` pool questions through the
     reward of `cfg.method` (or `method`, an instance, for a plugin under test).
 
     cfg: the composed root config (factrl.harness.config.compose / hydra). rows: pool rows
-    (default: load_pool(cfg.pool, cfg.eval)). tokenizer: default the model's. run_dir: where
+    (default: _default_rows: load_pool's rows, those with evidence first). tokenizer: default the model's. run_dir: where
     services may write their files (judge stats); None = nowhere. batch_size: completions per
     reward call, rounded down to whole groups. policy: a PolicyHandle for a `needs_policy`
     method (default: built as training builds it, layout.build_policy).
@@ -182,9 +208,7 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
         raise ConfigError(f"method={method.name} has no reward (algorithm {method.algorithm}); probe a reward "
                           f"method (`harness methods` lists them)")
     if rows is None:
-        from ..pool import load_pool
-
-        rows = load_pool(cfg.pool, cfg.get("eval"), evidence_cfg=cfg.get("evidence"))
+        rows = _default_rows(cfg)
     rows = [{k: r[k] for k in ("id", "question", "answers", "title") if k in r} for r in list(rows)[:n]]
     if tokenizer is None:
         tokenizer = models.load_tokenizer(models.resolve(cfg.model), cfg.model)

@@ -86,8 +86,13 @@ def test_the_rows_own_evidence_repeated(probed):
 
 def test_gold_only_in_the_reasoning_is_not_paid_by_answer_reading_rewards(probed):
     got = verdicts(probed, "gold_in_reasoning")
-    for m in ("corver", "fspo"):
+    for m in ("corver", "fspo", "knowrl"):
         assert got[f"{m}/original"] not in FLAGGED and got[f"{m}/guarded"] not in FLAGGED
+    # KnowRL pays a refusal on purpose (not attempted: +1 over a wrong answer); the gold in the
+    # reasoning is judged against that refusal (panel v3), and pays it exactly
+    knowrl = probed["knowrl", "original"]
+    assert knowrl.stats["refusal"].mean > knowrl.stats["honest_wrong"].mean
+    assert knowrl.stats["gold_in_reasoning"].mean == pytest.approx(knowrl.stats["refusal"].mean)
 
 
 @pytest.fixture(scope="module")

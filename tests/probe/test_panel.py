@@ -8,7 +8,7 @@ from factrl.harness.answers import extract_answer, match_closed_book
 from factrl.harness.config import compose
 from factrl.harness.method import Method, RewardOutput
 from factrl.harness.probe import entry_names, probe_method
-from factrl.harness.probe.panel import PROTOCOL_CREDITED, completion_text, entries, questions
+from factrl.harness.probe.panel import PROTOCOL_CREDITED, by_name, completion_text, entries, questions
 from factrl.harness.probe.runner import ProbeResult, TypeStats
 
 from .conftest import POOL
@@ -24,7 +24,8 @@ def test_panel_v2_keeps_v1_and_adds_the_classes_in_the_rewards_format():
     from factrl.harness.answers import strict_correct
     from factrl.harness.probe import PANEL_VERSION
 
-    assert PANEL_VERSION == "2" and entry_names() == V1 + V2
+    assert PANEL_VERSION == "3" and entry_names() == V1 + V2  # v3: the same texts, one baseline moved
+    assert by_name()["gold_in_reasoning"].baseline == "refusal"
     for q, row in zip(questions(POOL, EVIDENCE), POOL):
         assert not match_closed_book(q.wrong, row["answers"])  # another question's gold, never this one's
         for e in entries():
