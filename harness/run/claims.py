@@ -165,8 +165,13 @@ class Claim:
         while not self._stop.wait(self.heartbeat_s):
             try:
                 if not self.beat():
-                    log.warning("claim %s was taken over by another holder; this process no longer holds it",
-                                self.path)
+                    current = read(self.path) or {}
+                    if current.get("token") == self.token:
+                        # the grid's pending claim, taken over by the job it launched: a handover
+                        log.debug("claim %s: handed over to %s", self.path, describe(self.path, current))
+                    else:
+                        log.warning("claim %s was taken over by another holder; this process no longer holds it",
+                                    self.path)
                     return
             except OSError as err:  # a network file system hiccup: try again at the next beat
                 log.warning("claim %s: heartbeat failed (%s)", self.path, err)

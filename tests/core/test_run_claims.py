@@ -97,6 +97,26 @@ def test_the_grid_pending_claim_is_taken_over_by_its_job_and_joined_by_its_ranks
     assert not path.exists()
 
 
+def test_the_grid_heartbeat_stops_quietly_at_its_jobs_handover_and_warns_at_a_takeover(tmp_path, monkeypatch,
+                                                                                        caplog):
+    """The grid's pending claim beats until its job takes it over: that handover (same token) is
+    not reported as a takeover; a claim of another token is."""
+    caplog.set_level("DEBUG", logger="factrl.claims")
+    handed, taken = tmp_path / "handed.json", tmp_path / "taken.json"
+    grid = acquire(handed, state="pending", token="grid-token", stale_after_s=86400, heartbeat_s=0.05)
+    other = acquire(taken, state="pending", token="grid-token", stale_after_s=86400, heartbeat_s=0.05)
+    monkeypatch.setenv(claims.TOKEN_ENV, "grid-token")
+    job = acquire(handed, heartbeat_s=3600)
+    _foreign(taken)
+    for claim in (grid, other):
+        claim._thread.join(timeout=10)
+        assert not claim._thread.is_alive()  # each heartbeat stopped
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [f"claim {taken} was taken over by another holder; this process no longer holds it"]
+    assert any("handed over" in r.getMessage() and r.levelname == "DEBUG" for r in caplog.records)
+    job.release(), grid.release(), other.release()
+
+
 def test_harness_run_stops_when_another_job_holds_the_run(tmp_path, monkeypatch):
     from factrl.harness.config import compose
     from factrl.harness.run import run_task
