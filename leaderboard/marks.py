@@ -47,7 +47,8 @@ def row_fidelity(row: dict[str, Any]) -> str:
     recorded = [c["fidelity"] for c in _components(row) if isinstance(c.get("fidelity"), str)]
     if recorded:
         return RECONSTRUCTED if RECONSTRUCTED in recorded else recorded[0]
-    return declared_fidelity(str((row.get("method") or {}).get("name") or "")) or "original"
+    method = row.get("method") or {}
+    return declared_fidelity(str(method.get("base") or method.get("name") or "")) or "original"  # base: guards.py
 
 
 def row_substitutes(row: dict[str, Any]) -> list[str]:

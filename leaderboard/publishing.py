@@ -30,6 +30,7 @@ from factrl.harness.errors import HarnessError
 from factrl.harness.rundir import atomic_write, git_commit, write_json
 
 from . import components as componentlib
+from . import guards as guardslib
 from . import reported as reportedlib
 from . import results, settings
 from .render import formats, htmlpage, plots
@@ -124,9 +125,12 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     out = Path(out_dir)
     reported_files = reportedlib.from_settings(layout.settings)  # a bad file fails before anything is written
     probe_results = _probe_results(layout.settings.get("probe") or [])  # likewise
-    tables = build_tables(rows, layout)
+    # The tables see guarded rows under a method name that carries their guards (guards.py):
+    # a line of their own; the files of the rows themselves keep the method's name.
+    table_rows = [guardslib.table_view(r) for r in rows]
+    tables = build_tables(table_rows, layout)
     by_name: dict[str, Table] = {t.name: t for t in tables}
-    labels = _row_labels(rows, layout)
+    labels = _row_labels(table_rows, layout)
     previous = _previous_files(out)
     files: list[Path] = []
     generated = _generated(stamp)
@@ -141,11 +145,11 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     extra = views(by_name.get("accuracy"), layout)
     shown_views = list(extra)
     # The papers' numbers beside the measured lines (tables/reported.py), after the uncertainty view.
-    reported, comparisons = reported_table.build(by_name.get("accuracy"), rows, layout, reported_files)
+    reported, comparisons = reported_table.build(by_name.get("accuracy"), table_rows, layout, reported_files)
     shown = [reported] if reported is not None else []
     extra += shown
     for table in extra:
-        componentlib.mark_table(table, {r["row_id"]: r for r in rows})
+        componentlib.mark_table(table, {r["row_id"]: r for r in table_rows})
         md.append(formats.markdown(table))
     if probe_results:
         from factrl.harness.probe import tables as probe_tables

@@ -30,6 +30,7 @@ from typing import Any, Iterable
 from factrl.harness.registry import display_label  # Method.label, read from source (no import)
 
 from .. import diagnostics as diaglib
+from ..guards import method_base, method_guards
 from ..store import rows as rowlib
 from ..store.versions import model_key
 from . import uncertainty
@@ -135,7 +136,10 @@ class Layout:
         return self.set_labels.get(name, name)
 
     def method_label(self, name: str) -> str:
-        label = self.method_labels.get(name) or display_label(name)
+        base, guards = method_base(name), method_guards(name)  # a guarded line (leaderboard/guards.py)
+        label = self.method_labels.get(base) or display_label(base)
+        if guards:
+            label = f"{label} (guarded: {', '.join(guards)})"
         return f"{label} (ours)" if name == self.focus else label
 
     def sort_sets(self, names: Iterable[str]) -> list[str]:
@@ -145,7 +149,8 @@ class Layout:
     def sort_methods(self, names: Iterable[str]) -> list[str]:
         """Raw first, the focus method (if any) last (the paper's Table 1), the rest in config order."""
         order = {n: i for i, n in enumerate(self.method_labels)}
-        return sorted(set(names), key=lambda n: (n != self.raw, n == self.focus, order.get(n, len(order)), n))
+        return sorted(set(names), key=lambda n: (n != self.raw, n == self.focus,
+                                                 order.get(method_base(n), len(order)), method_base(n), n))
 
 
 def model_labels(rows: list[dict]) -> dict[str, str]:
