@@ -189,8 +189,8 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
     reward of `cfg.method` (or `method`, an instance, for a plugin under test).
 
     cfg: the composed root config (factrl.harness.config.compose / hydra). rows: pool rows
-    (default: _default_rows: load_pool's rows, those with evidence first). tokenizer: default the model's. run_dir: where
-    services may write their files (judge stats); None = nowhere. batch_size: completions per
+    (default: _default_rows, load_pool's rows with those that have evidence first). tokenizer:
+    default the model's. run_dir: where services may write their files (judge stats); None = nowhere. batch_size: completions per
     reward call, rounded down to whole groups. policy: a PolicyHandle for a `needs_policy`
     method (default: built as training builds it, layout.build_policy).
     """
