@@ -2,7 +2,7 @@
 
 A method keeps its original reward by default and gains named guards (docs/CONTRACTS.md
 "Guards"; e.g. CorVer `correctness=strict`), which the run records in its components as a list
-of `key=value` strings (`components.<name>.guards`). Tables group rows by (model, method name),
+of `key=value` strings (`components.settings.guards`). Tables group rows by (model, method name),
 so without this a guarded CorVer run and an original one would be averaged as two seeds of one
 line. `table_view(row)` gives the tables a copy of a guarded row whose method name carries the
 guards, `corver[correctness=strict;format_rule=single_block]`, and `method_base` / `method_guards`
@@ -15,12 +15,11 @@ from typing import Any
 
 
 def row_guards(row: dict[str, Any]) -> list[str]:
-    """The guards a row's reward ran with (sorted, each once); [] for an original reward."""
-    found: set[str] = set()
-    for component in (row.get("components") or {}).values():
-        if isinstance(component, dict) and isinstance(component.get("guards"), list):
-            found.update(str(g) for g in component["guards"] if str(g).strip())
-    return sorted(found)
+    """The guards a row's reward ran with, as its settings component lists them (the probe's
+    reading, harness/probe guards_of), sorted and each once; [] for an original reward."""
+    from factrl.harness.probe.runner import guards_of
+
+    return sorted({g for g in guards_of(row.get("components") or {}) if g.strip()})
 
 
 def guarded_name(method: str, guards: list[str]) -> str:
