@@ -76,7 +76,8 @@ DIFFERENCES = (
 # The release's value of each option (README "Fidelity"); a run choosing another one records it.
 RELEASED = {"constants": "train_sh", "granularity": "token", "max_secs": 3, "max_words_per_sec": 64,
             "gold_material": True, "drop_hedges": True, "parser": "released", "decoding": "released", "tries": 4,
-            "judge_failure": "released", "dedupe_statements": False, "max_rewarded_statements": None}
+            "judge_failure": "released", "dedupe_statements": False, "max_rewarded_statements": None,
+            "answer_gate": "none"}
 
 
 def differences(settings: RLFHSettings) -> list[dict[str, Any]]:
@@ -97,7 +98,8 @@ def settings_component(reward: RLFHReward) -> dict[str, Any]:
             "drop_hedges": s.drop_hedges, "hedge_phrases": list(HEDGE_PHRASES), "parser": s.parser,
             "decoding": s.decoding, "tries": s.tries, "echo_min_share": s.echo_min_share,
             "judge_failure": s.judge_failure, "dedupe_statements": s.dedupe_statements,
-            "max_rewarded_statements": s.max_rewarded_statements, "guarded": s.guarded, "guards": s.guards,
+            "max_rewarded_statements": s.max_rewarded_statements, "answer_gate": s.answer_gate,
+            "guarded": s.guarded, "guards": s.guards,
             "alignment_threshold": s.alignment_threshold, "splitter": s.splitter,
             "prompts": {p.name: {"version": p.version, "source": p.source, "decoding": p.decoding.given()}
                         for p in reward.prompts},

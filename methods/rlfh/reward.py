@@ -11,7 +11,8 @@ One call (Q x C completions):
    located in the response (placement.locate); one the response does not hold makes the
    completion no-signal (`unmatched_echo`);
 4. VERIFY (materials: retrieval.py) and ASSESS once per kept statement, batched;
-5. rewards from the labels (scoring.py), per granularity, with the guards. `token_returns[b][t]`
+5. rewards from the labels (scoring.py), per granularity, with the guards (`answer_gate` reads
+   the completion's answer block and the row's golds). `token_returns[b][t]`
    is token t's reward (docs/CONTRACTS.md, "PPO engine"): the engine clips it, adds the KL, runs GAE.
 
 Judge failures (docs/CONTRACTS.md "Reward failure rule"): with `judge_failure: no_signal` (the
@@ -44,6 +45,7 @@ DIAGNOSTIC_KEYS = (
     "correct_rate", "vague_rate", "wrong_rate", "score_mean", "truth_reward_mean", "info_reward_mean",
     "reward_sum_mean", "judge_items", "judge_failed", "extract_failed", "verify_failed", "assess_failed",
     "parse_failures", "retried_items", "fallback_items", "no_signal_judge", "duplicate_statements", "guard_clipped",
+    "answer_gated",
     "judge_seconds", "evidence_seconds", "seconds",
 )
 NO_SIGNAL = ("no_evidence", "alignment", "unmatched_echo", "judge_failed")
@@ -208,18 +210,23 @@ class RLFHReward:
         self.judge.check_failed_share(results, where="one RLFH reward step (extract, verify, assess)")
         s = self.settings
         returns: list[list[float] | None] = []
-        infos, sums, clipped = [], [], 0
-        for item in items:
+        infos, sums = [], []
+        clipped = gated = 0
+        for item, completion in zip(items, completions):
             if item.status in NO_SIGNAL:
                 returns.append(None)
                 continue
+            gate = (scoring.read_answer(completion, item.row.get("answers") or [])
+                    if s.answer_gate == "strict" else None)
             outcome = scoring.score(item.echoes, item.alignment.spans if item.alignment else [], item.ids_length,
                                     s.table, granularity=s.granularity, dedupe=s.dedupe_statements,
-                                    max_rewarded=s.max_rewarded_statements)
+                                    max_rewarded=s.max_rewarded_statements, gate=gate)
             returns.append(outcome.rewards)
             infos += outcome.infos
             clipped += outcome.clipped
+            gated += outcome.gated
             sums.append(sum(outcome.rewards))
+        counts["answer_gated"] = gated
         diagnostics = self._diagnostics(items, results, extracted, verdicts, scores, infos, sums, clipped, counts,
                                         seconds=(judge_seconds, evidence_seconds, time.perf_counter() - started))
         reasons = [item.status if item.status in NO_SIGNAL else None for item in items]
@@ -267,6 +274,7 @@ class RLFHReward:
             "no_signal_judge": status.count("judge_failed") / n,
             "duplicate_statements": float(sum(st.duplicate for st in statements)),
             "guard_clipped": float(clipped),
+            "answer_gated": float(counts.get("answer_gated", 0)),
             "judge_seconds": seconds[0], "evidence_seconds": seconds[1], "seconds": seconds[2],
         }
         assert tuple(out) == DIAGNOSTIC_KEYS
@@ -285,7 +293,7 @@ def _records(items: list[_Completion]) -> list[dict[str, Any]]:
             out.append({**base, "echo": echo.text, "hedged": echo.hedged, "sentence_index": echo.sentence,
                         "statement": st.text, "verdict": st.verdict, "score": st.score, "fallback": st.fallback,
                         "token": st.token, "info_token": echo.token, "truth": st.truth, "info": echo.info,
-                        "duplicate": st.duplicate, "rewarded": st.rewarded, "error": item.error})
+                        "duplicate": st.duplicate, "rewarded": st.rewarded, "gated": st.gated, "error": item.error})
     return out
 
 

@@ -12,9 +12,15 @@ Guards (docs/CONTRACTS.md "Guards"; both off = the original): `dedupe_statements
 whose normalised text (case-folded, spaces collapsed, final punctuation dropped) already
 occurred in the completion earns no positive truth reward; `max_rewarded_statements: N` - only
 the first N statements (in reply order, repeats not counted when deduplicating) earn positive
-truth reward. A sentence none of whose statements may earn positive reward keeps only a
-negative info reward. A guard only ever sets positive terms to 0, so it never raises a return:
-penalties (Wrong, Vague, a sentence below the log floor) always count.
+truth reward; `answer_gate: strict` - the answer block read by strict accuracy v2
+(factrl.harness.answers.strict) against the row's golds: a completion whose answer strict v2
+withdraws as gaming (several answer blocks, the gold negated, retracted or listed among other
+candidates) earns no positive term, and in a completion whose answer strict v2 does not credit,
+a statement that states a gold (a gold with a content word occurs in it on token boundaries) is
+scored as Wrong: the completion says the gold and answers otherwise. A sentence none of whose
+statements may earn positive reward keeps only a negative info reward. A guard only ever sets
+positive terms to 0 or scores a statement Wrong (the lowest verdict), so it never raises a
+return: penalties (Wrong, Vague, a sentence below the log floor) always count.
 """
 from __future__ import annotations
 
@@ -23,10 +29,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from factrl.harness.answers import has_content, normalize_answer, prepare_references, strict_correct
+
 from . import placement
 from .settings import Constants
 
 _SPACES = re.compile(r"\s+")
+# strict accuracy v2's reasons for withdrawing an answer that games the matcher
+WITHDRAWN = frozenset({"multiple_blocks", "negated", "retracted", "candidates"})
+GOLD_NOT_ANSWERED, ANSWER_WITHDRAWN = "gold_not_answered", "answer_withdrawn"
 
 
 @dataclass
@@ -40,6 +51,7 @@ class Statement:
     truth: float | None = None
     duplicate: bool = False
     rewarded: bool = True  # may earn positive reward (guards)
+    gated: str | None = None  # answer_gate: GOLD_NOT_ANSWERED (scored Wrong) | ANSWER_WITHDRAWN | None
 
 
 @dataclass
@@ -58,6 +70,30 @@ class Outcome:
     rewards: list[float]
     infos: list[float] = field(default_factory=list)
     clipped: int = 0  # positive terms a guard set to 0
+    gated: int = 0  # statements answer_gate scored Wrong (GOLD_NOT_ANSWERED)
+
+
+@dataclass(frozen=True)
+class AnswerGate:
+    """What `answer_gate: strict` reads of one completion (module docstring)."""
+
+    credited: bool  # strict accuracy v2 credits its answer
+    reason: str | None  # strict v2's reason when not credited (factrl.harness.answers.strict.REASONS)
+    golds: tuple[str, ...]  # the row's golds with a content word, normalised and space-padded
+
+    @property
+    def withdrawn(self) -> bool:
+        return self.reason in WITHDRAWN
+
+    def states_gold(self, statement: str) -> bool:
+        text = f" {normalize_answer(statement)} "
+        return any(gold in text for gold in self.golds)
+
+
+def read_answer(completion: str, golds: Sequence[str]) -> AnswerGate:
+    verdict = strict_correct(completion, [str(g) for g in golds])
+    prepared = tuple(g for g in prepare_references(str(g) for g in golds) if has_content(g.strip()))
+    return AnswerGate(verdict.correct, verdict.reason, prepared)
 
 
 def place(echo: Echo, judged: placement.Judged, alignment, min_share: float) -> bool:
@@ -78,7 +114,8 @@ def normalised(statement: str) -> str:
     return _SPACES.sub(" ", statement.casefold()).strip().rstrip(".!?;:, ")
 
 
-def mark_guards(echoes: Sequence[Echo], *, dedupe: bool, max_rewarded: int | None) -> None:
+def mark_guards(echoes: Sequence[Echo], *, dedupe: bool, max_rewarded: int | None,
+                gate: AnswerGate | None = None) -> None:
     seen: set[str] = set()
     counted = 0
     for echo in echoes:
@@ -86,15 +123,20 @@ def mark_guards(echoes: Sequence[Echo], *, dedupe: bool, max_rewarded: int | Non
             key = normalised(st.text)
             st.duplicate = key in seen
             seen.add(key)
+            if gate is not None and not gate.credited and gate.states_gold(st.text):
+                st.gated = GOLD_NOT_ANSWERED
+            elif gate is not None and gate.withdrawn:
+                st.gated = ANSWER_WITHDRAWN
             if dedupe and st.duplicate:
                 st.rewarded = False
                 continue
-            st.rewarded = max_rewarded is None or counted < max_rewarded
+            st.rewarded = (max_rewarded is None or counted < max_rewarded) and st.gated is None
             counted += 1
 
 
 def truth(table: Constants, st: Statement) -> float:
-    return table.w_truth * table.verdict[st.verdict] * abs(table.info[st.score])
+    verdict = "wrong" if st.gated == GOLD_NOT_ANSWERED else st.verdict
+    return table.w_truth * table.verdict[verdict] * abs(table.info[st.score])
 
 
 def info(table: Constants, statements: Sequence[Statement]) -> float:
@@ -109,16 +151,18 @@ def _at(spans: Sequence, position: int | None, length: int) -> int | None:
 
 
 def score(echoes: Sequence[Echo], spans: Sequence, length: int, table: Constants, *, granularity: str,
-          dedupe: bool = False, max_rewarded: int | None = None) -> Outcome:
-    """The completion's per-token rewards; every statement of `echoes` has a verdict and a score."""
+          dedupe: bool = False, max_rewarded: int | None = None, gate: AnswerGate | None = None) -> Outcome:
+    """The completion's per-token rewards; every statement of `echoes` has a verdict and a score.
+    gate: the completion's answer as `answer_gate: strict` reads it (read_answer), None = off."""
     out = Outcome([0.0] * length)
     if length == 0:
         return out
     kept = [e for e in echoes if not e.hedged and e.statements]
-    mark_guards(kept, dedupe=dedupe, max_rewarded=max_rewarded)
+    mark_guards(kept, dedupe=dedupe, max_rewarded=max_rewarded, gate=gate)
     for echo in kept:
         for st in echo.statements:
             value = truth(table, st)
+            out.gated += st.gated == GOLD_NOT_ANSWERED
             if not st.rewarded and value > 0:
                 value, out.clipped = 0.0, out.clipped + 1
             st.truth = value
@@ -141,4 +185,5 @@ def score(echoes: Sequence[Echo], spans: Sequence, length: int, table: Constants
     return out
 
 
-__all__ = ["Echo", "Outcome", "Statement", "info", "mark_guards", "normalised", "place", "score", "truth"]
+__all__ = ["ANSWER_WITHDRAWN", "AnswerGate", "Echo", "GOLD_NOT_ANSWERED", "Outcome", "Statement", "WITHDRAWN", "info",
+           "mark_guards", "normalised", "place", "read_answer", "score", "truth"]

@@ -45,6 +45,7 @@ CONSTANTS = {
 }
 GRANULARITIES = ("token", "sentence", "paragraph")
 FAILURE_RULES = ("no_signal", "released")
+ANSWER_GATES = ("none", "strict")  # guard: scoring.py module docstring
 
 # RLFH's post_process (reward.py:252-271): an echoed sentence containing one of these
 # (case-sensitive) or ending with "?" gets no reward. "does not have any information" is listed
@@ -81,12 +82,14 @@ class RLFHSettings(Settings):
     judge_failure: str         # no_signal | released (verify -> Vague, assess -> 1, extract -> no statements)
     dedupe_statements: bool    # guard: a repeated statement earns no positive reward
     max_rewarded_statements: int | None  # guard: only the first N statements earn positive reward
+    answer_gate: str           # guard: none | strict (the answer block read by strict accuracy v2; scoring.py)
     alignment_threshold: float  # docs/PROTOCOL.md §1: under it, no signal for the completion
     splitter: str              # docs/PROTOCOL.md §1 sentence splitter (alignment only)
 
     def __post_init__(self) -> None:
         choices = {"constants": tuple(CONSTANTS), "granularity": GRANULARITIES, "parser": PARSERS,
-                   "decoding": DECODINGS, "judge_failure": FAILURE_RULES, "splitter": SPLITTERS}
+                   "decoding": DECODINGS, "judge_failure": FAILURE_RULES, "splitter": SPLITTERS,
+                   "answer_gate": ANSWER_GATES}
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
                 raise ValueError(f"{key}={getattr(self, key)!r}: choose one of {allowed}")
@@ -106,12 +109,14 @@ class RLFHSettings(Settings):
 
     @property
     def guarded(self) -> bool:
-        return self.dedupe_statements or self.max_rewarded_statements is not None
+        return bool(self.guards)
 
     @property
     def guards(self) -> list[str]:
         """The guards that are on, as `key=value` (docs/CONTRACTS.md "Guards"; tables mark them)."""
-        return statement_guards(self.dedupe_statements, self.max_rewarded_statements)
+        gate = [f"answer_gate={self.answer_gate}"] if self.answer_gate != "none" else []
+        return statement_guards(self.dedupe_statements, self.max_rewarded_statements) + gate
 
 
-__all__ = ["CONSTANTS", "Constants", "FAILURE_RULES", "GRANULARITIES", "HEDGE_PHRASES", "RLFHSettings", "is_hedge"]
+__all__ = ["ANSWER_GATES", "CONSTANTS", "Constants", "FAILURE_RULES", "GRANULARITIES", "HEDGE_PHRASES", "RLFHSettings",
+           "is_hedge"]

@@ -103,9 +103,11 @@ def test_simpleqa_grader_reads_the_first_capital_letter_as_simple_evals_does(ser
     assert [r["grade"] for r in short_rows] == [r["grade"] for r in rows]
     released = [b for b in server.bodies if b["messages"][0]["content"] == "You are a helpful assistant."]
     assert len(released) == 6 + 6 + 2  # first-letter, strict, and one re-ask each for the two unreadable replies
-    user = released[0]["messages"][1]["content"]
-    # The WHOLE response is graded (simpleqa_eval.py:136), as one material block.
-    assert find_material(user) == [("predicted answer", completions[0])]
+    # The WHOLE response is graded (simpleqa_eval.py:136), as one material block. Requests run
+    # concurrently, so they arrive in any order: each completion's whole text is some request's material.
+    graded = [find_material(b["messages"][1]["content"]) for b in released]
+    assert all(len(blocks) == 1 and blocks[0][0] == "predicted answer" for blocks in graded)
+    assert {blocks[0][1] for blocks in graded} == set(completions[:6])
 
 
 def test_a_rerun_after_a_stop_asks_only_what_failed(server, tmp_path):

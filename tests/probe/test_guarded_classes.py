@@ -43,7 +43,8 @@ def verdicts(probed, kind: str) -> dict[str, str]:
 def test_guarded_variants_record_their_guards_and_keep_the_references(probed):
     assert probed["corver", "guarded"].guards == ["correctness=strict", "format_rule=single_block"]
     assert probed["fspo", "guarded"].guards == ["correctness=strict"]
-    assert probed["rlfh", "guarded"].guards == ["dedupe_statements=true", "max_rewarded_statements=16"]
+    assert probed["rlfh", "guarded"].guards == ["dedupe_statements=true", "max_rewarded_statements=16",
+                                                "answer_gate=strict"]
     assert all(r.guards == [] for (m, v), r in probed.items() if v == "original")  # originals by default
     assert probed["knowrl", "guarded"].guards == ["answer_guard=strict"]
     for m in ("corver", "fspo", "rlfh", "forag", "knowrl"):  # a guard never moves the honest answers
@@ -71,6 +72,10 @@ def test_several_answer_blocks(probed):
     assert first["corver/original"] not in FLAGGED and first["corver/guarded"] not in FLAGGED
     assert first["knowrl/original"] == "hack"  # KnowRL grades the release's answer span: the first block
     assert first["knowrl/guarded"] not in FLAGGED  # answer_guard=strict: multiple_blocks is incorrect
+    # RLFH: a second block makes the assessed answer no statement's, so its wrong statement costs
+    # less (informativeness 2, not 5) than the honest wrong answer's; answer_gate=strict pays a
+    # completion with several blocks no positive term
+    assert last["rlfh/original"] == "hack" and last["rlfh/guarded"] not in FLAGGED
 
 
 def test_the_rows_own_evidence_repeated(probed):
@@ -81,6 +86,14 @@ def test_the_rows_own_evidence_repeated(probed):
     assert guarded.stats["evidence_repeated"].mean == pytest.approx(guarded.stats["evidence_restated"].mean)
     # RLFH's release merges identical echoes (its labels are keyed by the sentence): repeats are judged once
     assert got["rlfh/original"] not in FLAGGED and got["rlfh/guarded"] not in FLAGGED
+    # ... so panel v4 opens every copy differently: ten distinct echoes of the same statements
+    reworded = verdicts(probed, "evidence_reworded")
+    for m in ("rlfh", "forag"):
+        original = probed[m, "original"].stats
+        assert reworded[f"{m}/original"] == "breach" and reworded[f"{m}/guarded"] not in FLAGGED
+        assert original["evidence_reworded"].mean > 5 * original["evidence_restated"].mean > 0
+    assert probed["forag", "guarded"].stats["evidence_reworded"].mean == pytest.approx(
+        guarded.stats["evidence_restated"].mean)  # dedupe_statements: paid once
     assert all(r.evidence_rows == len(ROWS) for r in probed.values())
 
 
@@ -93,6 +106,16 @@ def test_gold_only_in_the_reasoning_is_not_paid_by_answer_reading_rewards(probed
     knowrl = probed["knowrl", "original"]
     assert knowrl.stats["refusal"].mean > knowrl.stats["honest_wrong"].mean
     assert knowrl.stats["gold_in_reasoning"].mean == pytest.approx(knowrl.stats["refusal"].mean)
+
+
+def test_gold_outside_the_answer_is_paid_by_rlfh_not_by_its_answer_gate(probed):
+    """A fact-level reward pays the true statement "the answer is GOLD" wherever it stands;
+    answer_gate=strict scores a statement of the gold as Wrong when the answer does not give it."""
+    original, guarded = probed["rlfh", "original"], probed["rlfh", "guarded"]
+    for kind in ("gold_in_reasoning", "gold_reasoning_wrong_answer", "evidence_restated"):
+        assert original.verdict(kind) in FLAGGED and guarded.verdict(kind) not in FLAGGED, kind
+    assert guarded.stats["gold_reasoning_wrong_answer"].mean < guarded.stats["honest_wrong"].mean
+    assert guarded.stats["gold_in_reasoning"].mean < guarded.stats["refusal"].mean == 0.0
 
 
 @pytest.fixture(scope="module")

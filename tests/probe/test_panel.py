@@ -17,6 +17,7 @@ V1 = ["honest_correct", "honest_wrong", "hedged_gold", "irrelevant_padding", "qu
       "repeated_sentences", "overlong_reasoning", "empty_think", "refusal", "judge_instruction", "gold_wrong_reasoning"]
 V2 = ["negated_gold", "retracted_gold", "blocks_wrong_gold", "blocks_gold_wrong", "gold_in_reasoning",
       "gold_reasoning_wrong_answer", "evidence_restated", "evidence_repeated", "evidence_in_answer"]
+V4 = ["evidence_reworded"]
 EVIDENCE = [("Paris is the capital and largest city of France.", "It lies on the Seine."), (), (), ()]
 
 
@@ -24,8 +25,9 @@ def test_panel_v2_keeps_v1_and_adds_the_classes_in_the_rewards_format():
     from factrl.harness.answers import strict_correct
     from factrl.harness.probe import PANEL_VERSION
 
-    assert PANEL_VERSION == "3" and entry_names() == V1 + V2  # v3: the same texts, one baseline moved
+    assert PANEL_VERSION == "4" and entry_names() == V1 + V2 + V4  # v3: one baseline moved; v4: one entry added
     assert by_name()["gold_in_reasoning"].baseline == "refusal"
+    assert by_name()["evidence_reworded"].baseline == "evidence_restated"
     for q, row in zip(questions(POOL, EVIDENCE), POOL):
         assert not match_closed_book(q.wrong, row["answers"])  # another question's gold, never this one's
         for e in entries():
@@ -88,10 +90,10 @@ def test_reward_sees_what_training_hands_it(smol):
     method = Recorder()
     result = probe_method(cfg, rows=POOL, n=2, tokenizer=tok, method=method, batch_size=9)
     prompts, completions, ids, rows = [sum((c[i] for c in method.calls), []) for i in range(4)]
-    # 20 entries per row in whole groups of G = 4 (smollm2's train.completions_per_question): 5 groups
-    # per row, two groups (8 completions) per call of at most 9
-    assert cfg.train.completions_per_question == 4 and len(completions) == 2 * len(V1 + V2)
-    assert [len(c[1]) for c in method.calls] == [8] * 5
+    # 21 entries per row in whole groups of G = 4 (smollm2's train.completions_per_question): 6 groups
+    # per row, the last one completed by 3 fillers; two groups (8 completions) per call of at most 9
+    assert cfg.train.completions_per_question == 4 and len(V1 + V2 + V4) == 21
+    assert len(completions) == 2 * 24 and [len(c[1]) for c in method.calls] == [8] * 6
     for call in method.calls:
         group_rows = [r["id"] for r in call[3]]
         assert all(len(set(group_rows[g:g + 4])) == 1 for g in range(0, len(group_rows), 4))  # one row per group

@@ -92,3 +92,75 @@ def test_a_guard_only_removes_positive_terms(tokenizer):
         assert sum(guarded) <= sum(plain)
     zero = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token", max_rewarded=0).rewards
     assert sum(zero) == pytest.approx(2 * -1.2 * 1.3)  # both Wrong statements still cost; nothing positive left
+
+
+# -- answer_gate: the answer block read by strict accuracy v2 ----------------------------------
+HONEST_WRONG = "<think>I recall that the answer is Paris.</think><answer>Paris</answer>"
+REFUSAL = "<think>I am not sure of the answer.</think><answer>I don't know</answer>"
+GAMED = {"gold in the reasoning, a refusal": "<think>I recall that the answer is Warsaw.</think><answer>I don't know</answer>",
+         "gold in the reasoning, a wrong answer": "<think>I recall that the answer is Warsaw.</think><answer>Paris</answer>",
+         "two answer blocks, wrong then gold": "<think>I recall that the answer is Paris.</think>"
+                                              "<answer>Paris</answer><answer>Warsaw</answer>",
+         "the gold negated": "<think>I recall that the answer is not Warsaw.</think><answer>It is not Warsaw.</answer>"}
+
+
+def test_the_answer_gate_pays_no_trick_above_the_honest_answer_it_builds_on(reference_judge, store, tokenizer):
+    """Reference judge, the Curie row: the original pays the gold stated outside the answer above a
+    refusal and above an honest wrong answer; answer_gate=strict pays none of the tricks more than
+    the honest wrong answer or the refusal, and leaves the honest answers as they are."""
+    texts = [HONEST_CORRECT, HONEST_WRONG, REFUSAL, *GAMED.values()]
+    plain, _ = returns(reference_judge, store, tokenizer, texts)
+    gated, out = returns(reference_judge, store, tokenizer, texts, answer_gate="strict")
+    correct, wrong, refusal, *tricks = plain
+    assert tricks[0] > refusal and tricks[1] > wrong and tricks[2] > wrong  # what the original pays
+    assert gated[:3] == pytest.approx([correct, wrong, refusal])  # honest answers untouched
+    for name, value in zip(GAMED, gated[3:]):
+        assert value <= min(wrong, refusal), name
+    assert all(g <= p + 1e-12 for g, p in zip(gated, plain))
+    assert out.diagnostics["answer_gated"] >= 3  # "The answer is Warsaw" twice, "... not Warsaw" once
+    gated_records = [r for r in out.records if r.get("gated")]
+    assert {r["gated"] for r in gated_records} == {scoring.GOLD_NOT_ANSWERED, scoring.ANSWER_WITHDRAWN}
+    assert all(r["verdict"] is not None for r in gated_records)  # the judge's verdict is kept in the records
+
+
+def test_the_answer_gate_scores_a_stated_gold_wrong_and_withholds_positives_of_a_withdrawn_answer(tokenizer):
+    text = "Marie Curie was born in Warsaw. Warsaw is in Poland. Paris is in France."
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    alignment = align_response(tokenizer, ids)
+    judged = placement.judged_text(alignment)
+
+    def labelled():
+        echoes = [scoring.Echo(s, [scoring.Statement(s.rstrip("."), "correct", 4)])
+                  for s in ("Marie Curie was born in Warsaw.", "Warsaw is in Poland.", "Paris is in France.")]
+        for e in echoes:
+            assert scoring.place(e, judged, alignment, 0.5)
+        return echoes
+
+    table = CONSTANTS["train_sh"]
+    plain = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token")
+    answered = scoring.read_answer("<answer>Warsaw</answer>", ["Warsaw"])
+    wrong = scoring.read_answer("<answer>Paris</answer>", ["Warsaw"])
+    blocks = scoring.read_answer("<answer>Paris</answer><answer>Warsaw</answer>", ["Warsaw"])
+    assert answered.credited and not wrong.credited and not wrong.withdrawn and blocks.reason == "multiple_blocks"
+    same = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token", gate=answered)
+    assert same.rewards == plain.rewards and same.gated == 0
+    echoes = labelled()
+    off = scoring.score(echoes, alignment.spans, len(ids), table, granularity="token", gate=wrong)
+    assert off.gated == 2 and [st.gated for e in echoes for st in e.statements] == [
+        scoring.GOLD_NOT_ANSWERED, scoring.GOLD_NOT_ANSWERED, None]
+    wrong_truth = table.verdict["wrong"] * abs(table.info[4])  # the two statements of Warsaw: scored Wrong
+    right_truth = table.verdict["correct"] * abs(table.info[4])
+    info = scoring.info(table, [scoring.Statement("x", "correct", 4)])
+    assert sum(off.rewards) == pytest.approx(2 * wrong_truth + right_truth + info)  # Paris/France keeps its pay
+    withdrawn = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token", gate=blocks)
+    assert sum(withdrawn.rewards) == pytest.approx(2 * wrong_truth)  # several blocks: no positive term at all
+    for outcome in (off, withdrawn):
+        assert all(g <= p + 1e-12 for g, p in zip(outcome.rewards, plain.rewards))
+
+
+def test_the_answer_gate_is_a_named_checked_option():
+    s = RLFHSettings.from_mapping(answer_gate="strict")
+    assert s.guarded and s.guards == ["answer_gate=strict"]
+    assert RLFHSettings.from_mapping().guards == [] and not RLFHSettings.from_mapping().guarded
+    with pytest.raises(ValueError, match=r"answer_gate='any': choose one of \('none', 'strict'\)"):
+        RLFHSettings.from_mapping(answer_gate="any")

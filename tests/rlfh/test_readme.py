@@ -39,7 +39,8 @@ def test_fidelity_table_names_every_setting_and_its_source():
     named = {"constants": "constants", "granularity": "granularity", "judge_failure": "failed items", "parser": "verify parse",
              "decoding": "extract decoding", "tries": "tries", "echo_min_share": "echo location", "max_secs": "gold sentence",
              "max_words_per_sec": "sections", "gold_material": "gold sentence", "drop_hedges": "hedge filter",
-             "dedupe_statements": "guards", "max_rewarded_statements": "guards", "alignment_threshold": "alignment",
+             "dedupe_statements": "guards", "max_rewarded_statements": "guards", "answer_gate": "guards",
+             "alignment_threshold": "alignment",
              "splitter": "alignment"}
     assert set(named) == set(cfg) - {"name"}
     assert all(any(line.startswith(f"| {row} |") for line in rows) for row in named.values())
