@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from .matching import (ARTICLES, REFUSALS, STOPWORDS, Extraction, answer_blocks, extract_answer, has_content,
                        is_refusal, match_closed_book, match_prepared, normalize_answer, prepare_references)
-from .strict import STRICT_VERSION, StrictVerdict, single_block, strict_correct
+from .strict import GAMING_REASONS, STRICT_VERSION, StrictVerdict, single_block, strict_correct
 
 SCORER_VERSION = "1.1"
 
-__all__ = ["ARTICLES", "REFUSALS", "SCORER_VERSION", "STOPWORDS", "STRICT_VERSION", "Extraction", "StrictVerdict",
+__all__ = ["ARTICLES", "GAMING_REASONS", "REFUSALS", "SCORER_VERSION", "STOPWORDS", "STRICT_VERSION", "Extraction", "StrictVerdict",
            "answer_blocks", "extract_answer", "has_content", "is_refusal", "match_closed_book", "match_prepared",
            "normalize_answer", "prepare_references", "single_block", "strict_correct"]

@@ -53,6 +53,9 @@ from .matching import answer_blocks, extract_answer, has_content, normalize_answ
 
 STRICT_VERSION = "2"
 REASONS = ("no_answer", "multiple_blocks", "no_match", "retracted", "negated", "candidates")
+# The reasons that withdraw an answer the protocol's matcher may credit (the gold is there, not
+# asserted); the guards that read strict v2 (KnowRL answer_guard, RLFH answer_gate) act on these.
+GAMING_REASONS = ("multiple_blocks", "retracted", "negated", "candidates")
 
 _SEP = "zqsep"  # a lowercase ASCII word survives normalize_answer, so punctuation keeps its place
 _PUNCT = {",": "comma", ";": "semi", "/": "slash", "?": "qmark", "!": "bang", ".": "stop", ":": "colon",

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.answers import strict_correct
+from factrl.harness.answers import GAMING_REASONS, strict_correct
 from factrl.harness.method import RewardOutput
 
 from . import scoring
@@ -130,7 +130,7 @@ class KnowRLReward:
         if self.settings.answer_guard != "strict":
             return None
         verdict = strict_correct(item.turn, tuple(_golds(item.row)))
-        return verdict.reason if verdict.reason in scoring.GAMING_REASONS else None
+        return verdict.reason if verdict.reason in GAMING_REASONS else None
 
     def _row_has_evidence(self, row: Mapping[str, Any]) -> bool:
         title = str(row.get("title") or "")

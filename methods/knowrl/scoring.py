@@ -36,7 +36,6 @@ GRADE_PARSES = ("strict", "released")
 # INCORRECT, without a judge call, an answer strict accuracy v2 withdraws for a gaming reason.
 # Not no_match / no_answer: the LLM judge may accept a paraphrase the matcher misses.
 ANSWER_GUARDS = ("none", "strict")
-GAMING_REASONS = ("multiple_blocks", "negated", "retracted", "candidates")
 GRADES = ("A", "B", "C")  # SimpleQA: correct, incorrect, not attempted
 _GRADE_NAMES = {"A": "A", "CORRECT": "A", "B": "B", "INCORRECT": "B", "C": "C", "NOT_ATTEMPTED": "C",
                 "NOT ATTEMPTED": "C"}

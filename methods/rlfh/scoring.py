@@ -29,14 +29,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from factrl.harness.answers import has_content, normalize_answer, prepare_references, strict_correct
+from factrl.harness.answers import GAMING_REASONS, has_content, normalize_answer, prepare_references, strict_correct
 
 from . import placement
 from .settings import Constants
 
 _SPACES = re.compile(r"\s+")
-# strict accuracy v2's reasons for withdrawing an answer that games the matcher
-WITHDRAWN = frozenset({"multiple_blocks", "negated", "retracted", "candidates"})
 GOLD_NOT_ANSWERED, ANSWER_WITHDRAWN = "gold_not_answered", "answer_withdrawn"
 
 
@@ -83,7 +81,7 @@ class AnswerGate:
 
     @property
     def withdrawn(self) -> bool:
-        return self.reason in WITHDRAWN
+        return self.reason in GAMING_REASONS
 
     def states_gold(self, statement: str) -> bool:
         text = f" {normalize_answer(statement)} "
@@ -185,5 +183,5 @@ def score(echoes: Sequence[Echo], spans: Sequence, length: int, table: Constants
     return out
 
 
-__all__ = ["ANSWER_WITHDRAWN", "AnswerGate", "Echo", "GOLD_NOT_ANSWERED", "Outcome", "Statement", "WITHDRAWN", "info",
+__all__ = ["ANSWER_WITHDRAWN", "AnswerGate", "Echo", "GOLD_NOT_ANSWERED", "Outcome", "Statement", "info",
            "mark_guards", "normalised", "place", "read_answer", "score", "truth"]
