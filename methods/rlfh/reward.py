@@ -274,7 +274,7 @@ class RLFHReward:
             "no_signal_judge": status.count("judge_failed") / n,
             "duplicate_statements": float(sum(st.duplicate for st in statements)),
             "guard_clipped": float(clipped),
-            "answer_gated": float(counts.get("answer_gated", 0)),
+            "answer_gated": float(counts["answer_gated"]),
             "judge_seconds": seconds[0], "evidence_seconds": seconds[1], "seconds": seconds[2],
         }
         assert tuple(out) == DIAGNOSTIC_KEYS
