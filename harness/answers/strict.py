@@ -170,28 +170,31 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
     normal_refs = {normalize_answer(g) for g in refs}
     offered = A.alternatives(words, start, stop, protected)
     gold_pieces: list[_GoldPiece] = []
-    candidates: list[tuple[int, int, bool]] = []  # (piece index, first token of the run, competes)
-    fragment = said = False  # said: a piece without the gold says something (a run of non-framing words)
+    plain = False  # a gold piece holds nothing but the gold and framing words ("the answer is X")
     for k, piece in enumerate(parts):
         inside = [s for s in asserting if piece.start <= s[0] and s[1] < piece.stop]
         if inside:
             last = max(s[1] for s in inside)
             runs_after = A.content_runs(words, A.Piece(last + 1, piece.stop, "soft"), protected)
             gold_pieces.append(_GoldPiece(inside[0][0], k, not runs_after, _conceded(words, piece, inside[0][0])))
-            continue
+            plain |= not A.content_runs(words, piece, protected)
+    first_gold = min((s[0] for s in asserting), default=stop)
+    candidates: list[tuple[int, int, bool]] = []  # (piece index, first token of the run, competes)
+    fragment = said = False  # said: a piece without the gold says something (a run of non-framing words)
+    for k, piece in enumerate(parts):
         if any(piece.start <= s[0] and s[1] < piece.stop for s in mine):
-            continue  # a negated gold, or a gold inside a longer name: its words are that name's
+            continue  # the gold's own piece; a negated gold, or a gold inside a longer name: that name's words
         runs = A.content_runs(words, piece, protected)
         said |= bool(runs)
         if offered and runs:  # alternatives offered: the whole piece is one candidate
             runs = [[j for run in runs for j in run]]
-        # before the gold, beside a coordinating word or among alternatives every run is a
-        # candidate ("Around $19 billion but Fencing", "During the last Ice Age, South Carolina");
-        # after the gold and a soft mark only a bare one (a clause there is context: "Paris. It is
-        # the capital of France.")
-        first_gold = min((s[0] for s in asserting), default=stop)
-        coordinated = (offered or piece.start < first_gold or piece.joint == "coord"
-                       or (k + 1 < len(parts) and parts[k + 1].joint == "coord"))
+        # Beside a gold that stands alone in its piece, before it or joined to it by a
+        # coordinating word, every run is a candidate ("Around $19 billion but Fencing", "During
+        # the last Ice Age, South Carolina"); otherwise only a bare one: a clause is context ("The
+        # war between the United States and Japan began with the attack on Pearl Harbor", "Paris.
+        # It is the capital of France.").
+        coordinated = offered or plain and (piece.start < first_gold or piece.joint == "coord"
+                                            or (k + 1 < len(parts) and parts[k + 1].joint == "coord"))
         for run in runs:
             if not coordinated and (not A.bare(tk, run) or (all(words[j] in STOPWORDS for j in run) and len(runs) > 1)):
                 continue
