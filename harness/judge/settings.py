@@ -123,6 +123,7 @@ class ReferenceSettings(Settings):
     stand_in: bool
     note: str | None
     paper_model: str | None
+    obey_material: bool  # answer as a weak judge that follows grading advice inside the material (reference.py)
 
     def __post_init__(self) -> None:
         in_range("max_failed_share", self.max_failed_share, 0.0, 1.0)
