@@ -26,6 +26,8 @@ class FoRAGSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = "method/forag.yaml"
+    RANGES = {"supported": "any", "unsupported": "any", "alignment_threshold": "[0, 1]", "evidence_k": "[1, inf)",
+              "max_rewarded_statements": "[0, inf)"}
     IGNORE = ("name",)
 
     supported: float       # value of a sub-claim the evidence supports

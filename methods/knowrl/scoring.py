@@ -55,6 +55,8 @@ class KnowRLSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = "method/knowrl.yaml"
+    RANGES = {"correct": "any", "refusal": "any", "incorrect": "any", "format_ok": "any", "format_bad": "any",
+              "threshold": "[0, 1]", "gamma": "[0, inf)", "v1_cap": "(0, inf)"}
     IGNORE = ("name",)
 
     variant: str          # head (CorVer's description) | v1.0.0 (paper-era tag)

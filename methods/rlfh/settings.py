@@ -68,6 +68,8 @@ class RLFHSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = "method/rlfh.yaml"
+    RANGES = {"max_secs": "[1, inf)", "max_words_per_sec": "[1, inf)", "tries": "[1, inf)", "echo_min_share": "(0, 1]",
+              "max_rewarded_statements": "[0, inf)", "alignment_threshold": "[0, 1]"}
     IGNORE = ("name",)
 
     constants: str             # train_sh | readme | reward_config (module docstring)
