@@ -252,6 +252,18 @@ def interval(spec: str) -> tuple[float, float, bool, bool] | None:
     return float(match.group(2)), float(match.group(3)), match.group(1) == "[", match.group(4) == "]"
 
 
+def check_ranges(cls: type, node: Any, owner: str | None = None) -> None:
+    """The numeric keys of `node` against `cls.RANGES` alone (each coerced by its annotation),
+    for a group whose other checks wait until it is used (`judge.*`: a run whose method opens
+    no judge need not name a judge model, but `judge.timeout=-1` is refused up front)."""
+    data = plain(node) or {}
+    hints = {f.name: f.type for f in _fields(cls)}
+    where = cls.OWNER if owner is None else owner
+    for key, spec in cls.RANGES.items():
+        if key in data and data[key] is not None:
+            check_range(_at(where, key), coerce(data[key], hints[key], _at(where, key)), spec)
+
+
 def check_range(where: str, value: Any, spec: str) -> None:
     """A SettingError, one line naming `where` and the range, when `value` (or an element of a
     list) lies outside `spec`; None passes (an Optional field that is off)."""
@@ -375,5 +387,5 @@ def in_range(key: str, value: float, low: float | None = None, high: float | Non
         raise ValueError(f"{key}={value:g} is out of range; set a value {bound}")
 
 
-__all__ = ["FLAT", "GIVEN", "Settings", "check_range", "coerce", "defaults_from_yaml", "in_range", "interval", "parse",
+__all__ = ["FLAT", "GIVEN", "Settings", "check_range", "check_ranges", "coerce", "defaults_from_yaml", "in_range", "interval", "parse",
            "plain", "unknown_key"]

@@ -268,15 +268,16 @@ def _check_settings(cfg: DictConfig) -> None:
     `train.learning_rate=-1` fails in a second, in one line naming the key and its range."""
     from factrl.evals.settings import EvalSettings
 
-    from ..judge.settings import read_settings
+    from ..judge.settings import JudgeSettings
+    from ..settings import check_ranges
     from ..training.settings import LoRASettings, TrainSettings
 
     TrainSettings.from_mapping(cfg.train)
     if cfg.get("lora") is not None:
         LoRASettings.from_mapping(cfg.lora)
     EvalSettings.from_config(cfg.eval)
-    if cfg.get("judge") is not None:
-        read_settings(cfg.judge)
+    if cfg.get("judge") is not None:  # its numbers now; the rest when a method opens it
+        check_ranges(JudgeSettings, cfg.judge)
 
 
 def _record(run: RunDir, cfg: DictConfig) -> None:

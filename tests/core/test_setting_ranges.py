@@ -123,12 +123,14 @@ def test_a_value_outside_its_range_is_one_line_naming_the_key(cls, key, value):
     ("train.temperature=-1", "train.temperature=-1 is out of range; allowed: (0, inf)"),
     ("train.beta=-1", "train.beta=-1 is out of range; allowed: [0, inf)"),
     ("lora.dropout=1", "lora.dropout=1 is out of range; allowed: [0, 1)"),
+    ("judge=openai judge.timeout=-1", "judge.timeout=-1 is out of range; allowed: (0, inf)"),  # raw opens none
 ])
 def test_harness_run_refuses_before_anything_loads(tmp_path, override, message):
     """Through the real CLI (train.weight_decay=-5 and train.top_p=0 are refused the same way:
     the parametrised test above)."""
     out = tmp_path / "runs"
-    result = harness("run", override, f"output_dir={out}", f"leaderboard.store={tmp_path / 'lb.sqlite'}", timeout=120)
+    result = harness("run", "method=raw", *override.split(), f"output_dir={out}", f"leaderboard.store={tmp_path / 'lb.sqlite'}",
+                     timeout=120)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2 and lines == [f"harness run: error: {message}"], result.stderr[-2000:]
     assert not out.exists()  # nothing made, nothing loaded
