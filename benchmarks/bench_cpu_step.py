@@ -37,7 +37,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parent.parent
-STOCK = ["train.rollout.merge_lora=false", "train.logprob.head=fused", "train.logprob.shared_prefix=false"]
+STOCK = ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false", "train.logprob.head=fused", "train.logprob.shared_prefix=false"]
 VARIANTS = {"trl": [], "stock": STOCK, "fast": []}
 PHASES = ("generate", "logps_rollout", "reward", "forward", "backward", "optimizer", "step")
 

@@ -168,6 +168,10 @@ class TokenGRPOTrainer(GRPOTrainer):
 
                 stack.enter_context(presence_penalty_generate(model, self._presence_penalty))
             device = self.accelerator.device.type
+            if self._rollout.shared_prefill:  # each group's prompt prefilled once (training/shared_prefix.py)
+                from .shared_prefix import prefilled_generate
+
+                stack.enter_context(prefilled_generate(model))
             if self._rollout.merge(device) and not (self.is_deepspeed_enabled or self.is_fsdp_enabled):
                 from ..models.merged_linears import MergeReport, merged_linears
 

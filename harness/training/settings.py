@@ -103,6 +103,7 @@ class RolloutSettings(Settings):
 
     merge_lora: bool | str  # auto: on the CPU; true: everywhere the policy is not sharded
     prepack: bool | str  # auto: oneDNN-prepacked weights where oneDNN runs (CPU)
+    shared_prefill: bool  # each distinct prompt prefilled once, its rows generate from copies of its cache
 
     def __post_init__(self) -> None:
         for key in ("merge_lora", "prepack"):

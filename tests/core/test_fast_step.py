@@ -100,16 +100,39 @@ def _rollout(trainer, dataset):
     return trainer._generate_and_score_completions([dataset[0], dataset[0], dataset[1], dataset[1]])
 
 
-def test_merged_rollout_samples_the_same_tokens_through_trl(tmp_path):
-    trainer, dataset = _trainer(tmp_path)
+@pytest.mark.parametrize("variant", [[], ["train.rollout.merge_lora=false"], ["train.rollout.shared_prefill=false"]])
+def test_fast_rollouts_sample_the_same_tokens_through_trl(tmp_path, variant):
+    """Merged weights and the shared prefill, together and each alone, against TRL's stock HF
+    generate: two questions of different prompt lengths (left padding), two completions each."""
+    trainer, dataset = _trainer(tmp_path, variant)
     fast = _rollout(trainer, dataset)
-    assert trainer.merge_report.merged == 14 and trainer.merge_report.prepacked
-    stock, _ = _trainer(tmp_path / "stock", ["train.rollout.merge_lora=false"])
+    merging = "train.rollout.merge_lora=false" not in variant
+    assert trainer.merge_report.merged == (14 if merging else 0) and trainer.merge_report.prepacked is merging
+    stock, _ = _trainer(tmp_path / "stock", ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false"])
     slow = _rollout(stock, dataset)
     assert stock.merge_report.merged == 0
+    assert fast["prompt_mask"].sum(1).unique().numel() == 2  # the prompts differ in length: left padding
     assert torch.equal(fast["completion_ids"], slow["completion_ids"])
     assert torch.equal(fast["advantages"], slow["advantages"])  # same tokens -> same rewards and advantages
     assert torch.allclose(fast["ref_per_token_logps"], slow["ref_per_token_logps"], rtol=0, atol=ATOL)
+
+
+def test_shared_prefill_runs_each_prompt_once(tmp_path):
+    trainer, dataset = _trainer(tmp_path, ["train.rollout.merge_lora=false"])
+    seen = []
+    embed = trainer.accelerator.unwrap_model(trainer.model).get_base_model().get_input_embeddings()
+    handle = embed.register_forward_hook(lambda _m, args, _out: seen.append(tuple(args[0].shape)))
+    trainer.model.eval()
+    with torch.no_grad():
+        trainer._generate_single_turn([dataset_ids(trainer, dataset[0])] * 2 + [dataset_ids(trainer, dataset[1])] * 2,
+                                      None, {}, 2)
+    handle.remove()
+    assert seen[0][0] == 2 and seen[1] == (4, 1)  # two distinct prompts once, then every row's last prompt token
+
+
+def dataset_ids(trainer, row) -> list[int]:
+    return trainer.processing_class.apply_chat_template(row["prompt"], add_generation_prompt=True,
+                                                        tokenize=True)["input_ids"]
 
 
 def _grads(model) -> list[torch.Tensor]:
@@ -175,7 +198,7 @@ def _run(tmp_path, overrides):
 
 
 def test_a_two_step_run_equals_the_stock_path(tmp_path):
-    stock_overrides = ["train.rollout.merge_lora=false", "train.logprob.head=fused", "train.logprob.shared_prefix=false"]
+    stock_overrides = ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false", "train.logprob.head=fused", "train.logprob.shared_prefix=false"]
     fast = _run(tmp_path / "fast", [])
     stock = _run(tmp_path / "stock", stock_overrides)
     assert [r["completion"] for r in fast[2]] == [r["completion"] for r in stock[2]]  # the same sampled text
@@ -189,7 +212,7 @@ def test_a_two_step_run_equals_the_stock_path(tmp_path):
     for key, value in stock[0].items():
         assert torch.allclose(fast[0][key], value, rtol=0, atol=ATOL * largest), key
     recorded = fast[3]["components"]["fast_path"]
-    assert recorded["rollout"] == {"merge_lora": "auto", "prepack": "auto"} and not recorded["stand_in"]
+    assert recorded["rollout"] == {"merge_lora": "auto", "prepack": "auto", "shared_prefill": True} and not recorded["stand_in"]
     assert stock[3]["components"]["fast_path"]["logprob"] == {"shared_prefix": False, "head": "fused"}
 
 
