@@ -208,6 +208,13 @@ class TokenGRPOTrainer(GRPOTrainer):
         with presence_penalty_generate(self.accelerator.unwrap_model(self.model_wrapped), self._presence_penalty):
             return super()._generate_single_turn(*args, **kwargs)
 
+    def _compute_loss(self, model, inputs):
+        """TRL's loss on the (B, T) batch; with `train.loss_chunks` the mean of it over unsloth's
+        row chunks of the micro-batch (training/losses.py)."""
+        from .losses import chunked_loss
+
+        return chunked_loss(super()._compute_loss, model, inputs, getattr(self.args, "loss_chunks", None))
+
     def _kl_reference(self):
         """The scope in which TRL's reference pass uses the method's adapter copy (or nothing)."""
         if getattr(self, "_kl_adapter", None) is None:

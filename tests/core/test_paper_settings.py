@@ -117,6 +117,55 @@ ENGINE_KEYS = ("optim", "lr_scheduler", "lr_scheduler_kwargs", "warmup_ratio", "
                "advantage_epsilon")
 
 
+# The vLLM importance-sampling correction each original applied to its loss (train.vllm.importance_sampling_*,
+# which grpo_args hands to TRL 1.16 as vllm_importance_sampling_*).
+NO_CORRECTION = {"vllm_importance_sampling_correction": False}
+IMPORTANCE_SAMPLING = {
+    # shichengf/CorVer@f3cadc2 train/stepwise_grpo_trainer.py:321-341 calls unsloth's grpo_compute_loss_slow
+    # without use_vllm, so no ratio is applied (unsloth_zoo 2026.2.1 rl_replacements.py:321,343-348,423-424),
+    # and unsloth 2026.2.1 disables TRL's own (models/rl_replacements.py:411-414)
+    "corver": NO_CORRECTION,
+    # zjunlp/KnowRL@f75b0bb on unsloth 2025.11.3: use_vllm (grpo.yaml:43) gives the loss
+    # min(exp(old - sampling), cap) per token, cap TRL 0.23's 2.0 (unsloth_zoo 2025.11.4
+    # rl_replacements.py:564-565,265-270,323-324)
+    "knowrl": {"vllm_importance_sampling_correction": True, "vllm_importance_sampling_mode": "token_truncate",
+               "vllm_importance_sampling_clip_max": 2.0, "vllm_importance_sampling_clip_min": None},
+    "fspo": NO_CORRECTION,  # nusnlp/FSPO@7f5e4f9 verl dp_actor.py:244-250: the ratio is against old log-probs only
+    "rlfh": NO_CORRECTION,  # AlignRM/RLFH@78cd846 experience_maker.py:199: old log-probs are the actor's own forward
+    "forag": NO_CORRECTION,  # reconstructed: no code; PPO on its own rollouts
+    "nover": NO_CORRECTION,  # thinkwee/NOVER@cb1a4ef requirements.txt:2 trl==0.16.0: no such correction
+}
+
+
+def _importance_sampling_of(train) -> dict:
+    from factrl.harness.training.vllm_settings import vllm_args
+
+    got = vllm_args(train)
+    if not got["vllm_importance_sampling_correction"]:
+        return {"vllm_importance_sampling_correction": False}
+    return {k: v for k, v in got.items() if k.startswith("vllm_importance_sampling")}
+
+
+def test_every_trained_cell_corrects_vllm_rollouts_as_its_original():
+    cells = [c for c in load_grid("paper", []).cells if c.method != "raw"]
+    wrong = {c.label: _importance_sampling_of(compose([*c.overrides, "train.use_vllm=true"]).train) for c in cells
+             if _importance_sampling_of(compose([*c.overrides, "train.use_vllm=true"]).train)
+             != IMPORTANCE_SAMPLING[c.method]}
+    assert not wrong, wrong
+    for method, expected in IMPORTANCE_SAMPLING.items():
+        for extra in ([], ["experiment=knowrl-unsloth"] if method == "knowrl" else []):
+            train = compose([f"method={method}", "model=qwen3-8b", "train.use_vllm=true", *extra]).train
+            assert _importance_sampling_of(train) == expected, (method, extra)
+
+
+def test_the_correction_reaches_trls_config(tmp_path):
+    from factrl.harness.training.args import grpo_args
+
+    for method, expected in IMPORTANCE_SAMPLING.items():
+        args = grpo_args(compose([f"method={method}", "model=tiny-llama", "train.use_vllm=true"]), tmp_path)
+        assert {k: getattr(args, k) for k in expected} == expected, method
+
+
 def engine(method: str, model: str) -> dict:
     expected = dict(ENGINE[method])
     if method == "fspo" and model.startswith("llama"):
