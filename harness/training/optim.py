@@ -13,7 +13,8 @@ vLLM rollouts, the importance-sampling correction (`train.vllm.importance_sampli
 grpo_args passes to TRL itself.
 
 bitsandbytes' 8-bit AdamW (the CorVer and KnowRL releases' `adamw_8bit`) needs CUDA and the
-`bitsandbytes` package. Without either the run trains with torch AdamW instead (same betas,
+`bitsandbytes` package (pinned in the `gpu` extra: `pip install -e ".[gpu]"`). Without either the
+run trains with torch AdamW instead (same betas,
 weight decay and schedule, 32-bit state), says so in one log line and records the optimizer
 component as a stand-in, so tables mark the row.
 """
@@ -54,7 +55,7 @@ def eight_bit_available() -> tuple[bool, str | None]:
     if not torch.cuda.is_available():
         return False, "no CUDA device"
     if importlib.util.find_spec("bitsandbytes") is None:
-        return False, "bitsandbytes is not installed (pip install bitsandbytes)"
+        return False, "bitsandbytes is not installed (pip install -e \".[gpu]\" brings the pinned one)"
     return True, None
 
 
