@@ -25,7 +25,7 @@ CASES = [  # (vector file, the cell whose composed config must reproduce it)
     ("fspo_qwen", ["method=fspo", "model=qwen3-4b"]),
     ("fspo_llama", ["method=fspo", "model=llama-3.1-8b"]),
     ("rlfh_ppo", ["method=rlfh", "model=qwen3-8b"]),
-    ("corver_schedule_ppo", ["method=forag", "model=llama-3.1-8b"]),  # FoRAG: the shared protocol
+    ("protocol_ppo", ["method=forag", "model=llama-3.1-8b"]),  # FoRAG: the shared protocol (no original)
     ("nover_grpo", ["method=nover", "model=llama-3.2-3b"]),
 ]
 
