@@ -304,3 +304,32 @@ def test_one_chunk_per_row_divides_dapo_by_the_rows():
     per_row, whole = (next(c for c in KNOWRL["cases"] if c["name"] == n)["output"]["loss"]
                       for n in ("knowrl_unsloth_dapo", "knowrl_unsloth_dapo_one_chunk"))
     assert whole / per_row == pytest.approx(4.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("rows, requested, chunks", [(20, -1, 20), (20, 3, 4), (20, 7, 10), (20, 30, 20), (4, 1, 1),
+                                                     (6, 4, 6)])
+def test_chunk_count_is_unsloths_rule(rows, requested, chunks):
+    """grpo_accumulated_loss (unsloth_zoo 2025.11.4 rl_replacements.py:567-569): -1 is one chunk per
+    row; otherwise the smallest divisor of the rows at or above the request, at most the rows."""
+    from factrl.harness.training.losses import chunk_count
+
+    assert chunk_count(rows, requested) == chunks
+
+
+def test_split_cuts_row_tensors_and_keeps_the_rest():
+    from factrl.harness.training.losses import split_inputs
+
+    inputs = {"completion_ids": torch.arange(8).view(4, 2), "num_items_in_batch": torch.tensor(8.0),
+              "prompt_ids": torch.zeros(4, 3), "note": "x"}
+    parts = split_inputs(inputs, rows=4, chunks=2)
+    assert [p["completion_ids"].tolist() for p in parts] == [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
+    assert all(p["num_items_in_batch"] is inputs["num_items_in_batch"] and p["note"] == "x" for p in parts)
+    assert [tuple(p["prompt_ids"].shape) for p in parts] == [(2, 3), (2, 3)]
+
+
+def test_bad_loss_chunks_name_the_key():
+    from factrl.harness.errors import ConfigError
+    from factrl.harness.training.settings import TrainSettings
+
+    with pytest.raises(ConfigError, match="train.loss_chunks"):
+        TrainSettings.from_mapping(compose(["model=tiny-llama", "train.loss_chunks=0"]).train)
