@@ -216,6 +216,13 @@ class TokenGRPOTrainer(GRPOTrainer):
             entropies.append(got[1])
         return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
 
+    def _compute_loss(self, model, inputs):
+        """TRL's loss on the (B, T) batch; with `train.loss_chunks` the mean of it over unsloth's
+        row chunks of the micro-batch (training/losses.py)."""
+        from .losses import chunked_loss
+
+        return chunked_loss(super()._compute_loss, model, inputs, getattr(self.args, "loss_chunks", None))
+
     def _kl_reference(self):
         """The scope in which TRL's reference pass uses the method's adapter copy (or nothing)."""
         if getattr(self, "_kl_adapter", None) is None:

@@ -56,6 +56,8 @@ class TrainSettings(Settings):
     vllm: VLLMSettings
     vllm_gpu_memory_utilization: float
     bf16: bool | str  # auto: bf16 on CUDA, fp32 on CPU
+    mask_truncated_completions: bool
+    loss_chunks: int | None  # None: TRL's aggregation; n or -1: unsloth's chunk average (training/losses.py)
     kl_bias_correction: bool
     gradient_checkpointing: bool
     micro_batch_size: int | None
@@ -81,6 +83,9 @@ class TrainSettings(Settings):
         if self.advantage_std_floor < 0 or self.advantage_epsilon < 0:
             raise ValueError(f"advantage_std_floor={self.advantage_std_floor} and train.advantage_epsilon="
                              f"{self.advantage_epsilon} must be >= 0")
+        if self.loss_chunks is not None and (self.loss_chunks == 0 or self.loss_chunks < -1):
+            raise ValueError(f"loss_chunks={self.loss_chunks}: use null (TRL's aggregation), -1 (one chunk per row, "
+                             f"unsloth's default) or a count >= 1")
         if self.bf16 not in (True, False, "auto"):
             raise ValueError(f"bf16={self.bf16!r}: use auto, true or false")
         self.ppo_settings()  # a bad train.ppo.* value fails here too
