@@ -149,7 +149,7 @@ def _set_table(accuracy: Table, name: str, label: str, rows_by_id: dict[str, dic
                 cells[key] = Cell(shown, _text(shown, PRECISION.get(key, 2), vs_raw, mde), row_ids=list(acc.row_ids),
                                   vs_raw=vs_raw, vs_raw_mde=mde)
             out.append(Line(line.model, line.method, line.method_label, cells, list(line.run_ids),
-                            list(line.stand_ins), line.seeds))
+                            list(line.stand_ins), line.seeds, movement=line.movement))
         groups.append((model, out))
     if not groups:
         return None
