@@ -46,9 +46,12 @@ def _th(key: str, label: str, group: str | None, kind: str, higher_is_better: bo
     return f'<th data-key="{_e(key)}" data-type="{kind}"{better}{cls} scope="col">{grp}{_e(label)}</th>'
 
 
-def _td(cell: Cell, samples: Links | None = None) -> str:
+def _td(cell: Cell, samples: Links | None = None, wrap: bool = False) -> str:
     value = "" if cell.value is None else repr(round(float(cell.value), 6))
     text = _e(cell.text)
+    if wrap and " · " in cell.text:  # the views' long cells: the value, then each difference on a line of its own
+        first, *rest = cell.text.split(" · ")
+        text = _e(first) + "".join(f'<br><span class="sub">{_e(part)}</span>' for part in rest)
     if cell.row_ids:
         target = (samples or {}).get(cell.row_ids[0])
         text = (f'<a href="{_e(target)}" title="the samples behind this number">{text}</a>' if target
@@ -140,7 +143,7 @@ def table_html(table: Table, row_parts: RowParts, runs: Links | None = None, sam
         for line in lines:
             cells = [f'<td class="text model">{_e(group)}</td>'] if grouped else []
             cells.append(_method_cell(line, runs))
-            cells += [_td(line.cells.get(c.key, Cell()), samples) for c in table.columns]
+            cells += [_td(line.cells.get(c.key, Cell()), samples, table.wrap) for c in table.columns]
             cells.append(f'<td class="prov text">{_links(line, row_parts, not grouped) or "—"}</td>')
             body.append(f'<tr data-method="{_e(line.method)}">{"".join(cells)}</tr>')
     foot: list[str] = []  # in <tfoot>, so sorting the compared lines never moves it

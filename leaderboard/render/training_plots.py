@@ -40,13 +40,15 @@ def _style(ax, title: str, drawn: int, legend: bool) -> None:
         ax.legend(fontsize=6, loc="best")
 
 
-def _panel(ax, title: str, training: dict, keys: list[str], legend: bool) -> None:
+def _panel(ax, title: str, training: dict, keys: list[str], legend: bool, share: bool = False) -> None:
     drawn = 0
     for key in keys:
         steps, values = curvelib.series(training, key)
         if values:
             ax.plot(steps, values, marker="o", markersize=2.5, linewidth=1.2, label=_text(key.split("/")[-1]))
             drawn += 1
+    if share:  # rates and shares on one fixed axis, so two runs' panels read alike
+        ax.set_ylim(-0.03, 1.03)
     _style(ax, title, drawn, legend)
 
 
@@ -66,8 +68,8 @@ def run_curves(training: dict[str, Any] | None, title: str, path: Path) -> Path 
                                  [r + s for r, s in zip(reward, spread)], color="C0", alpha=0.15, linewidth=0)
     _style(axes[0], "reward (mean ± std)", len(reward), False)
     _panel(axes[1], "reward components", training, keys["components"], True)
-    _panel(axes[2], "behaviour rates", training, keys["rates"], True)
-    _panel(axes[3], "no-signal share", training, keys["no_signal"], False)
+    _panel(axes[2], "behaviour rates", training, keys["rates"], True, share=True)
+    _panel(axes[3], "no-signal share", training, keys["no_signal"], False, share=True)
     _panel(axes[4], "KL to reference", training, ["kl"], False)
     fig.suptitle(_text(title), fontsize=10)
     return _save(fig, path)
@@ -92,6 +94,8 @@ def model_overlay(runs: list[tuple[str, dict[str, Any]]], model: str, path: Path
                 ax.plot(steps, values, marker="o", markersize=2.5, linewidth=1.2, color=f"C{index % 10}",
                         label=_text(label))
                 drawn += 1
+        if name in ("format_rate", "no_signal"):
+            ax.set_ylim(-0.03, 1.03)
         _style(ax, title, drawn, False)
     handles, labels = [], []
     for ax in axes:

@@ -75,8 +75,10 @@ def read(run_dir: Path | None, sets: list[str], trained: bool) -> RunFiles:
     if run_dir is None:
         return RunFiles(None, missing=["the run directory was not found when publishing (moved or deleted): "
                                        "this page shows only what the leaderboard store holds"])
-    files = RunFiles(run_dir, run=_mapping(run_dir / "run.json", json.loads),
-                     config=_mapping(run_dir / "config.yaml", yaml.safe_load))
+    files = RunFiles(run_dir, run=_mapping(run_dir / "run.json", json.loads))
+    if trained:  # the group size, for rollouts written without `group`
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        files.config = _mapping(run_dir / "config.yaml", lambda text: yaml.load(text, Loader=loader))
     if trained:
         for name in (schema.ROLLOUTS, schema.RECORDS):
             path = run_dir / name
