@@ -213,7 +213,7 @@ def add_training(run_dir: str | Path, *, method: str = "corver", steps: int = 4,
                 used = rng.sample(SENTENCES, 3)
                 text = (texts or {}).get(number) or f"<think>{' '.join(used[:2])}</think><answer>{used[2]}</answer>"
                 value = round(rise * step + rng.uniform(-0.5, 0.5), 4)
-                no_signal = "judge_failed" if (step + b) % 11 == 0 else None
+                no_signal = "judge_failed" if (step + b) % 7 == 0 else None
                 rewards.append(value)
                 lines.append({"step": step, "process": 0, "completion": b, "group": q, "row_id": row_id,
                               "question": f"Where was Marie Curie born? ({row_id})", "prompt": f"Question {row_id}",

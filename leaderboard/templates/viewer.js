@@ -12,7 +12,9 @@
   var pending = {}, cache = {}, order = [];
   var CACHE_MAX = 40;
 
+  window.factrlLoaded = [];  // every shard key loaded, in order (what a test or benchmark reads)
   window.factrlShard = function (key, data) {
+    window.factrlLoaded.push(key);
     var waiting = pending[key];
     if (waiting) { delete pending[key]; waiting.resolve(data); }
   };
@@ -325,13 +327,13 @@
     controls.appendChild(filter);
     var pager = el("span", "pager");
     controls.appendChild(pager);
-    filter.addEventListener("change", function () { show(section.getAttribute("data-set"), filter.value); });
+    var current = null;
+    filter.addEventListener("change", function () { show(current, filter.value); });
     function show(name, how, focus) {
       var s = sets.filter(function (x) { return x.name === name; })[0] || sets[0];
+      current = s.name;
       Object.keys(buttons).forEach(function (k) { buttons[k].classList.toggle("on", k === s.name); });
       filter.value = how || "all";
-      section.setAttribute("data-set", s.name);
-      section.setAttribute("data-filter", filter.value);
       var positions = [];
       for (var i = 0; i < s.codes.length; i++) { if (matches(s.codes[i], filter.value)) { positions.push(i); } }
       var go = paged(section, positions.length, s.page_size, function (from, to) {
@@ -348,6 +350,8 @@
           table.appendChild(tbody);
           view.textContent = "";
           view.appendChild(table);
+          section.setAttribute("data-set", s.name);  // set once drawn (see the side-by-side page)
+          section.setAttribute("data-view", s.name + ":" + filter.value);
           section.setAttribute("data-shown", String(entries.length));
         }, function (error) { fail(view, error); });
       });
@@ -412,10 +416,8 @@
     var codes = index.codes ? index.codes.split(",") : [];
     function show(how, col) {
       filter.value = how || "all"; column.value = String(col || 0);
-      section.setAttribute("data-filter", filter.value);
       var positions = [];
       codes.forEach(function (c, i) { if (compareMatch(c, filter.value, parseInt(column.value, 10))) { positions.push(i); } });
-      section.setAttribute("data-matches", String(positions.length));
       var go = paged(section, positions.length, index.page_size, function (from, to) {
         return itemsAt(positions.slice(from, to), index.page_size, index.page_path, "").then(function (entries) {
           var table = el("table", "samples");
@@ -456,6 +458,9 @@
           table.appendChild(tbody);
           view.textContent = "";
           view.appendChild(table);
+          // Set once drawn, so a reader (a test) never sees the previous view's rows under the new filter.
+          section.setAttribute("data-view", filter.value + ":" + column.value);
+          section.setAttribute("data-matches", String(positions.length));
           section.setAttribute("data-shown", String(entries.length));
         }, function (error) { fail(view, error); });
       });
