@@ -168,6 +168,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     out = Path(out_dir)
     reported_files = reportedlib.from_settings(layout.settings)  # a bad file fails before anything is written
     probe_results = _probe_results(layout.settings.get("probe") or [])  # likewise
+    viewer_settings = viewerlib.ViewerSettings.from_mapping(layout.settings.get("viewer"))  # likewise
     # The tables see guarded rows under a method name that carries their guards (guards.py):
     # a line of their own; the files of the rows themselves keep the method's name.
     table_rows = [guardslib.table_view(r) for r in rows]
@@ -235,7 +236,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
             notes.append(outcome)
 
     # The run viewer (viewer/build.py) and the training curves the index shows under each model.
-    site = viewerlib.build(rows, shown_rows, by_name.get("accuracy"), layout, out, probe_results)
+    site = viewerlib.build(rows, shown_rows, by_name.get("accuracy"), layout, out, probe_results, viewer_settings)
     files += site.files
     viewer = htmlpage.Viewer(runs=site.run_pages, compare=site.compare_pages,
                              samples={r["row_id"]: site.samples_href(r) for r in rows if site.samples_href(r)},

@@ -192,11 +192,12 @@ def _records(method: str, index: int, row_id: str, used: list[str], value: float
 
 def add_training(run_dir: str | Path, *, method: str = "corver", steps: int = 4, questions: int = 2,
                  group_size: int = 4, rise: float = 0.0, seed: int = 0, rollouts: bool = True,
-                 texts: dict[int, str] | None = None, adapter_changed: int = 12) -> Path:
+                 texts: dict[int, str] | None = None, adapter_changed: int = 12, sentences: int = 3) -> Path:
     """train/rollouts.jsonl, reward_records.jsonl, log.jsonl and adapter_delta.json of a run with
     `steps` optimizer steps of `questions` x `group_size` completions, in the contract's layout and
     each method's own record format. The mean reward moves by `rise` per step (0: flat noise);
-    `texts` replaces completion texts by their index in the run (e.g. an injected <script>)."""
+    `texts` replaces completion texts by their index in the run (e.g. an injected <script>);
+    `sentences` (at most 6) per completion, the last one its answer."""
     import random
 
     rng = random.Random(seed)
@@ -210,8 +211,8 @@ def add_training(run_dir: str | Path, *, method: str = "corver", steps: int = 4,
             row_id = f"row{step}-{q}"
             for g in range(group_size):
                 b = q * group_size + g
-                used = rng.sample(SENTENCES, 3)
-                text = (texts or {}).get(number) or f"<think>{' '.join(used[:2])}</think><answer>{used[2]}</answer>"
+                used = rng.sample(SENTENCES, sentences)
+                text = (texts or {}).get(number) or f"<think>{' '.join(used[:-1])}</think><answer>{used[-1]}</answer>"
                 value = round(rise * step + rng.uniform(-0.5, 0.5), 4)
                 no_signal = "judge_failed" if (step + b) % 7 == 0 else None
                 rewards.append(value)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from factrl.harness.rundir import atomic_write
+from factrl.harness.settings import Settings
 from factrl.harness.timer import format_hms
 
 from .. import results
@@ -31,6 +32,21 @@ from ..tables import Layout, Table, model_labels
 from ..tables.movement import NOT_MOVED_MARK
 from . import pages, rollouts, runfiles, samples, sentences, shards
 from .schema import VIEWER_SCHEMA
+
+
+@dataclass(frozen=True)
+class ViewerSettings(Settings):
+    """Layout `viewer:` (configs/leaderboard/layout/paper.yaml)."""
+    OWNER = "viewer"
+    DEFAULTS = "leaderboard/layout/paper.yaml:viewer"
+    enabled: bool
+    page_size: int
+    part_size: int
+
+    def __post_init__(self):
+        for key in ("page_size", "part_size"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key}={getattr(self, key)} must be at least 1")
 
 
 @dataclass
@@ -102,13 +118,13 @@ def _movement_box(movement: Any, training: dict | None) -> str:
 
 
 def build(rows: list[dict], shown_rows: list[dict], accuracy: Table | None, layout: Layout, out: Path,
-          probe_results: list[Any] | None = None) -> Site:
+          probe_results: list[Any] | None = None, settings: ViewerSettings | None = None) -> Site:
     """Write the viewer of every published run (module docstring); returns what the index links."""
-    settings = {"enabled": True, "page_size": 50, "part_size": 64, **(layout.settings.get("viewer") or {})}
+    settings = settings or ViewerSettings.from_mapping(layout.settings.get("viewer"))
     site = Site()
-    if not settings["enabled"] or not rows:
+    if not settings.enabled or not rows:
         return site
-    page_size, part_size = int(settings["page_size"]), int(settings["part_size"])
+    page_size, part_size = settings.page_size, settings.part_size
     for name in ("viewer.js", "viewer.css"):
         site.files.append(atomic_write(out / "viewer" / name, _asset(name)))
     by_run: dict[str, list[dict]] = {}
