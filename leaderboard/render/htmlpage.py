@@ -298,7 +298,7 @@ def viewer_html(viewer: Viewer) -> str:
             for label, page, image, note in lines:
                 name = f'<a href="{_e(page)}">{_e(label)}</a>' if page else _e(label)
                 parts.append(f'<figure class="curves" id="curves-{_e(label)}"><figcaption>{name}</figcaption>'
-                             + (f'<img src="{_e(image)}" alt="{_e(label)}: training curves">' if image
+                             + (f'<img src="{_e(image)}" alt="{_e(label)}: training curves" loading="lazy">' if image
                                 else f'<p class="muted">{_e(note)}</p>') + "</figure>")
     return "\n".join(parts)
 

@@ -42,11 +42,22 @@ class ViewerSettings(Settings):
     enabled: bool
     page_size: int
     part_size: int
+    max_steps: int | None
 
     def __post_init__(self):
-        for key in ("page_size", "part_size"):
-            if getattr(self, key) < 1:
+        for key in ("page_size", "part_size", "max_steps"):
+            if getattr(self, key) is not None and getattr(self, key) < 1:
                 raise ValueError(f"{key}={getattr(self, key)} must be at least 1")
+
+
+def kept_steps(steps: list[int], most: int | None) -> set[int]:
+    """`most` evenly spaced steps of a run, its first and last included (all when None)."""
+    ordered = sorted(set(steps))
+    if most is None or len(ordered) <= most:
+        return set(ordered)
+    if most == 1:
+        return {ordered[-1]}
+    return {ordered[int(i * (len(ordered) - 1) / (most - 1) + 0.5)] for i in range(most)}
 
 
 @dataclass
@@ -152,9 +163,13 @@ def build(rows: list[dict], shown_rows: list[dict], accuracy: Table | None, layo
         if trained and (files.rollouts is not None or files.records):
             joined, attached, notes = rollouts.join(files.rollouts, files.records)
             missing += notes
+            keep = kept_steps([r["step"] for r in joined if isinstance(r.get("step"), int)], settings.max_steps)
+            if settings.max_steps is not None and len(keep) < len({r.get("step") for r in joined}):
+                missing.append(f"rollouts of {len(keep)} evenly spaced steps shown (layout viewer.max_steps="
+                               f"{settings.max_steps}); the curves cover every step")
             values: list[float] = []
             parts: dict[int, dict[str, Any]] = {}
-            for step, part, shard in rollouts.steps(joined, attached, files.group_size, part_size):
+            for step, part, shard in rollouts.steps(joined, attached, files.group_size, part_size, keep):
                 site.files.append(shards.write(out, f"runs/{key}/steps/{step}-{part}.js", shard))
                 values += rollouts.sentence_values(shard)
                 summary = rollouts.summary(shard)

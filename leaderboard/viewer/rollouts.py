@@ -96,12 +96,12 @@ def _completion(item: dict[str, Any], records: list[dict[str, Any]]) -> dict[str
 
 
 def steps(rollouts: list[dict[str, Any]], attached: dict[int, list[dict[str, Any]]], group_size: int | None,
-          part_size: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(step, part, shard) for every step in order; a part holds whole groups, about `part_size`
-    completions."""
+          part_size: int, keep: set[int] | None = None) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(step, part, shard) for every step in order (those in `keep`, when given); a part holds
+    whole groups, about `part_size` completions."""
     by_step: dict[int, list[int]] = defaultdict(list)
     for position, item in enumerate(rollouts):
-        if isinstance(item.get("step"), int):
+        if isinstance(item.get("step"), int) and (keep is None or item["step"] in keep):
             by_step[item["step"]].append(position)
     for step in sorted(by_step):
         groups: dict[tuple, dict[str, Any]] = {}

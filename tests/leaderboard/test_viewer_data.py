@@ -172,3 +172,19 @@ def test_publish_pages_samples_and_steps_in_shards(tmp_path):
     again = publish(tmp_path / "lb2.sqlite", None, site, {})
     assert f"runs/{key}/steps/3-1.js" in again["removed"] and not (site / "runs" / key / "index.js").exists()
     assert json.loads((site / "manifest.json").read_text())["viewer"]["runs"] == 1
+
+
+def test_max_steps_keeps_evenly_spaced_steps(tmp_path):
+    from factrl.leaderboard.viewer.build import kept_steps
+
+    assert kept_steps(list(range(1, 101)), 5) == {1, 26, 51, 75, 100} and kept_steps([1, 2, 3], 5) == {1, 2, 3}
+    assert kept_steps([1, 2, 3], None) == {1, 2, 3} and kept_steps([4, 9], 1) == {9}
+    store = tmp_path / "lb.sqlite"
+    run = make_run_dir(tmp_path / "runs", method="fspo", scores={"demo": 0.0}, samples={"demo": eval_samples(4)},
+                       train_phases={"rollout": 10.0}, steps=6)
+    add_training(run, method="fspo", steps=6)
+    record_run(run, store)
+    publish(store, None, tmp_path / "site", {"viewer": {"max_steps": 3}})
+    (key,) = [p.stem for p in (tmp_path / "site" / "runs").glob("*.html")]
+    assert [s["step"] for s in _shard(tmp_path / "site" / "runs" / key / "index.js")["steps"]] == [1, 4, 6]
+    assert "rollouts of 3 evenly spaced steps shown" in (tmp_path / "site" / "runs" / f"{key}.html").read_text()
