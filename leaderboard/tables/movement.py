@@ -132,8 +132,11 @@ def assess(line, raw_line, keys: list[str], rows_by_id: dict[str, dict], raw_met
     trends = [run_trend(row.get("training")) for row in runs.values()]
     compared, equal, sizes = _equal_to_raw(line, raw_line, keys, rows_by_id)
     if any(t is None for t in trends):
-        return Movement(False, "not assessed: the row keeps no training curve (recorded before rows kept them; "
-                               "`harness leaderboard add RUN_DIR --replace` adds it)")
+        kept = all(row.get("training") for row in runs.values())
+        return Movement(False, "not assessed: no step logged a reward (train/log.jsonl `reward` absent or null, "
+                               "e.g. every completion without signal)" if kept else
+                        "not assessed: the row keeps no training curve (recorded before rows kept them; "
+                        "`harness leaderboard add RUN_DIR --replace` adds it)")
     if not compared:
         return Movement(False, "not assessed: no set where this line and Raw store per-question outcomes of the "
                                "same questions")

@@ -113,6 +113,7 @@
       cursor = s.end;
     });
     if (cursor < text.length) { box.appendChild(document.createTextNode(text.slice(cursor))); }
+    if (!text) { box.appendChild(el("span", "muted", c.rebuilt ? "(no scored sentence to rebuild the text from)" : "(empty)")); }
     return box;
   }
 
@@ -205,9 +206,9 @@
       return load(template(index.step_path, {step: step.step, part: state.part})).then(function (shard) {
         view.textContent = "";
         shard.groups.forEach(function (g) { view.appendChild(groupNode(g, index.scale)); });
-        status.textContent = "step " + step.step + " of " + steps[steps.length - 1].step +
-          (step.parts > 1 ? " · part " + (state.part + 1) + " of " + step.parts : "") + " · " + step.groups +
-          " group(s)";
+        status.textContent = "step " + step.step + " · " + (state.i + 1) + " of " + steps.length +
+          " step(s) with rollouts" + (step.parts > 1 ? " · part " + (state.part + 1) + " of " + step.parts : "") +
+          " · " + step.groups + " group(s)";
         section.setAttribute("data-step", String(step.step));
       }, function (error) { fail(view, error); status.textContent = ""; });
     }

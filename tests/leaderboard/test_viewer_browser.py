@@ -214,9 +214,11 @@ def test_the_index_links_cells_to_samples_and_lines_to_runs(site, browser):
                       ".getBoundingClientRect().width") > 100
     assert browser.js("document.querySelectorAll('#legend details').length") >= 1
     # The training curves of each trained line are on the index and one click away on its run page.
-    images = browser.js("Array.from(document.querySelectorAll('figure.curves img'))"
-                        ".map(i => [i.getAttribute('src'), i.naturalWidth])")
-    assert len(images) == 3 and all(width > 500 for _, width in images)  # overlay + CorVer + KnowRL
+    sources = browser.js("Array.from(document.querySelectorAll('figure.curves img')).map(i => i.getAttribute('src'))")
+    assert len(sources) == 3 and all((site / src).is_file() for src in sources)  # overlay + CorVer + KnowRL
+    for index in range(3):  # loaded lazily: each when scrolled to
+        browser.js(f"document.querySelectorAll('figure.curves img')[{index}].scrollIntoView()")
+        _wait(browser, f"document.querySelectorAll('figure.curves img')[{index}].naturalWidth > 500")
     browser.click("#t-accuracy tr[data-method=corver] td[data-value] a")
     _wait(browser, "document.body.getAttribute('data-ready') && document.getElementById('samples')"
                    " && document.getElementById('samples').getAttribute('data-set') === 'demo'")
