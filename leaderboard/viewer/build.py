@@ -7,7 +7,7 @@
     OUT/compare/<model>--<set>.html       every method's answer per question, with filters
     OUT/compare/<model>--<set>/index.js, /<page>.js
     OUT/plots/curves_<run>.png            the run's training curves (index and run page share it)
-    OUT/viewer/viewer.{js,css}            the pages' code and style
+    OUT/viewer/viewer{,-run,-compare}.js, viewer.css  the pages' code and style
 
 Runs are those of the published rows; a run's directory is found through its rows' `source`
 (runfiles.locate). Layout `viewer: {enabled, page_size, part_size}` (settings.py).
@@ -136,7 +136,7 @@ def build(rows: list[dict], shown_rows: list[dict], accuracy: Table | None, layo
     if not settings.enabled or not rows:
         return site
     page_size, part_size = settings.page_size, settings.part_size
-    for name in ("viewer.js", "viewer.css"):
+    for name in ("viewer.js", "viewer-run.js", "viewer-compare.js", "viewer.css"):
         site.files.append(atomic_write(out / "viewer" / name, _asset(name)))
     by_run: dict[str, list[dict]] = {}
     for row in rows:
