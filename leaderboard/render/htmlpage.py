@@ -102,14 +102,14 @@ def _method_cell(line: Line, runs: Links | None = None) -> str:
         label += _mark(MARKER, f"stand-in: {', '.join(line.stand_ins)}",
                        "Stand-in component(s), not paper-faithful: " + "; ".join(f"<b>{_e(s)}</b>" for s in line.stand_ins)
                        + ' (<a href="#legend">legend</a>)')
-    if line.movement is not None and line.movement.flagged:
-        label += (f' <span class="moved" title="{_e(line.movement.text)}">{NOT_MOVED_MARK} did not move</span>')
     if line.reconstructed:
         label += (' <span class="standin" title="reconstructed: no public implementation, the reward is this '
                   f'harness&#x27;s design">{RECONSTRUCTED_MARK}</span>')
     if line.substitutes:
         label += (f' <span class="standin" title="judge substitute: {_e("; ".join(line.substitutes))}">'
                   f"{SUBSTITUTE_MARK}</span>")
+    if line.movement is not None and line.movement.flagged:
+        label += f' <span class="moved" title="{_e(line.movement.text)}">{NOT_MOVED_MARK} did not move</span>'
     return f'<td class="text">{label}</td>'
 
 

@@ -52,7 +52,7 @@ class Trend:
 
     def describe(self) -> str:
         if self.slope is None or self.p_value is None:
-            return f"{self.steps} step(s): too few to show a trend"
+            return f"over {self.steps} logged step(s), too few to show a trend"
         return (f"{'flat within noise' if self.flat else 'moved'} over {self.steps} steps: slope {self.slope:+.4f} "
                 f"per step (fitted change {self.rise:+.3f}), permutation p = {self.p_value:.3f}")
 

@@ -68,7 +68,7 @@ def test_a_flat_curve_with_raws_verdicts_is_flagged_in_every_format(tmp_path):
     assert flagged
     assert f"| CorVer {NOT_MOVED_MARK} |" in md and f"- {NOT_MOVED_MARK} m / CorVer: did not move: reward flat" in md
     assert "every evaluation verdict equals Raw&#x27;s (60 on demo questions)" in html
-    assert f'<span class="moved" title="did not move: reward flat within noise over 6 steps' in html
+    assert '<span class="moved" title="did not move: reward flat within noise over 6 steps' in html
 
 
 @pytest.mark.parametrize("rise, same, why", [(0.4, True, "moved: reward moved over 10 steps"),
