@@ -188,3 +188,28 @@ def test_max_steps_keeps_evenly_spaced_steps(tmp_path):
     (key,) = [p.stem for p in (tmp_path / "site" / "runs").glob("*.html")]
     assert [s["step"] for s in _shard(tmp_path / "site" / "runs" / key / "index.js")["steps"]] == [1, 4, 6]
     assert "rollouts of 3 evenly spaced steps shown" in (tmp_path / "site" / "runs" / f"{key}.html").read_text()
+
+
+def test_a_published_probe_flags_the_samples_whose_trick_the_reward_pays(tmp_path):
+    """`publish --probe probe.json` (the grid's publish): a method whose reward the probe found
+    paying the hedged gold gets that flag on its hedged samples, another method's do not."""
+    from factrl.harness.probe import write_tables
+
+    from tests.probe.test_panel import synthetic
+
+    paid = synthetic(honest_correct=3.0, honest_wrong=0.0, hedged_gold=2.9, refusal=0.0)
+    paid.method = "corver"
+    safe = synthetic(honest_correct=3.0, honest_wrong=0.0, hedged_gold=-1.0, refusal=0.0)
+    safe.method = "fspo"
+    store = tmp_path / "lb.sqlite"
+    for method in ("corver", "fspo"):
+        rows = eval_samples(4, [True, True, False, False], answers={1: "wrong1 or gold1"})
+        record_run(make_run_dir(tmp_path / "runs", method=method, scores={"demo": 0.0}, samples={"demo": rows}), store)
+    probe = write_tables([paid, safe], tmp_path / "probe")["json"]
+    publish(store, None, tmp_path / "site", {"probe": [str(probe)]})
+    flags = {}
+    for method in ("corver", "fspo"):
+        (key,) = [p.stem for p in (tmp_path / "site" / "runs").glob(f"*-{method}-*.html")]
+        flags[method] = _shard(tmp_path / "site" / "runs" / key / "samples" / "demo" / "0.js")["items"][1]["flags"]
+    assert "probe: the reward pays hedged_gold (breach)" in flags["corver"]
+    assert flags["fspo"] == ["strict v2: candidates", "hedged answer"]
