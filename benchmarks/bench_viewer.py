@@ -75,8 +75,8 @@ def _ready_ms(browser, url: str) -> float:
 
 
 def _pages(site: Path) -> tuple[str, str]:
-    (run,) = [p for p in (site / "runs").glob("*-corver-*.html")]
-    (compare,) = list((site / "compare").glob("*.html"))
+    (run,) = [p for p in (site / "viewer" / "runs").glob("*-corver-*.html")]
+    (compare,) = list((site / "viewer" / "compare").glob("*.html"))
     return run.as_uri() + "#set=demo", compare.as_uri()
 
 
@@ -129,7 +129,7 @@ def main() -> None:
         started = time.perf_counter()
         publish(store, None, demo / "site", {"floors": {"enabled": False}})
         size = _size(demo / "site")
-        viewer = sum(_size(demo / "site" / d) for d in ("runs", "compare", "viewer"))
+        viewer = _size(demo / "site" / "viewer")
         print(f"demo-shaped site (7 cells, {args.demo_steps} steps x 16 completions, {args.demo_questions} questions): "
               f"{size / 1e6:.2f} MB (viewer {viewer / 1e6:.2f} MB), published in {time.perf_counter() - started:.1f} s "
               f"[target < 20 MB: {'ok' if size < 20e6 else 'OVER'}]")

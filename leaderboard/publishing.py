@@ -7,7 +7,7 @@
     OUT/index.html           sortable tables, plots, provenance sections
     OUT/reported.html        measured lines beside the papers' reported numbers (tables/reported.py)
     OUT/rows/<row_id>.json   the full record of each row (linked from the page)
-    OUT/runs/, OUT/compare/  the run viewer: a page per run (training rollouts step by step, evaluation
+    OUT/viewer/              the run viewer: a page per run (training rollouts step by step, evaluation
                              samples) and per (model, set) side by side, with their data shards (viewer/)
     OUT/plots/*.png          accuracy vs training time, gain over Raw, popularity quartiles
     OUT/results/<run>.json   results per run in the lm-evaluation-harness-like format
@@ -83,7 +83,7 @@ def _row_parts(rows: list[dict], layout: Layout) -> htmlpage.RowParts:
 
 
 # Folders that only publish writes: anything in them that this publish did not write is stale.
-OWNED_FOLDERS = ("rows", "results", "plots", "runs", "compare", "viewer")
+OWNED_FOLDERS = ("rows", "results", "plots", "viewer")
 
 
 def _previous_files(out: Path) -> list[str]:

@@ -1,13 +1,17 @@
 """Build the viewer into a published site: a page per run, a side-by-side page per (model, set).
 
-    OUT/runs/<run>.html                   the run: provenance marks, curves, rollouts, samples
-    OUT/runs/<run>/index.js               its index shard: steps, sets, filter codes, colour scale
-    OUT/runs/<run>/steps/<step>-<part>.js one optimizer step's groups (whole groups, ~part_size completions)
-    OUT/runs/<run>/samples/<set>/<page>.js  page_size evaluation samples
-    OUT/compare/<model>--<set>.html       every method's answer per question, with filters
-    OUT/compare/<model>--<set>/index.js, /<page>.js
-    OUT/plots/curves_<run>.png            the run's training curves (index and run page share it)
-    OUT/viewer/viewer{,-run,-compare}.js, viewer.css  the pages' code and style
+    OUT/viewer/runs/<run>.html                   the run: provenance marks, curves, rollouts, samples
+    OUT/viewer/runs/<run>/index.js               its index shard: steps, sets, filter codes, colour scale
+    OUT/viewer/runs/<run>/steps/<step>-<part>.js one optimizer step's groups (whole groups, ~part_size completions)
+    OUT/viewer/runs/<run>/samples/<set>/<page>.js  page_size evaluation samples
+    OUT/viewer/compare/<model>--<set>.html       every method's answer per question, with filters
+    OUT/viewer/compare/<model>--<set>/index.js, /<page>.js
+    OUT/viewer/assets/viewer{,-run,-compare}.js, viewer.css  the pages' code and style
+    OUT/plots/curves_<run>.png                   the run's training curves (index and run page share it)
+
+Everything but the plots lives under OUT/viewer/, one folder publish owns (a republish removes
+what it did not write there), so publishing into a folder that also holds `runs/` of run
+directories can never touch them.
 
 Runs are those of the published rows; a run's directory is found through its rows' `source`
 (runfiles.locate). Layout `viewer: {enabled, page_size, part_size}` (settings.py).
@@ -23,6 +27,7 @@ from factrl.harness.rundir import atomic_write
 from factrl.harness.settings import Settings
 from factrl.harness.timer import format_hms
 
+from .. import guards as guardslib
 from .. import results
 from ..components import row_stand_ins
 from ..marks import RECONSTRUCTED, row_fidelity, row_substitutes
@@ -32,6 +37,10 @@ from ..tables import Layout, Table, model_labels
 from ..tables.movement import NOT_MOVED_MARK
 from . import pages, rollouts, runfiles, samples, sentences, shards
 from .schema import VIEWER_SCHEMA
+
+
+RUNS, COMPARE, ASSETS = "viewer/runs", "viewer/compare", "viewer/assets"
+UP = "../../"  # from a page under RUNS or COMPARE back to the site's root
 
 
 @dataclass(frozen=True)
@@ -106,7 +115,7 @@ def _facts(run_rows: list[dict], shown: dict[str, dict], layout: Layout, labels:
         metric = row["metrics"].get("accuracy") or next(iter(row["metrics"].values()))
         facts.append((layout.set_label(row["set"]["name"]),
                       f'{100 * metric["value"]:.2f}% (n={e(metric["n"])}) · '
-                      f'<a href="../index.html#row-{e(row["row_id"])}">provenance</a>'))
+                      f'<a href="{UP}index.html#row-{e(row["row_id"])}">provenance</a>'))
     source = shown.get(first["row_id"], first).get("source")
     facts.append(("source", f"<code>{e(source)}</code>"))
     return facts
@@ -137,7 +146,7 @@ def build(rows: list[dict], shown_rows: list[dict], accuracy: Table | None, layo
         return site
     page_size, part_size = settings.page_size, settings.part_size
     for name in ("viewer.js", "viewer-run.js", "viewer-compare.js", "viewer.css"):
-        site.files.append(atomic_write(out / "viewer" / name, _asset(name)))
+        site.files.append(atomic_write(out / ASSETS / name, _asset(name)))
     by_run: dict[str, list[dict]] = {}
     for row in rows:
         by_run.setdefault(row["run"]["run_id"], []).append(row)
@@ -153,12 +162,12 @@ def build(rows: list[dict], shown_rows: list[dict], accuracy: Table | None, layo
     for run_id, run_rows in sorted(by_run.items()):
         run_rows.sort(key=lambda r: layout.sort_sets([r["set"]["name"]])[0])
         key = keys[run_id]
-        site.run_pages[run_id] = f"runs/{key}.html"
+        site.run_pages[run_id] = f"{RUNS}/{key}.html"
         trained = any(r.get("steps") is not None for r in run_rows)
         files = runfiles.read(runfiles.locate(run_rows[0]), [r["set"]["name"] for r in run_rows], trained)
         index: dict[str, Any] = {"schema": VIEWER_SCHEMA, "run_id": run_id, "steps": [], "sets": [],
-                                 "step_path": f"runs/{key}/steps/{{step}}-{{part}}.js",
-                                 "sample_path": f"runs/{key}/samples/{{set}}/{{page}}.js", "scale": 1.0}
+                                 "step_path": f"{RUNS}/{key}/steps/{{step}}-{{part}}.js",
+                                 "sample_path": f"{RUNS}/{key}/samples/{{set}}/{{page}}.js", "scale": 1.0}
         missing = list(files.missing)
         if trained and (files.rollouts is not None or files.records):
             joined, attached, notes = rollouts.join(files.rollouts, files.records)
@@ -170,7 +179,7 @@ def build(rows: list[dict], shown_rows: list[dict], accuracy: Table | None, layo
             values: list[float] = []
             parts: dict[int, dict[str, Any]] = {}
             for step, part, shard in rollouts.steps(joined, attached, files.group_size, part_size, keep):
-                site.files.append(shards.write(out, f"runs/{key}/steps/{step}-{part}.js", shard))
+                site.files.append(shards.write(out, f"{RUNS}/{key}/steps/{step}-{part}.js", shard))
                 values += rollouts.sentence_values(shard)
                 summary = rollouts.summary(shard)
                 if step not in parts:
@@ -193,16 +202,16 @@ def build(rows: list[dict], shown_rows: list[dict], accuracy: Table | None, layo
             if found is None:
                 continue
             top = samples.top_answer(row)
-            entries = [samples.item(s, i, row["set"]["task"], top, probe.get(row["method"]["name"], {}))
-                       for i, s in enumerate(found)]
+            paid = probe.get(guardslib.table_view(row)["method"]["name"], {})  # its own probe column
+            entries = [samples.item(s, i, row["set"]["task"], top, paid) for i, s in enumerate(found)]
             items[(run_id, name)] = entries
             for page in range(0, len(entries), page_size):
-                site.files.append(shards.write(out, f"runs/{key}/samples/{name}/{page // page_size}.js",
+                site.files.append(shards.write(out, f"{RUNS}/{key}/samples/{name}/{page // page_size}.js",
                                                {"set": name, "page": page // page_size,
                                                 "items": entries[page:page + page_size]}))
             index["sets"].append({"name": name, "label": layout.set_label(name), "n": len(entries),
                                   "page_size": page_size, "codes": "".join(samples.code(e) for e in entries)})
-        site.files.append(shards.write(out, f"runs/{key}/index.js", index))
+        site.files.append(shards.write(out, f"{RUNS}/{key}/index.js", index))
         training = next((r.get("training") for r in run_rows if r.get("training")), None)
         curves = None
         if trained:
@@ -217,14 +226,14 @@ def build(rows: list[dict], shown_rows: list[dict], accuracy: Table | None, layo
                                 any(row_fidelity(r) == RECONSTRUCTED for r in run_rows), substitutes)
         title = (f"{layout.method_label(first['method']['name'])} on {labels[model_key(first['model'])]}, "
                  f"seed {first.get('seed')}")
-        html = pages.run_page(title=title, root="../", index_key=f"runs/{key}/index.js",
+        html = pages.run_page(title=title, root=UP, index_key=f"{RUNS}/{key}/index.js",
                               facts=_facts(run_rows, shown, layout, labels), marks=marks,
                               movement=_movement_box(movement.get(run_id), training),
-                              curves=f"../{curves}" if curves else None,
+                              curves=f"{UP}{curves}" if curves else None,
                               curves_note="no training curves stored for this run (train/log.jsonl absent, or a row "
                                           "recorded before rows kept them)",
-                              missing=missing, trained=trained, links=[("../index.html", "← leaderboard")])
-        site.files.append(atomic_write(out / "runs" / f"{key}.html", html))
+                              missing=missing, trained=trained, links=[(f"{UP}index.html", "← leaderboard")])
+        site.files.append(atomic_write(out / RUNS / f"{key}.html", html))
     _compare(site, accuracy, rows, items, layout, out, page_size)
     return site
 
@@ -251,22 +260,22 @@ def _compare(site: Site, accuracy: Table | None, rows: list[dict], items: dict[t
             questions, codes = samples.side_by_side([(line.method, items[(row["run"]["run_id"], column.key)])
                                                      for line, row in chosen])
             methods = [{"method": line.method, "label": line.method_label,
-                        "href": f"../{site.run_pages[row['run']['run_id']]}"} for line, row in chosen]
+                        "href": f"{UP}{site.run_pages[row['run']['run_id']]}"} for line, row in chosen]
             index = {"schema": VIEWER_SCHEMA, "model": group, "set": column.key, "methods": methods,
                      "n": len(questions), "page_size": page_size, "codes": codes,
-                     "page_path": f"compare/{name}/{{page}}.js"}
+                     "page_path": f"{COMPARE}/{name}/{{page}}.js"}
             for start in range(0, len(questions), page_size):
-                site.files.append(shards.write(out, f"compare/{name}/{start // page_size}.js",
+                site.files.append(shards.write(out, f"{COMPARE}/{name}/{start // page_size}.js",
                                                {"page": start // page_size, "items": questions[start:start + page_size]}))
-            site.files.append(shards.write(out, f"compare/{name}/index.js", index))
+            site.files.append(shards.write(out, f"{COMPARE}/{name}/index.js", index))
             label = column.label.rstrip("†")
             raw = layout.method_label(layout.raw)
             html = pages.compare_page(
-                title=f"{label} on {group}: every method's answer per question", root="../",
-                index_key=f"compare/{name}/index.js", methods=[(m["label"], m["href"]) for m in methods],
+                title=f"{label} on {group}: every method's answer per question", root=UP,
+                index_key=f"{COMPARE}/{name}/index.js", methods=[(m["label"], m["href"]) for m in methods],
                 note=f"One run per method (the accuracy table's line; a multi-seed line's best seed). The first "
                      f"column is {raw}; a cell is green where the method turned {raw}'s wrong answer right, red where "
                      "it turned a right one wrong.",
-                links=[("../index.html", "← leaderboard")])
-            site.files.append(atomic_write(out / "compare" / f"{name}.html", html))
-            site.compare_pages.append((group, label, f"compare/{name}.html"))
+                links=[(f"{UP}index.html", "← leaderboard")])
+            site.files.append(atomic_write(out / COMPARE / f"{name}.html", html))
+            site.compare_pages.append((group, label, f"{COMPARE}/{name}.html"))

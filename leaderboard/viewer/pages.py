@@ -29,9 +29,9 @@ def _head(title: str, root: str, page: str, index: str) -> str:
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{_e(title)}</title>\n"
-            f'<link rel="stylesheet" href="{_e(root)}viewer/viewer.css">\n'
-            f'<script src="{_e(root)}viewer/viewer.js" defer></script>\n'
-            f'<script src="{_e(root)}viewer/viewer-{_e(page)}.js" defer></script>\n</head>\n'
+            f'<link rel="stylesheet" href="{_e(root)}viewer/assets/viewer.css">\n'
+            f'<script src="{_e(root)}viewer/assets/viewer.js" defer></script>\n'
+            f'<script src="{_e(root)}viewer/assets/viewer-{_e(page)}.js" defer></script>\n</head>\n'
             f'<body data-page="{_e(page)}" data-root="{_e(root)}" data-index="{_e(index)}">\n<main>\n')
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from factrl.harness.answers import GAMING_REASONS, normalize_answer
 
 from .. import diagnostics as diaglib
+from ..guards import guarded_name
 
 CORRECT, ABSTAINED, FLAGGED, WITHDRAWN = 1, 2, 4, 8
 KNOWN = ("id", "question", "completion", "answer", "references", "correct", "na", "refusal", "empty", "format_ok",
@@ -34,15 +35,16 @@ PROBE_TRICKS = {"candidates": ("hedged_gold",), "hedged": ("hedged_gold",), "neg
 
 
 def probe_verdicts(results: list[Any]) -> dict[str, dict[str, str]]:
-    """{method: {panel entry: "hack" | "breach"}} of published probe results (originals only)."""
+    """{method as the tables name it: {panel entry: "hack" | "breach"}} of published probe
+    results; a guarded variant's under its guarded name (`corver[correctness=strict]`,
+    leaderboard/guards.py), so a guarded run is flagged by its own column, never the original's."""
     out: dict[str, dict[str, str]] = {}
     for result in results:
-        if getattr(result, "guards", None):
-            continue
-        for name in result.stats:
-            verdict = result.verdict(name)
+        name = guarded_name(result.method, sorted(set(getattr(result, "guards", None) or [])))
+        for entry in result.stats:
+            verdict = result.verdict(entry)
             if verdict in ("hack", "breach"):
-                out.setdefault(result.method, {})[name] = verdict
+                out.setdefault(name, {})[entry] = verdict
     return out
 
 

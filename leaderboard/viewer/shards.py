@@ -2,7 +2,7 @@
 
 Browsers refuse `fetch()` of a file:// URL, so a shard is a JSON value wrapped in one call,
 
-    factrlShard("runs/<key>/steps/3-0.js", {...JSON...});
+    factrlShard("viewer/runs/<key>/steps/3-0.js", {...JSON...});
 
 that the page loads on demand with a `<script src>` element (allowed by its Content-Security-
 Policy: scripts from the site's own files only, no inline script, no network). The key is the

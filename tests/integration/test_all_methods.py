@@ -44,11 +44,11 @@ def test_one_sweep_trains_every_method_and_publishes_one_table(tmp_path, store_p
     from factrl.leaderboard.viewer import shards
 
     for method in METHODS:
-        (page,) = (site / "runs").glob(f"*-{method}-tiny-llama-*.html")
+        (page,) = (site / "viewer" / "runs").glob(f"*-{method}-tiny-llama-*.html")
         (run,) = (tmp_path / "runs").glob(f"*-{method}-tiny-llama-*")
         html = page.read_text()
         assert "the run directory was not found" not in html
-        index = shards.read(site / "runs" / page.stem / "index.js")[1]
+        index = shards.read(site / "viewer" / "runs" / page.stem / "index.js")[1]
         assert index["sets"] and index["sets"][0]["n"] > 0, method
         rollouts = run / "train" / "rollouts.jsonl"
         if method != "raw" and rollouts.is_file():  # every completion the engine wrote is on the page

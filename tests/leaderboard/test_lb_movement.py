@@ -76,14 +76,14 @@ def test_a_flat_curve_with_raws_verdicts_is_flagged_in_every_format(tmp_path):
 def test_a_rising_curve_or_other_verdicts_are_not_flagged(tmp_path, rise, same, why):
     flagged, md, html = _grid(tmp_path, rise=rise, steps=10, same_verdicts=same)
     assert not flagged and f"| CorVer {NOT_MOVED_MARK}" not in md and '<span class="moved"' not in html
-    (page,) = [p for p in (tmp_path / "site" / "runs").glob("*corver*.html")]
+    (page,) = [p for p in (tmp_path / "site" / "viewer" / "runs").glob("*corver*.html")]
     assert why in page.read_text()  # the run page says what moved
 
 
 def test_a_run_without_a_curve_is_not_assessed(tmp_path):
     flagged, _, _ = _grid(tmp_path, rise=0.0, steps=6, same_verdicts=True, log=False)
     assert not flagged
-    (page,) = [p for p in (tmp_path / "site" / "runs").glob("*corver*.html")]
+    (page,) = [p for p in (tmp_path / "site" / "viewer" / "runs").glob("*corver*.html")]
     assert "not assessed: the row keeps no training curve" in page.read_text()
 
 

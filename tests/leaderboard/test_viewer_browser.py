@@ -71,7 +71,7 @@ def _open(browser, url: str) -> None:
 
 
 def _page(site: Path, method: str) -> Path:
-    (page,) = [p for p in (site / "runs").glob(f"*-{method}-*.html")]
+    (page,) = [p for p in (site / "viewer" / "runs").glob(f"*-{method}-*.html")]
     return page
 
 
@@ -151,7 +151,7 @@ def test_an_injected_script_is_shown_as_text_everywhere(site, browser):
         assert "<script>window.__xss = 1</script><img src=x onerror=" in text
         assert browser.js("window.__xss === undefined") is True
         assert browser.js("document.querySelectorAll('main img[src=x], main script').length") == 0
-    compare = next((site / "compare").glob("*.html"))
+    compare = next((site / "viewer" / "compare").glob("*.html"))
     _open(browser, compare.as_uri())
     assert "<script>window.__xss = 1</script>" in browser.js("document.getElementById('compare').textContent")
     assert browser.js("window.__xss === undefined") is True
@@ -163,7 +163,7 @@ def _select(browser, selector: str, value: str) -> None:
 
 
 def test_the_side_by_side_page_filters_flips(site, browser):
-    compare = next((site / "compare").glob("*.html"))
+    compare = next((site / "viewer" / "compare").glob("*.html"))
     _open(browser, compare.as_uri())
     heads = browser.js("Array.from(document.querySelectorAll('#compare th')).map(h => h.textContent)")
     assert heads == ["question · golds", "Raw", "KnowRL", "CorVer ‡"[:6]]
@@ -204,7 +204,7 @@ def test_run_page_filters_and_pages_samples(site, browser):
 def test_the_index_links_cells_to_samples_and_lines_to_runs(site, browser):
     browser.open((site / "index.html").as_uri())
     link = browser.js("document.querySelector('#t-accuracy tr[data-method=corver] td[data-value] a').getAttribute('href')")
-    assert link.startswith("runs/") and link.endswith(".html#set=demo") and (site / link.split("#")[0]).is_file()
+    assert link.startswith("viewer/runs/") and link.endswith(".html#set=demo") and (site / link.split("#")[0]).is_file()
     run = browser.js("document.querySelector('#t-accuracy tr[data-method=corver] a.run').getAttribute('href')")
     assert run == link.split("#")[0]
     # The stand-in mark expands on demand, over the table.
@@ -226,7 +226,7 @@ def test_the_index_links_cells_to_samples_and_lines_to_runs(site, browser):
 
 
 def test_every_run_page_says_its_stand_ins(site):
-    pages = sorted((site / "runs").glob("*.html"))
+    pages = sorted((site / "viewer" / "runs").glob("*.html"))
     assert len(pages) == 3
     for page in pages:
         html = page.read_text()

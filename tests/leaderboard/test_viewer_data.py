@@ -108,10 +108,10 @@ def test_an_older_run_renders_and_names_what_it_lacks(tmp_path):
     record_run(run, store)
     site = tmp_path / "site"
     publish(store, None, site, {})
-    (page,) = (site / "runs").glob("*.html")
+    (page,) = (site / "viewer" / "runs").glob("*.html")
     html = page.read_text()
     assert "What this run directory lacks" in html and "field `format_ok` absent in 10 of 10 lines" in html
-    step = _shard(next((site / "runs").glob("*/steps/1-0.js")))
+    step = _shard(next((site / "viewer" / "runs").glob("*/steps/1-0.js")))
     rebuilt = step["groups"][0]["completions"][0]
     assert rebuilt["rebuilt"] and rebuilt["sentences"] and "reward" not in rebuilt  # no invented reward
 
@@ -124,7 +124,7 @@ def test_a_run_whose_directory_is_gone_says_so(tmp_path):
         path.unlink() if path.is_file() else path.rmdir()
     run.rmdir()
     publish(store, None, tmp_path / "site", {})
-    (page,) = (tmp_path / "site" / "runs").glob("*.html")
+    (page,) = (tmp_path / "site" / "viewer" / "runs").glob("*.html")
     assert "the run directory was not found when publishing" in page.read_text()
 
 
@@ -159,18 +159,18 @@ def test_publish_pages_samples_and_steps_in_shards(tmp_path):
     record_run(run, store)
     site = tmp_path / "site"
     manifest = publish(store, None, site, {"viewer": {"page_size": 50, "part_size": 8}})
-    (key,) = [p.stem for p in (site / "runs").glob("*.html")]
-    index = _shard(site / "runs" / key / "index.js")
+    (key,) = [p.stem for p in (site / "viewer" / "runs").glob("*.html")]
+    index = _shard(site / "viewer" / "runs" / key / "index.js")
     assert [s["step"] for s in index["steps"]] == [1, 2, 3] and all(s["parts"] == 2 for s in index["steps"])
     assert [s["completions"] for s in index["steps"]] == [12, 12, 12]  # parts of whole groups: 8 + 4
-    assert sorted(p.name for p in (site / "runs" / key / "samples" / "demo").iterdir()) == ["0.js", "1.js", "2.js"]
+    assert sorted(p.name for p in (site / "viewer" / "runs" / key / "samples" / "demo").iterdir()) == ["0.js", "1.js", "2.js"]
     assert len(index["sets"][0]["codes"]) == 120 and index["scale"] == pytest.approx(0.2 * 0.5, rel=0.5)
-    assert f"runs/{key}/steps/3-1.js" in manifest["files"] and manifest["viewer"]["runs"] == 1
+    assert f"viewer/runs/{key}/steps/3-1.js" in manifest["files"] and manifest["viewer"]["runs"] == 1
     # A republish without the run removes its pages and shards (they are in the manifest).
     other = make_run_dir(tmp_path / "runs", method="raw", scores={"demo": 0.0}, samples={"demo": eval_samples(3)})
     record_run(other, tmp_path / "lb2.sqlite")
     again = publish(tmp_path / "lb2.sqlite", None, site, {})
-    assert f"runs/{key}/steps/3-1.js" in again["removed"] and not (site / "runs" / key / "index.js").exists()
+    assert f"viewer/runs/{key}/steps/3-1.js" in again["removed"] and not (site / "viewer" / "runs" / key / "index.js").exists()
     assert json.loads((site / "manifest.json").read_text())["viewer"]["runs"] == 1
 
 
@@ -185,9 +185,9 @@ def test_max_steps_keeps_evenly_spaced_steps(tmp_path):
     add_training(run, method="fspo", steps=6)
     record_run(run, store)
     publish(store, None, tmp_path / "site", {"viewer": {"max_steps": 3}})
-    (key,) = [p.stem for p in (tmp_path / "site" / "runs").glob("*.html")]
-    assert [s["step"] for s in _shard(tmp_path / "site" / "runs" / key / "index.js")["steps"]] == [1, 4, 6]
-    assert "rollouts of 3 evenly spaced steps shown" in (tmp_path / "site" / "runs" / f"{key}.html").read_text()
+    (key,) = [p.stem for p in (tmp_path / "site" / "viewer" / "runs").glob("*.html")]
+    assert [s["step"] for s in _shard(tmp_path / "site" / "viewer" / "runs" / key / "index.js")["steps"]] == [1, 4, 6]
+    assert "rollouts of 3 evenly spaced steps shown" in (tmp_path / "site" / "viewer" / "runs" / f"{key}.html").read_text()
 
 
 def test_a_published_probe_flags_the_samples_whose_trick_the_reward_pays(tmp_path):
@@ -209,7 +209,22 @@ def test_a_published_probe_flags_the_samples_whose_trick_the_reward_pays(tmp_pat
     publish(store, None, tmp_path / "site", {"probe": [str(probe)]})
     flags = {}
     for method in ("corver", "fspo"):
-        (key,) = [p.stem for p in (tmp_path / "site" / "runs").glob(f"*-{method}-*.html")]
-        flags[method] = _shard(tmp_path / "site" / "runs" / key / "samples" / "demo" / "0.js")["items"][1]["flags"]
+        (key,) = [p.stem for p in (tmp_path / "site" / "viewer" / "runs").glob(f"*-{method}-*.html")]
+        flags[method] = _shard(tmp_path / "site" / "viewer" / "runs" / key / "samples" / "demo" / "0.js")["items"][1]["flags"]
     assert "probe: the reward pays hedged_gold (breach)" in flags["corver"]
     assert flags["fspo"] == ["strict v2: candidates", "hedged answer"]
+
+
+def test_publishing_beside_run_directories_never_touches_them(tmp_path):
+    """The viewer owns OUT/viewer/ only: a site published into the folder that holds `runs/`
+    (the default output_dir) and republished leaves every run file where it was."""
+    store = tmp_path / "lb.sqlite"
+    run = make_run_dir(tmp_path / "runs", method="corver", scores={"demo": 0.0}, samples={"demo": eval_samples(4)},
+                       train_phases={"rollout": 10.0}, steps=2)
+    add_training(run, method="corver", steps=2)
+    record_run(run, store)
+    before = sorted(p.relative_to(tmp_path) for p in (tmp_path / "runs").rglob("*") if p.is_file())
+    publish(store, None, tmp_path, {})
+    publish(store, None, tmp_path, {})
+    assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "runs").rglob("*") if p.is_file()) == before
+    assert list((tmp_path / "viewer" / "runs").glob("*.html"))
