@@ -160,7 +160,8 @@ def build(rows: list[dict], shown_rows: list[dict], accuracy: Table | None, layo
     probe = samples.probe_verdicts(probe_results or [])
     items: dict[tuple[str, str], list[dict]] = {}  # (run_id, set) -> viewer items, for the side-by-side pages
     for run_id, run_rows in sorted(by_run.items()):
-        run_rows.sort(key=lambda r: layout.sort_sets([r["set"]["name"]])[0])
+        order = layout.sort_sets(r["set"]["name"] for r in run_rows)  # the tables' set order
+        run_rows.sort(key=lambda r: order.index(r["set"]["name"]))
         key = keys[run_id]
         site.run_pages[run_id] = f"{RUNS}/{key}.html"
         trained = any(r.get("steps") is not None for r in run_rows)
