@@ -297,7 +297,7 @@ def viewer_html(viewer: Viewer) -> str:
                              "</figure>")
             for label, page, image, note in lines:
                 name = f'<a href="{_e(page)}">{_e(label)}</a>' if page else _e(label)
-                parts.append(f'<figure class="curves" id="curves-{_e(label)}"><figcaption>{name}</figcaption>'
+                parts.append(f'<figure class="curves"><figcaption>{name}</figcaption>'
                              + (f'<img src="{_e(image)}" alt="{_e(label)}: training curves" loading="lazy">' if image
                                 else f'<p class="muted">{_e(note)}</p>') + "</figure>")
     return "\n".join(parts)
@@ -311,14 +311,15 @@ def page(*, title: str, meta: list[tuple[str, Any]], tables: list[Table], rows: 
     tables' links; `plots` are (relative path, caption), `frozen` the version's pins; `viewer`
     the run viewer's links and training curves; `stand_ins` the legend's stand-ins."""
     viewer = viewer or Viewer()
-    jumps = [("legend", "legend")] + [(t.name, t.title.split(" (")[0]) for t in tables[:1]]
+    legend = legend_html(tables, stand_ins or [])
+    jumps = ([("legend", "legend")] if legend else []) + [(t.name, t.title.split(" (")[0]) for t in tables[:1]]
     jumps += ([("side-by-side", "side by side")] if viewer.compare else []) + (
         [("training", "training curves")] if viewer.training else []) + (
         [("plots", "plots")] if plots or plot_notes else []) + [("provenance", "provenance")]
     parts = [f"<header><h1>{_e(title)}</h1><p class=\"meta\">"
              + " · ".join(f"{_e(k)}: {_e(v)}" for k, v in meta) + "</p><nav>"
              + " · ".join(f'<a href="#{_e(k)}">{_e(v)}</a>' for k, v in jumps) + "</nav></header>"]
-    parts.append(legend_html(tables, stand_ins or []))
+    parts.append(legend)
     parts += [table_html(t, row_parts, viewer.runs, viewer.samples) for t in tables] or ["<p>No rows in this version.</p>"]
     parts.append(viewer_html(viewer))
     if plots or plot_notes:
