@@ -47,7 +47,8 @@
     if (c.clipped) { chips.appendChild(chip("clipped at the length limit", "clip")); }
     if (c.no_signal) { chips.appendChild(chip("no signal: " + c.no_signal, "nosig")); }
     if (c.rebuilt) { chips.appendChild(chip("rebuilt from its scored sentences")); }
-    Object.keys(c.detail || {}).forEach(function (key) { chips.appendChild(chip(key + ": " + plain(c.detail[key]))); });
+    // The reward's own per-completion record (KnowRL's grade and terms, NOVER's score), apart from the rollout's.
+    Object.keys(c.detail || {}).forEach(function (key) { chips.appendChild(chip(key + ": " + plain(c.detail[key]), "detail")); });
     node.appendChild(chips);
     var info = el("div", "small muted");
     node.appendChild(coloured(c, scale, info));
