@@ -60,7 +60,10 @@ class TrainSettings(Settings):
     gradient_checkpointing: bool
     micro_batch_size: int | None
     logging_steps: int
+    require_update: bool  # fail the run when no trainable weight moved (training/adapter_delta.py)
     ppo: dict[str, Any]  # checked as PPOSettings (with beta as its KL coefficient)
+    rollout: "RolloutSettings"
+    logprob: "LogprobSettings"
 
     def __post_init__(self) -> None:
         for key in ("steps", "questions_per_step", "completions_per_question", "max_prompt_length",
@@ -84,6 +87,49 @@ class TrainSettings(Settings):
 
     def ppo_settings(self) -> "PPOSettings":
         return PPOSettings.from_mapping(self.ppo, kl_coef=self.beta)
+
+
+AUTO_BOOL = ("auto", True, False)
+LOGPROB_HEADS = ("auto", "fused", "plain")  # training/logprobs.py
+
+
+@dataclass(frozen=True)
+class RolloutSettings(Settings):
+    """`train.rollout.*`: how HF rollouts generate (models/merged_linears.py); same sampled
+    distribution up to float rounding, so a setting of speed, recorded with the run."""
+
+    OWNER = "train.rollout"
+    DEFAULTS = "train/default.yaml:rollout"
+
+    merge_lora: bool | str  # auto: on the CPU; true: everywhere the policy is not sharded
+    prepack: bool | str  # auto: oneDNN-prepacked weights where oneDNN runs (CPU)
+
+    def __post_init__(self) -> None:
+        for key in ("merge_lora", "prepack"):
+            if getattr(self, key) not in AUTO_BOOL:
+                raise ValueError(f"{key}={getattr(self, key)!r}: use auto, true or false")
+
+    def merge(self, device_type: str) -> bool:
+        return self.merge_lora is True or (self.merge_lora == "auto" and device_type == "cpu")
+
+    def pack(self, device_type: str) -> bool:
+        return self.prepack is True or (self.prepack == "auto" and device_type == "cpu")
+
+
+@dataclass(frozen=True)
+class LogprobSettings(Settings):
+    """`train.logprob.*`: how the trainer scores completions (training/logprobs.py); equal to
+    TRL's fused pass up to float rounding."""
+
+    OWNER = "train.logprob"
+    DEFAULTS = "train/default.yaml:logprob"
+
+    shared_prefix: bool  # rows sharing a prompt run it once (one process, no gradient checkpointing)
+    head: str  # auto: plain on the CPU while the logits fit, TRL's fused head otherwise | fused | plain
+
+    def __post_init__(self) -> None:
+        if self.head not in LOGPROB_HEADS:
+            raise ValueError(f"head={self.head!r}: use one of {', '.join(LOGPROB_HEADS)}")
 
 
 @dataclass(frozen=True)
@@ -128,4 +174,4 @@ class PPOSettings(Settings):
         return cls.from_mapping(train_cfg.get("ppo"), kl_coef=coerce(train_cfg.get("beta"), float, "train.beta"))
 
 
-__all__ = ["PPOSettings", "SCALE_REWARDS", "TrainSettings", "VLLMSettings"]
+__all__ = ["LogprobSettings", "PPOSettings", "RolloutSettings", "SCALE_REWARDS", "TrainSettings", "VLLMSettings"]
