@@ -127,8 +127,9 @@ def _movement_box(movement: Any, training: dict | None) -> str:
     if movement is not None:
         cls = "flag" if movement.flagged else ""
         mark = f"{NOT_MOVED_MARK} " if movement.flagged else ""
+        text = movement.text.removeprefix("did not move: ")  # the heading says it
         parts.append(f'<section class="box {cls}" id="movement"><b>{mark}{"Did not move" if movement.flagged else "Movement"}'
-                     f":</b> {e(movement.text)}.")
+                     f":</b> {e(text)}.")
     delta = (training or {}).get("adapter_delta")
     if delta:
         text = (f"adapter: {delta.get('changed')} of {delta.get('tensors')} LoRA tensors changed, relative change "
