@@ -8,7 +8,7 @@ records (the judge verdicts, shown on demand).
 
 Joining (docs/CONTRACTS.md): a record belongs to the rollout of the same `step` and
 `completion` (and `process` when both carry one; `row_id` disambiguates when only the rollout
-does). Records without `completion` (NOVER writes `question_id` instead) are matched by order
+does). Records without `completion` (NOVER before 2026-12-04 wrote only `question_id`) are matched by order
 within their step when their count equals the step's rollouts, and their `question_id` agrees
 with the rollout's `row_id`; otherwise they are left out and the run's notes say how many.
 Without rollouts.jsonl (runs before the engine wrote it), completions are rebuilt from the
