@@ -131,8 +131,12 @@ def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         dtype = torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)
+        from .backends.hf import fast_active
+
+        # Recorded (and in the cache key) only when on, so descriptors without it keep their keys.
+        fast = {"hf_fast": True} if fast_active(settings.hf_fast, device) else {}
         return {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": settings.batch_size,
-                **_processes(settings)}
+                **fast, **_processes(settings)}
     if settings.backend == "vllm":
         return {**{k: settings.vllm.get(k) for k in ("max_model_len", "tensor_parallel_size", "enforce_eager")},
                 **_processes(settings)}

@@ -89,7 +89,7 @@ def _generate(cfg, settings, jobs, descriptor, system, identity, model_cfg, deco
         return build_backend(settings.backend, identity, model_cfg, decoding, adapter=adapter,
                              settings=settings.vllm if settings.backend == "vllm" else settings.openai,
                              batch_size=settings.batch_size, device=cfg.get("device"), model=model,
-                             tokenizer=tokenizer)
+                             tokenizer=tokenizer, hf_fast=settings.hf_fast)
 
     try:
         return generate_sets(jobs, system=system, descriptor=descriptor, make_backend=make_backend, cache=cache,

@@ -30,6 +30,7 @@ class EvalSettings(Settings):
     sets: list[str]
     backend: str
     batch_size: int
+    hf_fast: bool | str  # hf on the CPU: merged, oneDNN-prepacked weights (auto: on the CPU)
     processes: int  # data-parallel generation: N processes, one GPU each (harness/run/eval_process.py)
     limit: int | None
     max_new_tokens: int | None
@@ -82,6 +83,8 @@ class EvalSettings(Settings):
             raise ConfigError(f"eval.limit={self.limit}: give a positive number of questions, or null for all.")
         if self.batch_size < 1:
             raise ConfigError(f"eval.batch_size={self.batch_size}: must be at least 1.")
+        if self.hf_fast not in ("auto", True, False):
+            raise ConfigError(f"eval.hf_fast={self.hf_fast!r}: use auto, true or false.")
         if int(self.processes) < 1:
             raise ConfigError(f"eval.processes={self.processes}: must be at least 1 (one process per GPU).")
         unused = unused_options(self.scorer, self.scorer_options)  # also refuses unknown scorer names

@@ -19,7 +19,7 @@ REDACTED = "***REDACTED***"
 URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]+@")
 # Keys that do not change what a run computes, so they stay out of its hash.
 VOLATILE_KEYS = ("output_dir", "resume", "force", "hydra", "leaderboard", "timer", "launcher", "eval_process",
-                 "stage", "claim")
+                 "stage", "claim", "threads")
 # Nested keys of the same kind: where a vLLM server listens and how long to wait for it.
 VOLATILE_PATHS = (("train", "vllm", "server_base_url"), ("train", "vllm", "server_host"),
                   ("train", "vllm", "server_port"), ("train", "vllm", "server_timeout"))

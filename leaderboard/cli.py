@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     lst.add_argument("--set", dest="set_name")
     lst.add_argument("--json", action="store_true", help="full records as JSON lines")
 
-    pub = sub.add_parser("publish", parents=[common], help="write Markdown, CSV, LaTeX, HTML and plots")
+    pub = sub.add_parser("publish", parents=[common], help="write Markdown, CSV, LaTeX, HTML, plots and the run viewer")
     pub.add_argument("--version", default=None, help="leaderboard version (default: current)")
     pub.add_argument("--out", type=Path, required=True, help="output folder")
     pub.add_argument("--focus", default=None,
@@ -157,8 +157,10 @@ def _publish(args: argparse.Namespace) -> int:
     if args.probe:
         layout["probe"] = [str(p) for p in args.probe]
     manifest = publish(args.store or layout["store"], args.version, args.out, layout, stamp=args.stamp)
+    viewer = manifest.get("viewer") or {}
     print(f"published leaderboard version {manifest['leaderboard_version']} ({manifest['rows']} rows, "
-          f"tables: {', '.join(manifest['tables']) or 'none'}) to {args.out}/index.html")
+          f"tables: {', '.join(manifest['tables']) or 'none'}; viewer: {viewer.get('runs', 0)} run page(s), "
+          f"{viewer.get('compare', 0)} side-by-side page(s)) to {args.out}/index.html")
     for note in manifest["plot_notes"]:
         print(f"  note: {note}")
     return 0

@@ -7,6 +7,8 @@
     OUT/index.html           sortable tables, plots, provenance sections
     OUT/reported.html        measured lines beside the papers' reported numbers (tables/reported.py)
     OUT/rows/<row_id>.json   the full record of each row (linked from the page)
+    OUT/viewer/              the run viewer: a page per run (training rollouts step by step, evaluation
+                             samples) and per (model, set) side by side, with their data shards (viewer/)
     OUT/plots/*.png          accuracy vs training time, gain over Raw, popularity quartiles
     OUT/results/<run>.json   results per run in the lm-evaluation-harness-like format
     OUT/reported.json        reported numbers (reported.py) against the measured ones, per entry
@@ -40,8 +42,12 @@ from .store.versions import model_key
 from .tables import Layout, Table, model_labels, uncertainty
 from .tables import reported as reported_table
 from .tables.build import build_tables
+from .tables import movement
+from .tables.behaviour import behaviour_tables
 from .tables.ci import views
 from .tables.stats import mde_describe
+from .render import training_plots
+from .viewer import build as viewerlib
 
 
 def _write(path: Path, text: str) -> Path:
@@ -77,7 +83,7 @@ def _row_parts(rows: list[dict], layout: Layout) -> htmlpage.RowParts:
 
 
 # Folders that only publish writes: anything in them that this publish did not write is stale.
-OWNED_FOLDERS = ("rows", "results", "plots")
+OWNED_FOLDERS = ("rows", "results", "plots", "viewer")
 
 
 def _previous_files(out: Path) -> list[str]:
@@ -93,7 +99,7 @@ def _stale(out: Path, written: set[str], previous: list[str]) -> list[str]:
     candidates = set(previous)
     for folder in OWNED_FOLDERS:
         if (out / folder).is_dir():
-            candidates |= {p.relative_to(out).as_posix() for p in (out / folder).iterdir() if p.is_file()}
+            candidates |= {p.relative_to(out).as_posix() for p in (out / folder).rglob("*") if p.is_file()}
     root = out.resolve()
     # A manifest never points outside OUT (an edited one must not delete elsewhere).
     return sorted(name for name in candidates - written - {"manifest.json"}
@@ -105,6 +111,43 @@ def _probe_results(paths: list[str]) -> list:
     from factrl.harness.probe.tables import load_results
 
     return [result for path in paths for result in load_results(path)]
+
+
+def _training(accuracy: Table | None, rows_by_id: dict[str, dict], site: viewerlib.Site, layout: Layout, out: Path,
+              files: list[Path]) -> list:
+    """Per model of the accuracy table: the overlay of its trained lines' curves and each line's
+    own curves (the image its run page shows), linked to the run page."""
+    found = []
+    for model, lines in (accuracy.groups if accuracy else []):
+        entries, overlay_runs = [], []
+        for line in lines:
+            row = next((rows_by_id[r] for r in line.row_ids if r in rows_by_id), None)
+            if row is None or row.get("steps") is None:
+                continue  # Raw and evaluation-only lines have no training
+            run_id = line.run_ids[0]
+            entries.append((line.method_label, site.run_pages.get(run_id), site.curves.get(run_id),
+                            "no training curves stored for this run"))
+            overlay_runs.append((line.method_label, row.get("training")))
+        if not entries:
+            continue
+        drawn = training_plots.model_overlay(overlay_runs, str(model), out / "plots" /
+                                             f"training_{results.safe_name(str(model))}.png")
+        if isinstance(drawn, Path):
+            files.append(drawn)
+        found.append((str(model), drawn.relative_to(out).as_posix() if isinstance(drawn, Path) else None, entries))
+    return found
+
+
+def _stand_in_users(rows: list[dict], layout: Layout) -> list[tuple[str, str, list[str]]]:
+    """(label, note, ["model / method", ...]) of every stand-in behind the published rows."""
+    labels = model_labels(rows)
+    users: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        who = f"{labels[model_key(row['model'])]} / {layout.method_label(row['method']['name'])}"
+        for item in componentlib.row_stand_ins(row):
+            if who not in users.setdefault(item, []):
+                users[item].append(who)
+    return [(label, note, who) for (label, note), who in sorted(users.items())]
 
 
 def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | os.PathLike,
@@ -125,6 +168,7 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     out = Path(out_dir)
     reported_files = reportedlib.from_settings(layout.settings)  # a bad file fails before anything is written
     probe_results = _probe_results(layout.settings.get("probe") or [])  # likewise
+    viewer_settings = viewerlib.ViewerSettings.from_mapping(layout.settings.get("viewer"))  # likewise
     # The tables see guarded rows under a method name that carries their guards (guards.py):
     # a line of their own; the files of the rows themselves keep the method's name.
     table_rows = [guardslib.table_view(r) for r in rows]
@@ -143,6 +187,8 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
     # The views of Table 1 (tables/ci.py: uncertainty, difference to Raw) in every format;
     # accuracy.csv carries the uncertainty view's figures as columns, vs_raw.csv its own.
     extra = views(by_name.get("accuracy"), layout)
+    # How each line answers (format, abstention, length, answer accuracy) against Raw, per set.
+    extra += behaviour_tables(by_name.get("accuracy"), table_rows, layout)
     shown_views = list(extra)
     # The papers' numbers beside the measured lines (tables/reported.py), after the uncertainty view.
     reported, comparisons = reported_table.build(by_name.get("accuracy"), table_rows, layout, reported_files)
@@ -189,13 +235,21 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
         else:
             notes.append(outcome)
 
+    # The run viewer (viewer/build.py) and the training curves the index shows under each model.
+    site = viewerlib.build(rows, shown_rows, by_name.get("accuracy"), layout, out, probe_results, viewer_settings)
+    files += site.files
+    viewer = htmlpage.Viewer(runs=site.run_pages, compare=site.compare_pages,
+                             samples={r["row_id"]: site.samples_href(r) for r in rows if site.samples_href(r)},
+                             training=_training(by_name.get("accuracy"), rows_by_id, site, layout, out, files))
+
     frozen = {f"versions.py: {k}": v for k, v in spec.items() if k not in ("date", "summary") and v}
     frozen.update({f"store: {k}": v for k, v in store.pins(version).items()})
     meta = [("leaderboard version", version), ("opened", spec.get("date")), ("rows", len(rows)),
             ("harness", __version__), ("commit", git_commit())] + ([("generated", generated)] if generated else [])
     files.append(_write(out / "index.html", htmlpage.page(
-        title=f"factrl-harness leaderboard, version {version}", meta=meta, tables=tables + shown_views, rows=shown_rows,
-        row_labels=labels, row_parts=_row_parts(rows, layout), plots=figures, plot_notes=notes, frozen=frozen)))
+        title=f"factrl-harness leaderboard, version {version}", meta=meta, tables=tables[:1] + shown_views + tables[1:],
+        rows=shown_rows, row_labels=labels, row_parts=_row_parts(rows, layout), plots=figures, plot_notes=notes,
+        frozen=frozen, viewer=viewer, stand_ins=_stand_in_users(table_rows, layout))))
     if reported is not None:
         # Its own page (with the provenance of the measured rows it shows), so index.html keeps
         # the measured tables only and a reader never takes a paper's number for a measured one.
@@ -214,7 +268,9 @@ def publish(store_path: str | os.PathLike, version: str | None, out_dir: str | o
                           "files": [str(p) if stamp else portable(str(p)) for p in layout.settings.get("probe") or []]},
                 "files": written, "removed": stale, "plot_notes": notes,
                 "bootstrap": uncertainty.settings_of(layout.settings).describe(),
-                "mde": mde_describe(),
+                "mde": mde_describe(), "movement": movement.describe(),
+                "viewer": {"schema": viewerlib.VIEWER_SCHEMA, "runs": len(site.run_pages),
+                           "compare": len(site.compare_pages)},
                 "harness_version": __version__, "git_commit": git_commit(),
                 **({"generated": generated} if generated else {})}
     write_json(out / "manifest.json", manifest)

@@ -22,9 +22,11 @@ from factrl.harness.errors import DataError, HarnessError
 from factrl.harness.hashing import sha256_file
 
 from . import components as componentlib
+from . import curves as curvelib
 from . import diagnostics as diaglib
 from . import settings
 from .store import AddReport, Store, schema, versions
+from .store import behaviour as behaviourlib
 from .store import outcomes as outcomelib
 from .store import rows as rowlib
 
@@ -152,6 +154,7 @@ def rows_from_run(run_dir: str | os.PathLike, version: str | None = None) -> lis
                                       else kind not in RAW_KINDS and method != RAW_METHOD)
     steps = (timings or {}).get("steps") or ((config.get("train") or {}).get("steps") if trained else None)
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    training = curvelib.of_run(run_dir) if trained else None  # per-step curves (curves.py)
     out = []
     for file in metric_files:
         metrics = _read_json(file, "")
@@ -203,6 +206,11 @@ def rows_from_run(run_dir: str | os.PathLike, version: str | None = None) -> lis
             if vector is not None:
                 row["outcomes"] = vector
             row["diagnostics"] = diaglib.compute(samples, task=metrics["set"].get("task"))
+            behaviour = behaviourlib.encode(samples)  # format, abstention, length per question
+            if behaviour is not None:
+                row["behaviour"] = behaviour
+        if training is not None:
+            row["training"] = training
         out.append(row)
     return out
 

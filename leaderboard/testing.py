@@ -154,3 +154,101 @@ def make_run_dir(root: str | Path, *, method: str = "corver", model: str = "qwen
             "created": stamp,
         })
     return run_dir
+
+
+# -- training files (docs/CONTRACTS.md, "Rollouts, training curves and movement") ------------------
+SENTENCES = ("Marie Curie was born in Warsaw.", "She studied physics in Paris.", "She won two Nobel prizes.",
+             "Her husband was Pierre Curie.", "Radium was discovered in 1898.", "Warsaw is in Poland.")
+
+
+def _records(method: str, index: int, row_id: str, used: list[str], value: float) -> list[dict[str, Any]]:
+    """One completion's reward_records.jsonl lines in `method`'s own format (methods/*/reward.py)."""
+    base = {"completion": index, "row_id": row_id}
+    if method == "corver":
+        return [{**base, "sentence_index": i, "section": "think", "sentence": s, "tokens": 8,
+                 "status": "high" if value > 0 else "zero", "reward": round(value * (0.2 if i % 2 else -0.2), 3),
+                 "answer_correct": value > 0} for i, s in enumerate(used)]
+    if method == "fspo":
+        return [{**base, "sentence_index": i, "sentence": s, "tokens": 8, "score": 0.9 if i % 2 == 0 else 0.1,
+                 "factual": i % 2 == 0, "step_value": 1 if i % 2 == 0 else -1, "answer_correct": value > 0}
+                for i, s in enumerate(used)]
+    if method == "forag":
+        return [{**base, "sentence_index": i, "sentence": s, "claim": f"claim {i}.{j}", "supported": j == 0,
+                 "value": 1.0 if j == 0 else 0.0, "error": None} for i, s in enumerate(used) for j in range(2)]
+    if method == "rlfh":
+        return [{**base, "status": "ok", "echo": s, "hedged": False, "sentence_index": i, "statement": f"st {i}",
+                 "verdict": "Correct" if i % 2 == 0 else "Wrong", "score": 3, "truth": 0.5 if i % 2 == 0 else -0.5,
+                 "info": 0.1, "duplicate": False, "rewarded": True, "gated": None, "error": None}
+                for i, s in enumerate(used)]
+    if method == "knowrl":
+        return [{**base, "answer": "Warsaw", "grade": "CORRECT" if value > 0 else "INCORRECT",
+                 "correctness": 1.0 if value > 0 else -1.0, "refused": False, "format": 1.0, "fact_term": True,
+                 "facts": 2, "supported": 1, "fact": 0.5, "penalty": 0.0, "total": value, "error": None}]
+    if method == "nover":  # NOVER writes question_id, no completion index (plugins/nover)
+        return [{"question_id": row_id, "format": True, "gated": False, "reasoning_tokens": 20, "mean_nll": 1.2,
+                 "perplexity": 3.3, "rank_reward": value, "efficiency_reward": 0.1, "reward": value}]
+    return []
+
+
+def add_training(run_dir: str | Path, *, method: str = "corver", steps: int = 4, questions: int = 2,
+                 group_size: int = 4, rise: float = 0.0, seed: int = 0, rollouts: bool = True,
+                 texts: dict[int, str] | None = None, adapter_changed: int = 12, sentences: int = 3) -> Path:
+    """train/rollouts.jsonl, reward_records.jsonl, log.jsonl and adapter_delta.json of a run with
+    `steps` optimizer steps of `questions` x `group_size` completions, in the contract's layout and
+    each method's own record format. The mean reward moves by `rise` per step (0: flat noise);
+    `texts` replaces completion texts by their index in the run (e.g. an injected <script>);
+    `sentences` (at most 6) per completion, the last one its answer."""
+    import random
+
+    rng = random.Random(seed)
+    train = Path(run_dir) / "train"
+    train.mkdir(parents=True, exist_ok=True)
+    lines, records, log = [], [], []
+    number = 0
+    for step in range(1, steps + 1):
+        rewards = []
+        for q in range(questions):
+            row_id = f"row{step}-{q}"
+            for g in range(group_size):
+                b = q * group_size + g
+                used = rng.sample(SENTENCES, sentences)
+                text = (texts or {}).get(number) or f"<think>{' '.join(used[:-1])}</think><answer>{used[-1]}</answer>"
+                value = round(rise * step + rng.uniform(-0.5, 0.5), 4)
+                no_signal = "judge_failed" if (step + b) % 7 == 0 else None
+                rewards.append(value)
+                lines.append({"step": step, "process": 0, "completion": b, "group": q, "row_id": row_id,
+                              "question": f"Where was Marie Curie born? ({row_id})", "prompt": f"Question {row_id}",
+                              "text": text, "tokens": 20 + b, "clipped": b == 0, "reward": None if no_signal else value,
+                              "advantage": None if no_signal else round(value - rise * step, 4), "no_signal": no_signal})
+                records += [{"step": step, **r} for r in _records(method, b, row_id, used, value)]
+                number += 1
+        mean = sum(rewards) / len(rewards)
+        log.append({"step": step, "reward": mean, "reward_std": 0.3, "kl": 0.001 * step, "learning_rate": 1e-5,
+                    "completions/mean_length": 40.0 + step, f"rewards/{method}/format_rate": min(1.0, 0.5 + rise * step),
+                    f"rewards/{method}/no_signal": 0.1, f"rewards/{method}/correctness_mean": mean,
+                    f"rewards/{method}/seconds": 0.01})
+    if rollouts:
+        (train / "rollouts.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (train / "reward_records.jsonl").write_text("".join(json.dumps(x) + "\n" for x in records), encoding="utf-8")
+    (train / "log.jsonl").write_text("".join(json.dumps(x) + "\n" for x in log), encoding="utf-8")
+    write_json(train / "adapter_delta.json", {"schema": "factrl.adapter_delta/1", "tensors": 12,
+                                              "changed": adapter_changed, "relative_change": 0.004 * adapter_changed,
+                                              "max_abs_change": 0.001})
+    return Path(run_dir)
+
+
+def eval_samples(n: int, correct: list[bool] | None = None, *, seed: int = 0,
+                 answers: dict[int, str] | None = None) -> list[dict[str, Any]]:
+    """samples.jsonl rows with every field the evaluator writes (id, question, completion, answer,
+    references, correct, na, refusal, empty, format_ok, answer_words); `correct` per question
+    (default: every third), `answers` replaces answers by index (e.g. a hedge)."""
+    rows = []
+    for i in range(n):
+        right = correct[i] if correct is not None else i % 3 == 0
+        answer = (answers or {}).get(i) or (f"gold{i}" if right else ("" if i % 7 == 3 else f"wrong{i}"))
+        na = answer == ""
+        rows.append({"id": f"q{i}", "question": f"Question number {i}?", "references": [f"gold{i}"],
+                     "completion": f"<think>I recall it.</think><answer>{answer}</answer>", "answer": answer,
+                     "correct": bool(right and not na), "na": na, "refusal": False, "empty": na,
+                     "format_ok": not na, "answer_words": len(answer.split())})
+    return rows

@@ -20,17 +20,19 @@ __all__ = ["BACKENDS", "Backend", "BackendError", "Decoding", "Generation", "Req
 
 def build_backend(name: str, identity: ModelIdentity, model_cfg: Any, decoding: Decoding, *,
                   adapter: str | Path | None = None, settings: Any = None, batch_size: int = 16,
-                  device: str | None = None, model: Any = None, tokenizer: Any = None) -> Backend:
+                  device: str | None = None, model: Any = None, tokenizer: Any = None,
+                  hf_fast: bool | str = False) -> Backend:
     """The backend `name` for one model (+ adapter) and decoding preset.
 
     settings: the backend's own config node (eval.vllm / eval.openai).
     model, tokenizer: an already-loaded model (with its adapter, if any) for the hf backend.
+    hf_fast: `eval.hf_fast` (hf backend: merged, prepacked weights on the CPU).
     """
     if name == "hf":
         from .hf import HFBackend
 
         return HFBackend(identity, model_cfg, decoding, adapter=adapter, batch_size=batch_size, device=device,
-                         model=model, tokenizer=tokenizer)
+                         model=model, tokenizer=tokenizer, fast=hf_fast)
     if name == "vllm":
         from .vllm import VLLMBackend
 

@@ -10,11 +10,12 @@
   stripped, a "." added to the last one when it has none, no "- " -> no facts; an empty last
   part (FActScore's IndexError) is unreadable. Decoding as released: T 0.7, 512 tokens
   (openai_lm.py:14, 42), cached per prompt as FActScore caches it (lm.py:18-19).
-- `VERBATIM_CLAIMS` ("verbatim_claims" 1, `claims: verbatim`): the extractor the CorVer paper
+- `VERBATIM_CLAIMS` ("verbatim_claims" 2, `claims: verbatim`): the extractor the CorVer paper
   describes (§A.2: "A Qwen3 extractor produces verbatim atomic claims at temperature 0 with
   thinking disabled; exact duplicates are removed"). Its prompt is unpublished: this text is
   the harness's. Item {text} (the whole reasoning); value: the claims, exact duplicates removed.
-  T 0. Structured replies: {"claims": [str]}.
+  T 0, thinking off (`Decoding.enable_thinking=False`: the request carries chat_template_kwargs
+  {enable_thinking: false} where the server takes it; version 2). Structured replies: {"claims": [str]}.
 Model output enters both only through `material()` (docs/CONTRACTS.md, "Judge prompts, version
 2"), with the material rule stated once above FActScore's own words.
 """
@@ -125,8 +126,8 @@ def _render_verbatim(item: dict) -> list[dict[str, str]]:
 
 
 VERBATIM_CLAIMS = JudgePrompt(
-    "verbatim_claims", "1", _render_verbatim, parse_verbatim,
+    "verbatim_claims", "2", _render_verbatim, parse_verbatim,
     format_hint='one claim per line starting with "- ", copied word for word, or the single word NONE.',
     source="harness design (CorVer paper §A.2 describes the extractor; its prompt is unpublished)",
-    decoding=Decoding(temperature=0.0), schema=_SCHEMA, parse_json=parse_verbatim_json,
+    decoding=Decoding(temperature=0.0, enable_thinking=False), schema=_SCHEMA, parse_json=parse_verbatim_json,
     reference=lambda item, tools: _unique(tools.claims(str(item["text"]))))

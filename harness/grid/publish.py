@@ -11,7 +11,10 @@ The store is rebuilt (`harness leaderboard rebuild --replace`), never appended t
 grid republishes the same rows; the probe uses the grid's own overrides (model, pool, judge, ...)
 with each method in turn, as `harness probe -m method=...` would; the published page carries the
 "Difference to Raw" table (every line's difference to Raw with its paired bootstrap interval and
-MDE, leaderboard/ci_table.py) and the probe's table.
+MDE, leaderboard/tables/ci.py), the behaviour tables, each trained method's training curves with its
+"did not move" flag (leaderboard/tables/movement.py), the probe's table, and the run viewer: a page
+per cell with its training rollouts step by step and its evaluation samples, and every method's
+answers side by side (leaderboard/viewer/, which reads the probe's verdicts for its gaming flags).
 """
 from __future__ import annotations
 
@@ -57,6 +60,8 @@ def publish_grid(grid: "Grid", output_dir: str) -> Path | None:
     if settings.get("probe"):
         layout["probe"] = [str(_probe(grid, settings["probe"], root / "probe"))]
     manifest = publish(store, None, site, layout)
+    viewer = manifest.get("viewer") or {}
     print(f"published grid {grid.name} ({manifest['rows']} rows, tables: {', '.join(manifest['tables'])}"
-          f"{', probe' if settings.get('probe') else ''}) to {site}/index.html in {time.monotonic() - started:.1f} s")
+          f"{', probe' if settings.get('probe') else ''}; viewer: {viewer.get('runs', 0)} run page(s), "
+          f"{viewer.get('compare', 0)} side-by-side page(s)) to {site}/index.html in {time.monotonic() - started:.1f} s")
     return site / "index.html"

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 from ..errors import ConfigError, HarnessError
 
-from . import structured
+from . import structured, thinking
 from .cache import MISSING, JudgeCache, cache_key
 from .loop import LoopThread
 from .provenance import PromptLog
@@ -73,6 +73,7 @@ class Judge:
         # Whether the endpoint takes structured replies: None until probed (structured.py).
         self._structured: bool | None = None
         self._probe_lock = asyncio.Lock()
+        self._thinking_kwarg = thinking.NOT_SENT  # sent | refused (by the server) | not sent
         self._stats = JudgeStats()
         self._stats_written = 0.0
         self.stats_path = Path(run_dir) / FILENAME if run_dir is not None else None
@@ -123,12 +124,17 @@ class Judge:
         what answered, the paper's judge, the prompts asked and the reply mode used."""
         prompts = self._prompts.as_dict()
         used = structured.JSON_SCHEMA if structured.JSON_SCHEMA in self._prompts.modes() else structured.TEXT
+        own = {p.name: p.decoding.enable_thinking for p in self._prompts.prompts()
+               if p.decoding.enable_thinking is not None}
         return {**self._component, "reply_mode": used, "reply_mode_setting": self.settings.reply_mode,
-                "structured_supported": self._structured, "prompts": prompts}
+                "structured_supported": self._structured, "prompts": prompts,
+                "thinking": {"enable_thinking": self.settings.enable_thinking, "prompts": own,
+                             "kwarg": self._thinking_kwarg}}
 
     def decoding_for(self, prompt: JudgePrompt) -> dict[str, Any]:
         """The decoding a request for `prompt` carries: the prompt's fields where set, the judge
-        group's for the rest, every reply bounded by `judge.max_tokens_cap`; top_p only if set."""
+        group's for the rest, every reply bounded by `judge.max_tokens_cap`; top_p only if set;
+        the thinking setting as `chat_template_kwargs` when set and the server has not refused it."""
         s, own = self.settings, prompt.decoding.given()
         decoding: dict[str, Any] = {"temperature": float(own.get("temperature", s.temperature)),
                                     "max_tokens": int(own.get("max_tokens", s.max_tokens))}
@@ -137,6 +143,8 @@ class Judge:
             decoding["top_p"] = float(top_p)
         if s.max_tokens_cap is not None:
             decoding["max_tokens"] = min(decoding["max_tokens"], int(s.max_tokens_cap))
+        if self._thinking_kwarg != thinking.REFUSED:
+            decoding.update(thinking.template_kwargs(own.get("enable_thinking", s.enable_thinking)))
         return decoding
 
     def close(self) -> None:
@@ -233,6 +241,18 @@ class Judge:
                 async with self._slots:
                     completion = await self._transport.post("chat", body, parse_chat, state=state)
             except ServerRefused as err:
+                if thinking.FIELD in body and thinking.names_the_field(err):
+                    # The server takes no chat-template arguments: ask without them from now on, and
+                    # cache nothing of this item (its key says the argument was sent).
+                    attempts += state.sent
+                    self._count(prompt, state)
+                    if self._thinking_kwarg != thinking.REFUSED:
+                        log.warning("judge at %s refuses %s (%s): thinking is the server's default for this run",
+                                    self.display_url, thinking.FIELD, err.status)
+                    self._thinking_kwarg = thinking.REFUSED
+                    decoding = {k: v for k, v in decoding.items() if k != thinking.FIELD}
+                    reusable = False
+                    continue
                 if (mode == structured.JSON_SCHEMA and self.settings.reply_mode == "auto"
                         and structured.names_the_field(err)):
                     # The probe's finding went stale (a server swapped under the same URL): text from now on.
@@ -250,13 +270,18 @@ class Judge:
                 log.warning("judge %s: item failed (%s)", prompt.name, err)
                 return JudgeResult(None, False, str(err), attempts=attempts + state.sent, reasks=reasks)
             attempts += state.sent
+            if thinking.FIELD in body:
+                self._thinking_kwarg = thinking.SENT
             self._count(prompt, state, input_tokens=completion.prompt_tokens or 0,
                         output_tokens=completion.completion_tokens or 0)
+            reply, leaked = thinking.strip_thinking(completion.text)
+            if leaked:
+                self._stats.add(prompt.name, thinking_stripped=1)
             try:
                 if completion.finish_reason == "length":  # a cut reply may lose its last fact or grade
                     raise ParseError(f"reply cut at max_tokens={decoding['max_tokens']}")
-                value = (structured.decode_reply(prompt, completion.text) if mode == structured.JSON_SCHEMA
-                         else prompt.parse(completion.text))
+                value = (structured.decode_reply(prompt, reply) if mode == structured.JSON_SCHEMA
+                         else prompt.parse(reply))
             except ParseError as err:
                 self._stats.add(prompt.name, parse_failures=1)
                 if reasks >= self.settings.max_reasks:

@@ -18,7 +18,8 @@ REPLY_MODES = ("auto", "text", "json_schema")
 EMBEDDED_ONLY = ("startup_timeout", "threads", "device", "dtype")  # options of the local server
 # Keys only a served judge (embedded, openai) reads: the reference and none options accept and ignore them.
 SERVED_ONLY = ("base_url", "api_key_env", "timeout", "max_retries", "backoff", "concurrency", "max_reasks",
-               "temperature", "top_p", "max_tokens", "max_tokens_cap", "reply_mode", "cache", *EMBEDDED_ONLY)
+               "temperature", "top_p", "max_tokens", "max_tokens_cap", "enable_thinking", "reply_mode", "cache",
+               *EMBEDDED_ONLY)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class JudgeSettings(Settings):
     top_p: float | None  # idem; None: not sent (the server's default)
     max_tokens: int  # idem
     max_tokens_cap: int | None  # bounds every reply, a prompt's own max_tokens included (CPU stand-ins)
+    enable_thinking: bool | None  # sent as chat_template_kwargs for prompts that pin none; None: not sent
     reply_mode: Literal["auto", "text", "json_schema"]  # structured replies (docs/CONTRACTS.md)
     cache: str | None  # auto | a path | None (off)
     max_failed_share: float

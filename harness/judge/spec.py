@@ -71,12 +71,14 @@ def find_material(prompt_text: str) -> list[tuple[str | None, str]]:
 @dataclass(frozen=True)
 class Decoding:
     """Per-prompt decoding; a None field falls back to the judge group's (`judge.temperature`,
-    `judge.top_p`, `judge.max_tokens`). A prompt sets what its release pinned (RLFH's extraction:
-    T 1.0, top-p 1.0, 4096 tokens)."""
+    `judge.top_p`, `judge.max_tokens`, `judge.enable_thinking`). A prompt sets what its release
+    pinned (RLFH's extraction: T 1.0, top-p 1.0, 4096 tokens; CorVer's claim extractor: no
+    thinking). `enable_thinking` is sent as the chat-template argument (thinking.py)."""
 
     temperature: float | None = None
     top_p: float | None = None
     max_tokens: int | None = None
+    enable_thinking: bool | None = None
 
     def __post_init__(self) -> None:
         if self.temperature is not None and not 0.0 <= float(self.temperature) <= 2.0:
@@ -85,6 +87,8 @@ class Decoding:
             raise ValueError(f"Decoding.top_p={self.top_p} must lie in (0, 1]")
         if self.max_tokens is not None and (isinstance(self.max_tokens, bool) or int(self.max_tokens) < 1):
             raise ValueError(f"Decoding.max_tokens={self.max_tokens} must be a whole number >= 1")
+        if self.enable_thinking is not None and not isinstance(self.enable_thinking, bool):
+            raise ValueError(f"Decoding.enable_thinking={self.enable_thinking!r} must be true, false or None")
 
     def given(self) -> dict[str, Any]:
         """The fields that are set, by name."""

@@ -9,6 +9,7 @@ Counters (totals and per prompt):
 - parse_failures: replies the parser rejected (re-asked or not)
 - cache_hits, deduplicated: items answered from the cache / by an identical item of the batch
 - input_tokens, output_tokens: the server's `usage` (when it reports one)
+- thinking_stripped: replies read after removing a leaked thinking block (thinking.py)
 - wait_s: wall seconds the caller waited on `ask_many`; it runs inside the reward callable,
   so the timer charges the same seconds to its `reward` phase.
 
@@ -30,7 +31,7 @@ SCHEMA = "factrl.judge.stats/1"
 FILENAME = "judge_stats.json"
 WRITE_EVERY_S = 0.25
 COUNTERS = ("items", "calls", "retries", "reasks", "failures", "parse_failures", "cache_hits", "deduplicated",
-            "input_tokens", "output_tokens")
+            "input_tokens", "output_tokens", "thinking_stripped")
 
 
 def _empty() -> dict[str, float]:

@@ -37,6 +37,9 @@ T = TypeVar("T")
 # Statuses the SDK retries (its `_should_retry`); after its budget they are a failed request,
 # not a refusal.
 RETRIED_STATUSES = (408, 409, 429)
+# Request fields OpenAI-compatible servers take that the SDK's create() has no keyword for
+# (vLLM's chat-template arguments: harness/judge/thinking.py); sent through `extra_body`.
+EXTRA_BODY_FIELDS = ("chat_template_kwargs",)
 
 
 class RequestFailed(Exception):
@@ -204,6 +207,16 @@ class Transport:
                                          max_retries=self.max_retries, http_client=http)
         _install_retry_log()
 
+    @staticmethod
+    def _request(body: dict) -> dict:
+        """The SDK's create() keywords for `body`: fields it does not name go in `extra_body`, which
+        the SDK merges into the JSON it sends."""
+        request = dict(body)
+        extra = {name: request.pop(name) for name in EXTRA_BODY_FIELDS if name in request}
+        if extra:
+            request["extra_body"] = {**(request.get("extra_body") or {}), **extra}
+        return request
+
     async def post(self, endpoint: str, body: dict, parse: Callable[[dict], T], *,
                    state: RequestState | None = None, max_retries: int | None = None) -> T:
         """POST `body` to "chat" (/chat/completions) or "completions" (/completions); returns
@@ -222,7 +235,7 @@ class Transport:
                 client = self.client if left == self.max_retries else self.client.with_options(max_retries=left)
                 resource = client.chat.completions if endpoint == "chat" else client.completions
                 try:
-                    raw = await resource.with_raw_response.create(**body)
+                    raw = await resource.with_raw_response.create(**self._request(body))
                     return parse(_json(raw.http_response))
                 except Malformed as err:
                     state.malformed += 1

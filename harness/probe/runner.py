@@ -147,7 +147,7 @@ def completion_return(token_returns: list[float] | None, algorithm: str) -> floa
 
 
 def _prompt_texts(rows: list[dict], model_cfg: Any, tokenizer: Any) -> list[str]:
-    """The prompt as the reward sees it in training (grpo.py's _TokenReward): the formatted text
+    """The prompt as the reward sees it in training (training/token_reward.py): the formatted text
     for a model with a response prefix, else the chat prompt's last user turn."""
     from ..training.engine import build_dataset
 

@@ -179,9 +179,13 @@ def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
     try:
         _log_config(cfg)
         log.info("run directory: %s", run.path)
+        from . import threads
+
+        count, why = threads.apply(cfg.get("threads", "auto"))  # before the model loads
+        log.info("torch threads: %d (%s)", count, why)
         identity = models.resolve(cfg.model)
         run.update(model_identity=identity.to_dict(), method_version=method.version,
-                   method_algorithm=method.algorithm, world_size=distributed.world_size())
+                   method_algorithm=method.algorithm, world_size=distributed.world_size(), threads=count)
         identity = for_disk_loaders(identity, cfg)  # a random model for vLLM: saved to disk first
         trains = method.algorithm in ("grpo", "ppo")
         if stage == "eval" and trains and not _trained(run):

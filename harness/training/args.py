@@ -54,8 +54,8 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
     """TRL GRPOConfig from the harness config (train, model, seed); `overrides` replace fields
     (the PPO path sets its own geometry, steps, beta and clip range, see training/ppo.py)."""
     import torch
-    from trl import GRPOConfig
 
+    from .losses import HarnessGRPOConfig
     from .optim import optimizer_args
     from .sampling import sampling_args
     from .vllm_settings import vllm_args
@@ -92,6 +92,8 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
         use_cpu=not torch.cuda.is_available(),
         **vllm_args(train),
         use_bias_correction_kl=bool(train.kl_bias_correction),  # explicit, not TRL's default
+        mask_truncated_completions=bool(train.mask_truncated_completions),
+        loss_chunks=None if train.loss_chunks is None else int(train.loss_chunks),  # training/losses.py
         gradient_checkpointing=bool(train.gradient_checkpointing),
         chat_template_kwargs=chat_kwargs or None,
         remove_unused_columns=False,
@@ -100,7 +102,7 @@ def grpo_args(cfg: Any, output_dir: Path, **overrides: Any):
         shuffle_dataset=True,
     )
     settings.update(overrides)
-    return GRPOConfig(**settings)
+    return HarnessGRPOConfig(**settings)
 
 
 def lora_config(lora_cfg: Any):

@@ -153,6 +153,7 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
     from .grpo import TokenGRPOTrainer, checkpoint_step, truncate_jsonl
     from .optim import announce_fallback
     from .sampling import sampling_settings
+    from .settings import LogprobSettings, RolloutSettings
 
     run_dir, tokenizer = ctx.run_dir, ctx.tokenizer
     with phase("init"):
@@ -172,6 +173,7 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
             records_path=out / "reward_records.jsonl", std_floor=advantage_std_floor(cfg.train),
             adv_epsilon=float(cfg.train.advantage_epsilon),
             presence_penalty=sampling_settings(cfg.train)["presence_penalty"],
+            rollout=RolloutSettings.from_mapping(cfg.train.rollout), logprob=LogprobSettings.from_mapping(cfg.train.logprob),
             callbacks=[JsonlLogCallback(out / "log.jsonl"), KillSwitchCallback(),
                        TimingsCallback(timer, Path(run_dir) / "timings.json")],
         )
@@ -193,7 +195,7 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
         log.info("resuming from %s", checkpoint)
     # Steps after the checkpoint (or all, with none) are trained again: forget their log lines.
     resume_step = checkpoint_step(checkpoint)
-    for name in ("log.jsonl", "reward_records.jsonl") if is_main() else ():
+    for name in ("log.jsonl", "reward_records.jsonl", "rollouts.jsonl") if is_main() else ():
         dropped = truncate_jsonl(out / name, resume_step)
         if dropped:
             log.info("train/%s: dropped %d line(s) after step %d (retrained on resume)", name, dropped, resume_step)
@@ -202,8 +204,11 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
     if int(cfg.train.steps) > steps_per_epoch:
         log.info("train.steps=%s exceeds one pass over %d questions; the pool is reused (reshuffled) each epoch",
                  cfg.train.steps, len(dataset))
+    initial = None if _zero3(trainer) else _initial_adapter(trainer, out)  # sharded weights: not readable here
     with phase("update"):
         trainer.train(resume_from_checkpoint=checkpoint)
+    if initial is not None:
+        _check_adapter_moved(cfg, trainer, initial, out)
     with phase("save"):
         if method.algorithm == "ppo":
             # The critic beside the adapter (train/critic/), then off the policy model, so the
@@ -230,12 +235,58 @@ def engine_components(train_cfg: Any, algorithm: str) -> dict[str, dict[str, Any
     from .advantages import advantages_component
     from .optim import optimizer_component
 
-    parts = {"optimizer": optimizer_component(train_cfg)}
+    parts = {"optimizer": optimizer_component(train_cfg), "fast_path": speed_component(train_cfg)}
     if algorithm == "grpo":
         parts["advantages"] = advantages_component(train_cfg)
         clip = clip_args(train_cfg)  # the ratio clip changes every update: recorded with the optimizer's settings
         parts["optimizer"].update(epsilon_low=clip["epsilon"], epsilon_high=clip["epsilon_high"])
     return parts
+
+
+def speed_component(train_cfg: Any) -> dict[str, Any]:
+    """train/components.json's `fast_path` entry: the speed settings of the HF path (train.rollout,
+    train.logprob), each equal to TRL's stock path up to float rounding (so never a stand-in)."""
+    from ..config_values import as_container
+
+    rollout, logprob = as_container(train_cfg.rollout), as_container(train_cfg.logprob)
+    return {"kind": "fast_path", "backend": "harness", "model": None, "revision": None, "stand_in": False,
+            "label": "HF rollouts: merged LoRA " + str(rollout["merge_lora"]) + ", log-probs: shared prefix "
+                     + str(logprob["shared_prefix"]) + ", head " + str(logprob["head"]),
+            "rollout": rollout, "logprob": logprob}
+
+
+def _initial_adapter(trainer: Any, out: Path) -> dict:
+    """The trainable weights before any update (adapter_delta.py); the first attempt stores their
+    hash, so a resumed run says whether it rebuilt the same initial values from the seed."""
+    from ..rundir import read_json, write_json
+    from . import adapter_delta
+
+    initial = adapter_delta.snapshot(trainer.model)
+    marker = out / adapter_delta.INIT_FILENAME
+    digest = adapter_delta.fingerprint(initial)
+    if is_main():
+        if not marker.is_file():
+            write_json(marker, {"initial_sha256": digest})
+        elif read_json(marker).get("initial_sha256") != digest:
+            log.warning("the resumed run rebuilt other initial LoRA values than the first attempt's (%s): "
+                        "train/adapter_delta.json compares with this attempt's", marker)
+    return initial
+
+
+def _check_adapter_moved(cfg: Any, trainer: Any, initial: dict, out: Path) -> None:
+    """Write train/adapter_delta.json; fail the run (one line) when no trainable tensor moved,
+    unless train.require_update is false."""
+    from ..rundir import write_json
+    from . import adapter_delta
+
+    document = adapter_delta.delta(initial, adapter_delta.snapshot(trainer.model))
+    path = out / adapter_delta.FILENAME
+    if is_main():
+        write_json(path, document)
+    log.info("adapter moved: %d of %d trainable tensors changed, relative change %.3g", document["changed"],
+             document["tensors"], document["relative_change"])
+    if bool(cfg.train.require_update):
+        adapter_delta.check(document, path)
 
 
 def _zero3(trainer: Any) -> bool:

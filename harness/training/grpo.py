@@ -39,84 +39,13 @@ from typing import Any
 import torch
 from trl import GRPOTrainer
 
-from ..errors import RewardContractError
 from ..method import Method, RewardFn, RewardOutput
 from .callbacks import ProgressBarCallback
-from .distributed import check_whole_groups, gather_records, global_token_advantages
-from .signal_log import install_filter, reasons_of, step_line
+from .distributed import check_whole_groups, global_token_advantages
+from .signal_log import install_filter
+from .token_reward import _TokenReward
 
 log = logging.getLogger(__name__)
-
-ROW_KEYS = ("id", "question", "answers", "title")
-
-
-class _TokenReward:
-    """Adapter TRL calls as a reward function; stashes per-token returns for the trainer."""
-
-    def __init__(self, reward_fn: RewardFn, name: str, phase, records_path: Path | None):
-        self.reward_fn = reward_fn
-        self.__name__ = name
-        self.phase = phase
-        self.records_path = records_path
-        self.pending: list[list[float] | None] | None = None
-        self.pending_output: RewardOutput | None = None
-        self.policy = None  # PolicyHandle for methods with needs_policy (interface 2), else None
-
-    def __call__(self, prompts, completions, completion_ids, **kwargs) -> list[float | None]:
-        n = len(completions)
-        rows = [{k: kwargs[k][i] for k in ROW_KEYS if k in kwargs} for i in range(n)]
-        texts = [c[-1]["content"] if isinstance(c, list) else str(c) for c in completions]
-        # The prompt as the policy saw it: the last user turn of a chat prompt, or the formatted text.
-        prompt_texts = [p[-1]["content"] if isinstance(p, list) else str(p) for p in prompts]
-        ids = [list(map(int, x)) for x in completion_ids]
-        with self.phase("reward"):
-            out: RewardOutput = self.reward_fn(prompts=prompt_texts, completions=texts, completion_ids=ids, rows=rows,
-                                               policy=self.policy)
-        where = f"method={self.__name__}: its reward"
-        if not isinstance(out, RewardOutput):  # e.g. a TRL-style list of floats
-            raise RewardContractError(
-                f"{where} returned {type(out).__name__}, not RewardOutput; return "
-                f"factrl.harness.method.RewardOutput(token_returns=[one list per completion], ...)")
-        returns = list(out.token_returns)
-        if len(returns) != n:
-            raise RewardContractError(f"{where} returned {len(returns)} token-return lists for {n} completions; "
-                                      f"return one list (or None) per completion")
-        for b, r in enumerate(returns):
-            if r is not None and len(r) != len(ids[b]):
-                raise RewardContractError(f"{where}: completion {b} has {len(ids[b])} tokens but {len(r)} returns; "
-                                          f"return one value per completion token")
-        if out.extras is not None and len(out.extras) != n:
-            raise RewardContractError(f"{where} returned {len(out.extras)} extras for {n} completions; "
-                                      f"return one dict per completion or None")
-        if out.no_signal_reasons is not None and len(out.no_signal_reasons) != n:
-            raise RewardContractError(f"{where} returned {len(out.no_signal_reasons)} no_signal_reasons for {n} "
-                                      f"completions; return one reason (or None) per completion, or None")
-        # A completion with no tokens carries no signal, whatever the method returned for it.
-        returns = [r if ids[b] else None for b, r in enumerate(returns)]
-        self.pending = returns
-        self.pending_output = out
-        state = kwargs.get("trainer_state")
-        missing = reasons_of(returns, out.no_signal_reasons, ids)
-        if missing:  # one counted line per step; TRL's own warning is filtered (signal_log.py)
-            log.info("%s", step_line(int(state.global_step) + 1 if state is not None else None, n, missing))
-        log_metric = kwargs.get("log_metric")
-        if log_metric is not None:
-            for key, value in out.diagnostics.items():
-                if value is not None and not (isinstance(value, float) and math.isnan(value)):
-                    log_metric(f"rewards/{self.__name__}/{key}", float(value))
-            log_metric(f"rewards/{self.__name__}/no_signal", sum(r is None for r in returns) / max(n, 1))
-            for reason, count in missing.items():  # shares of the batch, by reason (the grid's check reads them)
-                log_metric(f"rewards/{self.__name__}/no_signal/{reason}", count / max(n, 1))
-        # Every process's records, appended by rank 0 alone (collective: all processes call it).
-        records = gather_records(out.records)
-        if self.records_path is not None and records:
-            step = int(state.global_step) + 1 if state is not None else None
-            self.records_path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.records_path, "a", encoding="utf-8") as handle:  # appended, never rewritten
-                for record in records:
-                    handle.write(json.dumps({"step": step, **record}, default=str) + "\n")
-        return [sum(r) / len(r) if r else None for r in returns]
-
 
 class TokenGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose advantages are per token, shape (B, T), from a Method's reward."""
@@ -124,13 +53,16 @@ class TokenGRPOTrainer(GRPOTrainer):
     def __init__(self, *args, method_reward: RewardFn, reward_name: str, timer: Any = None,
                  records_path: Path | None = None, std_floor: float | None = None, adv_epsilon: float | None = None,
                  method: Method | None = None, presence_penalty: float = 0.0, model_card: str | None = None,
-                 **kwargs):
+                 rollout: Any = None, logprob: Any = None, **kwargs):
         # The method whose `shape_advantages` hook sees every batch (None: no shaping, as for
         # tests that hand in a bare reward function).
         self._method = method
         self._model_card = model_card  # the harness's train/README.md (model_card.py); None: TRL's
         self._phase = timer.phase if timer is not None else (lambda _name: contextlib.nullcontext())
         self._token_reward = _TokenReward(method_reward, reward_name, self._phase, records_path)
+        from .rollout_log import FILENAME
+
+        self._rollouts_path = Path(records_path).parent / FILENAME if records_path is not None else None
         if std_floor is None or adv_epsilon is None:  # train.advantage_std_floor / advantage_epsilon: the YAML's
             from ..settings import defaults_from_yaml
 
@@ -140,6 +72,15 @@ class TokenGRPOTrainer(GRPOTrainer):
         self._std_floor = std_floor
         self._adv_epsilon = adv_epsilon
         self._presence_penalty = float(presence_penalty)  # HF rollouts (vLLM gets it in generation_kwargs)
+        # train.rollout / train.logprob (None: the YAML's): speed settings, same numbers up to rounding.
+        from .settings import LogprobSettings, RolloutSettings
+
+        self._rollout = rollout if rollout is not None else RolloutSettings.from_mapping({})
+        self._logprob = logprob if logprob is not None else LogprobSettings.from_mapping({})
+        self.shared_prefix = bool(self._logprob.shared_prefix)
+        from ..models.merged_linears import MergeReport
+
+        self.merge_report = MergeReport()  # the last HF rollout's merge (what a test or benchmark reads)
         super().__init__(*args, reward_funcs=[self._token_reward], **kwargs)
         install_filter()  # TRL's "All reward functions returned None" -> our counted line per step
         # Data parallel: advantages are computed on the gathered batch (training/distributed.py);
@@ -181,6 +122,7 @@ class TokenGRPOTrainer(GRPOTrainer):
             check_used(seen, self._kl_adapter)
         returns, reward_output = self._token_reward.pending, self._token_reward.pending_output
         self._token_reward.pending = self._token_reward.pending_output = None
+        self._token_reward.pending_batch = dict(self._token_reward.pending_batch or {}, returns=returns)
         if returns is None:
             raise RuntimeError("the method reward was not called for this batch")
         mode = "train" if self.model.training else "eval"
@@ -191,6 +133,7 @@ class TokenGRPOTrainer(GRPOTrainer):
         if self._method is not None:
             advantages = self._shape(advantages, reward_output, output["completion_mask"], group)
         output["advantages"] = advantages.to(output["completion_ids"].device)
+        self._record_rollouts(advantages, output["completion_mask"], group)
         # After shaping: the metric reports what reaches the loss.
         max_abs = float(advantages.abs().max()) if advantages.numel() else 0.0
         self._metrics[mode]["advantages/max_abs"].append(max_abs)
@@ -198,15 +141,87 @@ class TokenGRPOTrainer(GRPOTrainer):
         self._metrics[mode]["advantages/frac_zero_std_groups"].append(stats.frac_zero_std)
         return output
 
-    def _generate_single_turn(self, *args, **kwargs):
-        """TRL's generation; HF rollouts with train.presence_penalty get it as a logits processor
-        (training/sampling.py), vLLM rollouts natively through generation_kwargs."""
-        if not self._presence_penalty or self.use_vllm:
-            return super()._generate_single_turn(*args, **kwargs)
-        from .sampling import presence_penalty_generate
+    def _record_rollouts(self, advantages: torch.Tensor, mask: torch.Tensor, group: int) -> None:
+        """Append this batch's completions to train/rollouts.jsonl (training/rollout_log.py).
+        In: advantages and mask (B, T) as they reach the loss. Collective under several processes."""
+        batch, self._token_reward.pending_batch = self._token_reward.pending_batch, None
+        if self._rollouts_path is None or not batch or "ids" not in batch:
+            return
+        from .rollout_log import append, rollout_lines
 
-        with presence_penalty_generate(self.accelerator.unwrap_model(self.model_wrapped), self._presence_penalty):
-            return super()._generate_single_turn(*args, **kwargs)
+        eos = getattr(self, "eos_token_ids", None) or [self.processing_class.eos_token_id]
+        lines = rollout_lines(batch, advantages, mask, step=int(self.state.global_step) + 1, group=group,
+                              max_tokens=int(self.max_completion_length), eos_ids=set(eos))
+        append(self._rollouts_path, lines)
+
+    def _generate_single_turn(self, prompt_ids, *args, **kwargs):
+        """TRL's generation. HF rollouts: with train.presence_penalty as a logits processor
+        (training/sampling.py; vLLM gets it natively through generation_kwargs), and with the
+        adapter merged into the weights (train.rollout, models/merged_linears.py) unless the
+        weights are sharded (DeepSpeed, FSDP). In: the prompts' token ids, one list per row."""
+        if self.use_vllm or self.use_transformers_continuous_batching:
+            return super()._generate_single_turn(prompt_ids, *args, **kwargs)
+        model = self.accelerator.unwrap_model(self.model_wrapped)
+        with contextlib.ExitStack() as stack:
+            if self._presence_penalty:
+                from .sampling import presence_penalty_generate
+
+                stack.enter_context(presence_penalty_generate(model, self._presence_penalty))
+            device = self.accelerator.device.type
+            if self._rollout.shared_prefill:  # each group's prompt prefilled once (training/shared_prefix.py)
+                from .shared_prefix import prefilled_generate
+
+                stack.enter_context(prefilled_generate(model))
+            if self._rollout.merge(device) and not (self.is_deepspeed_enabled or self.is_fsdp_enabled):
+                from ..models.merged_linears import MergeReport, merged_linears
+
+                self.merge_report = MergeReport()
+                stack.enter_context(merged_linears(model, rows=len(prompt_ids), prepack=self._rollout.pack(device),
+                                                   report=self.merge_report))
+            return super()._generate_single_turn(prompt_ids, *args, **kwargs)
+
+    # -- log-probs (training/logprobs.py) ----------------------------------------------------
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                                           compute_entropy=False, compute_aux_loss=False, **extra):
+        """Per-token log-probs (B, T) and entropies (B, T) or None of the last T = logits_to_keep
+        positions, for every pass of a step (old policy, reference, the loss's forward).
+
+        train.logprob: the plain LM head on the completion positions (CPU) and the shared
+        prompt prefix (one process, no gradient checkpointing): TRL's numbers up to float
+        rounding. TRL's own pass for multimodal inputs, MoE aux losses, or where neither applies.
+        """
+        plain = super()._get_per_token_logps_and_entropies
+        if compute_aux_loss or any(v is not None for v in extra.values()):
+            return plain(model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size,
+                         compute_entropy=compute_entropy, compute_aux_loss=compute_aux_loss, **extra)
+        from .logprobs import choose_head, completion_logps
+        from .shared_prefix import checkpointing
+
+        unwrapped = self.accelerator.unwrap_model(model)
+        # Several processes: each DDP forward is a collective, and a rank whose rows share no
+        # prompt would call it fewer times than the others.
+        share = (self.shared_prefix and self.accelerator.num_processes == 1 and not checkpointing(unwrapped))
+        vocab = int(unwrapped.get_output_embeddings().weight.size(0))
+        step = batch_size or input_ids.size(0)
+        logps, entropies = [], []
+        for start in range(0, input_ids.size(0), step):
+            ids, mask = input_ids[start:start + step], attention_mask[start:start + step]
+            head = choose_head(self._logprob.head, ids.device, ids.size(0), int(logits_to_keep), vocab)
+            got = completion_logps(model, ids, mask, logits_to_keep, temperature=self.temperature,
+                                   compute_entropy=compute_entropy, head=head, shared_prefix=share,
+                                   config=unwrapped.config, autocast=self.accelerator.autocast)
+            if got is None:
+                got = plain(model, ids, mask, logits_to_keep, compute_entropy=compute_entropy)[:2]
+            logps.append(got[0])
+            entropies.append(got[1])
+        return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
+
+    def _compute_loss(self, model, inputs):
+        """TRL's loss on the (B, T) batch; with `train.loss_chunks` the mean of it over unsloth's
+        row chunks of the micro-batch (training/losses.py)."""
+        from .losses import chunked_loss
+
+        return chunked_loss(super()._compute_loss, model, inputs, getattr(self.args, "loss_chunks", None))
 
     def _kl_reference(self):
         """The scope in which TRL's reference pass uses the method's adapter copy (or nothing)."""

@@ -8,10 +8,13 @@ Keys (defaults in configs/train/default.yaml, per-method values in configs/proto
 with a linear warmup; transformers rounds it up: ceil(steps x ratio), as OpenRLHF does),
 `loss_type` (TRL's loss aggregation) and `entropy_coef` (TRL's entropy bonus). The component
 also records `train.kl_bias_correction` (TRL 1.16's importance-weighted KL; off, as in every
-original), which grpo_args passes to TRL itself.
+original), `train.loss_chunks` (training/losses.py), `train.mask_truncated_completions` and, for
+vLLM rollouts, the importance-sampling correction (`train.vllm.importance_sampling_*`), which
+grpo_args passes to TRL itself.
 
 bitsandbytes' 8-bit AdamW (the CorVer and KnowRL releases' `adamw_8bit`) needs CUDA and the
-`bitsandbytes` package. Without either the run trains with torch AdamW instead (same betas,
+`bitsandbytes` package (pinned in the `gpu` extra: `pip install -e ".[gpu]"`). Without either the
+run trains with torch AdamW instead (same betas,
 weight decay and schedule, 32-bit state), says so in one log line and records the optimizer
 component as a stand-in, so tables mark the row.
 """
@@ -52,7 +55,7 @@ def eight_bit_available() -> tuple[bool, str | None]:
     if not torch.cuda.is_available():
         return False, "no CUDA device"
     if importlib.util.find_spec("bitsandbytes") is None:
-        return False, "bitsandbytes is not installed (pip install bitsandbytes)"
+        return False, "bitsandbytes is not installed (pip install -e \".[gpu]\" brings the pinned one)"
     return True, None
 
 
@@ -158,11 +161,27 @@ def optimizer_component(train_cfg: Any) -> dict[str, Any]:
         "lr_scheduler": args["lr_scheduler_type"], "lr_scheduler_kwargs": as_container(args["lr_scheduler_kwargs"]),
         "warmup_ratio": args["warmup_steps"], "loss_type": args["loss_type"], "entropy_coef": args["entropy_coef"],
         "kl_bias_correction": bool(train_cfg.kl_bias_correction),
+        # losses.py and TRL's truncation mask: what the loss trains on besides the aggregation
+        "loss_chunks": train_cfg.get("loss_chunks"),
+        "mask_truncated_completions": bool(train_cfg.get("mask_truncated_completions")),
+        # vLLM rollouts only: TRL's correction of the vLLM / trainer log-prob mismatch (vllm_settings.py)
+        "vllm_importance_sampling": _importance_sampling(train_cfg),
     }
     if choice.stand_in:
         entry["note"] = (f"torch AdamW (32-bit state) in place of {choice.requested} (bitsandbytes 8-bit AdamW): "
                          f"{choice.reason}")
     return entry
+
+
+def _importance_sampling(train_cfg: Any) -> dict[str, Any] | None:
+    """None for HF rollouts (nothing to correct), else the correction the loss applies."""
+    if not train_cfg.get("use_vllm"):
+        return None
+    node = train_cfg.vllm
+    if not node.importance_sampling_correction:
+        return {"correction": False}
+    return {"correction": True, "mode": str(node.importance_sampling_mode),
+            "clip_max": node.importance_sampling_clip_max, "clip_min": node.importance_sampling_clip_min}
 
 
 def _bitsandbytes_version() -> str | None:

@@ -37,7 +37,6 @@ from .distributed import average_gradients, broadcast_parameters, deepspeed_stag
 from .gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
 from .settings import PPOSettings
 from .grpo import TokenGRPOTrainer
-from .shared_prefix import checkpointing, prompt_groups, split
 
 
 
@@ -63,8 +62,6 @@ def rollout_targets(rewards: torch.Tensor, valid: torch.Tensor, mask: torch.Tens
 
 class PPOTrainer(TokenGRPOTrainer):
     """GRPOTrainer subclass training a policy LoRA and a critic with PPO (module docstring)."""
-
-    shared_prefix = True  # use_shared_prefix(False): the plain forward over whole rows
 
     def __init__(self, *args, ppo: PPOSettings, lora_config: Any = None, critic_model: Any = None, **kwargs):
         self._ppo = ppo
@@ -110,6 +107,7 @@ class PPOTrainer(TokenGRPOTrainer):
             output = GRPOTrainer._generate_and_score_completions(self, inputs)
             pending = self._token_reward.pending
             self._token_reward.pending = self._token_reward.pending_output = None
+            self._token_reward.pending_batch = dict(self._token_reward.pending_batch or {}, returns=pending)
             if pending is None:
                 raise RuntimeError("the method reward was not called for this batch")
             ids = torch.cat([output["prompt_ids"], output["completion_ids"]], dim=1)
@@ -135,6 +133,7 @@ class PPOTrainer(TokenGRPOTrainer):
         advantages = targets["advantages"]
         output.update(advantages=advantages, returns=targets["returns"], old_values=values.float(),
                       value_mask=targets["value_mask"])
+        self._record_rollouts(advantages, output["completion_mask"], self.num_generations)
         tokens = mask.sum().clamp(min=1.0)
         metrics = self._metrics[mode]
         metrics["kl"].append(float(targets["kl"].sum() / tokens))
@@ -147,59 +146,10 @@ class PPOTrainer(TokenGRPOTrainer):
     # -- log-probs ---------------------------------------------------------------------------
     def use_shared_prefix(self, on: bool) -> None:
         """Policy and critic passes with the shared-prefix forward (on, the default) or the plain
-        forward over every whole row (the reference the equivalence tests compare with)."""
+        forward over every whole row (the reference the equivalence tests compare with). The
+        policy's passes are TokenGRPOTrainer's (training/logprobs.py)."""
         self.shared_prefix = bool(on)
         self._critic.shared_prefix = bool(on)
-
-    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
-                                           compute_entropy=False, compute_aux_loss=False, **extra):
-        """TRL's per-token log-probs (and entropies) of the completion tokens, each chunk of rows
-        that share prompts run as one pass per distinct prompt plus one over the completions
-        (training/shared_prefix.py): every PPO pass (rollout, reference, each epoch) reads the
-        same C-fold repeated prompts. Equal to TRL's forward up to float rounding; TRL's own
-        path for multimodal inputs, MoE aux losses, gradient checkpointing or unshared prompts,
-        and with several processes: each DDP forward broadcasts buffers, and a rank whose rows
-        share no prompt would call it fewer times than the others (the critic's body runs outside
-        DDP, so its shared prefix stays on)."""
-        plain = super()._get_per_token_logps_and_entropies
-        if (not self.shared_prefix or compute_aux_loss or any(v is not None for v in extra.values())
-                or self.accelerator.num_processes > 1 or checkpointing(self.accelerator.unwrap_model(model))):
-            return plain(model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size,
-                         compute_entropy=compute_entropy, compute_aux_loss=compute_aux_loss, **extra)
-        step = batch_size or input_ids.size(0)
-        logps, entropies = [], []
-        for start in range(0, input_ids.size(0), step):
-            ids, mask = input_ids[start:start + step], attention_mask[start:start + step]
-            got = self._shared_prefix_logps(model, ids, mask, logits_to_keep, compute_entropy)
-            if got is None:
-                got = plain(model, ids, mask, logits_to_keep, compute_entropy=compute_entropy)[:2]
-            logps.append(got[0])
-            entropies.append(got[1])
-        return torch.cat(logps), torch.cat(entropies) if compute_entropy else None, None
-
-    def _shared_prefix_logps(self, model, ids, mask, width: int, compute_entropy: bool):
-        """(logps, entropies or None), both (B, width), of one chunk through the shared prefix; None
-        when its rows share no prompt or the model's cache is not plain full attention."""
-        groups = prompt_groups(ids, mask, width)
-        if groups is None:
-            return None
-
-        def prefix(**inputs):
-            with self.accelerator.autocast():  # the LM head on the last prompt position only: unused
-                model(**inputs, use_cache=True, logits_to_keep=1)
-
-        parts = split(ids, mask, width, groups, self.accelerator.unwrap_model(model).config, prefix)
-        if parts is None:
-            return None
-        suffix, cache = parts
-        # As TRL labels the whole row: completion tokens only, padding out; the suffix's first
-        # token (the prompt's last) is context.
-        labels = suffix.masked_fill(mask[:, -suffix.size(1):] == 0, -100)
-        labels[:, 0] = -100
-        with self.accelerator.autocast():
-            out = model(input_ids=suffix, attention_mask=mask, past_key_values=cache, labels=labels,
-                        fused_lm_head=True)
-        return out.log_probs[:, -width:], out.entropy[:, -width:] if compute_entropy else None
 
     # -- loss ------------------------------------------------------------------------------
     def _compute_loss(self, model, inputs):

@@ -31,7 +31,8 @@ class TrainSettings(Settings):
               "save_steps": "[1, inf)", "adam_betas": "[0, 1)", "weight_decay": "[0, inf)", "warmup_ratio": "[0, 1)",
               "entropy_coef": "[0, inf)", "epsilon_low": "(0, 1)", "epsilon_high": "(0, inf)",
               "advantage_std_floor": "[0, inf)", "advantage_epsilon": "[0, inf)",
-              "vllm_gpu_memory_utilization": "(0, 1]", "micro_batch_size": "[1, inf)", "logging_steps": "[1, inf)"}
+              "vllm_gpu_memory_utilization": "(0, 1]", "micro_batch_size": "[1, inf)", "logging_steps": "[1, inf)",
+              "loss_chunks": "[-1, inf)"}  # loss_chunks: -1 or >= 1 (__post_init__ refuses 0)
 
     steps: int
     questions_per_step: int
@@ -64,11 +65,16 @@ class TrainSettings(Settings):
     vllm: VLLMSettings
     vllm_gpu_memory_utilization: float
     bf16: bool | str  # auto: bf16 on CUDA, fp32 on CPU
+    mask_truncated_completions: bool
+    loss_chunks: int | None  # None: TRL's aggregation; n or -1: unsloth's chunk average (training/losses.py)
     kl_bias_correction: bool
     gradient_checkpointing: bool
     micro_batch_size: int | None
     logging_steps: int
+    require_update: bool  # fail the run when no trainable weight moved (training/adapter_delta.py)
     ppo: dict[str, Any]  # checked as PPOSettings (with beta as its KL coefficient)
+    rollout: "RolloutSettings"
+    logprob: "LogprobSettings"
 
     def __post_init__(self) -> None:
         for key in ("steps", "questions_per_step", "completions_per_question", "max_prompt_length",
@@ -86,6 +92,9 @@ class TrainSettings(Settings):
         if self.advantage_std_floor < 0 or self.advantage_epsilon < 0:
             raise ValueError(f"advantage_std_floor={self.advantage_std_floor} and train.advantage_epsilon="
                              f"{self.advantage_epsilon} must be >= 0")
+        if self.loss_chunks is not None and (self.loss_chunks == 0 or self.loss_chunks < -1):
+            raise ValueError(f"loss_chunks={self.loss_chunks}: use null (TRL's aggregation), -1 (one chunk per row, "
+                             f"unsloth's default) or a count >= 1")
         if self.bf16 not in (True, False, "auto"):
             raise ValueError(f"bf16={self.bf16!r}: use auto, true or false")
         if not self.beta >= 0:  # before train.ppo's check, which knows it as its kl_coef
@@ -94,6 +103,50 @@ class TrainSettings(Settings):
 
     def ppo_settings(self) -> "PPOSettings":
         return PPOSettings.from_mapping(self.ppo, kl_coef=self.beta)
+
+
+AUTO_BOOL = ("auto", True, False)
+LOGPROB_HEADS = ("auto", "fused", "plain")  # training/logprobs.py
+
+
+@dataclass(frozen=True)
+class RolloutSettings(Settings):
+    """`train.rollout.*`: how HF rollouts generate (models/merged_linears.py); same sampled
+    distribution up to float rounding, so a setting of speed, recorded with the run."""
+
+    OWNER = "train.rollout"
+    DEFAULTS = "train/default.yaml:rollout"
+
+    merge_lora: bool | str  # auto: on the CPU; true: everywhere the policy is not sharded
+    prepack: bool | str  # auto: oneDNN-prepacked weights where oneDNN runs (CPU)
+    shared_prefill: bool  # each distinct prompt prefilled once, its rows generate from copies of its cache
+
+    def __post_init__(self) -> None:
+        for key in ("merge_lora", "prepack"):
+            if getattr(self, key) not in AUTO_BOOL:
+                raise ValueError(f"{key}={getattr(self, key)!r}: use auto, true or false")
+
+    def merge(self, device_type: str) -> bool:
+        return self.merge_lora is True or (self.merge_lora == "auto" and device_type == "cpu")
+
+    def pack(self, device_type: str) -> bool:
+        return self.prepack is True or (self.prepack == "auto" and device_type == "cpu")
+
+
+@dataclass(frozen=True)
+class LogprobSettings(Settings):
+    """`train.logprob.*`: how the trainer scores completions (training/logprobs.py); equal to
+    TRL's fused pass up to float rounding."""
+
+    OWNER = "train.logprob"
+    DEFAULTS = "train/default.yaml:logprob"
+
+    shared_prefix: bool  # rows sharing a prompt run it once (one process, no gradient checkpointing)
+    head: str  # auto: plain on the CPU while the logits fit, TRL's fused head otherwise | fused | plain
+
+    def __post_init__(self) -> None:
+        if self.head not in LOGPROB_HEADS:
+            raise ValueError(f"head={self.head!r}: use one of {', '.join(LOGPROB_HEADS)}")
 
 
 @dataclass(frozen=True)
@@ -164,4 +217,5 @@ class LoRASettings(Settings):
                              "projections)")
 
 
-__all__ = ["LoRASettings", "PPOSettings", "SCALE_REWARDS", "TrainSettings", "VLLMSettings"]
+__all__ = ["LoRASettings", "LogprobSettings", "PPOSettings", "RolloutSettings", "SCALE_REWARDS", "TrainSettings",
+           "VLLMSettings"]

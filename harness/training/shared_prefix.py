@@ -25,7 +25,8 @@ drops the cache). Anywhere else the callers run the plain forward.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -89,3 +90,56 @@ def split(input_ids: torch.Tensor, attention_mask: torch.Tensor, width: int, gro
                            f"prompt positions")
     cache.batch_select_indices(inverse)  # (U, ...) -> (B, ...): one differentiable copy per row
     return input_ids[:, prompt - 1:], cache
+
+
+def prefilled_cache(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Any:
+    """For generation: a key/value cache of every row's prompt but its last token, each distinct
+    prompt run once (a GRPO group's C rows share theirs), or None when no two rows share one.
+
+    `model.generate(input_ids=..., attention_mask=..., past_key_values=cache)` then runs only the
+    last prompt token in its first step, at the positions generate itself gives (the attention
+    mask's cumulative sum, as `_prepare_position_ids_for_generation` counts them), so it samples
+    from the logits of a whole-prompt prefill up to float rounding. In: (B, P) left-padded prompts.
+    """
+    groups = prompt_groups(input_ids, attention_mask, 0)
+    if groups is None:
+        return None
+    positions = (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)
+    config = getattr(model, "config", None)
+    first, _ = groups
+
+    def prefix(input_ids, attention_mask, past_key_values):
+        rows = first
+        model(input_ids=input_ids, attention_mask=attention_mask, past_key_values=past_key_values,
+              position_ids=positions[rows, :input_ids.size(1)], use_cache=True, logits_to_keep=1)
+
+    parts = split(input_ids, attention_mask, 0, groups, config, prefix)
+    return None if parts is None else parts[1]
+
+
+@contextlib.contextmanager
+def prefilled_generate(model: Any) -> Iterator[None]:
+    """While inside, `model.generate(input_ids=, attention_mask=, ...)` starts from
+    `prefilled_cache` (each distinct prompt prefilled once) unless the call brings its own cache
+    or asks for a static one; leaving restores the method."""
+    previous = vars(model).get("generate")
+    original = model.generate
+
+    def generate(*args, **kwargs):
+        config = kwargs.get("generation_config")
+        ids, mask = kwargs.get("input_ids"), kwargs.get("attention_mask")
+        if (args or ids is None or mask is None or kwargs.get("past_key_values") is not None
+                or getattr(config, "cache_implementation", None)):
+            return original(*args, **kwargs)
+        with torch.no_grad():
+            cache = prefilled_cache(model, ids, mask)
+        return original(*args, **kwargs) if cache is None else original(*args, past_key_values=cache, **kwargs)
+
+    model.generate = generate  # an instance attribute shadows the class method for this model only
+    try:
+        yield
+    finally:
+        if previous is None:
+            del model.generate
+        else:
+            model.generate = previous

@@ -3,7 +3,7 @@
 When every reward function returns None for a completion, TRL 1.16's GRPOTrainer warns
 "All reward functions returned None for the following kwargs: ..." with the completion's whole
 prompt, completion and dataset row: on a judge-based method with a weak judge that is pages of
-text per step and says nothing about why. The harness's reward adapter (grpo._TokenReward) knows
+text per step and says nothing about why. The harness's reward adapter (token_reward._TokenReward) knows
 why (RewardOutput.no_signal_reasons, and an empty completion itself), so it counts the reasons
 and logs one line per step, e.g.
 
@@ -23,7 +23,7 @@ TRL_LOGGER = "trl.trainer.grpo_trainer"
 TRL_MESSAGE = "All reward functions returned None"
 # accelerate's MultiProcessAdapter (TRL's logger) writes "[RANK 0] " before the message on multi-GPU setups.
 _TRL_PATTERN = re.compile(r"^(\[RANK \d+\] )?" + re.escape(TRL_MESSAGE))
-EMPTY = "empty_completion"   # no tokens: no signal whatever the method returned (grpo._TokenReward)
+EMPTY = "empty_completion"   # no tokens: no signal whatever the method returned (token_reward.py)
 UNSTATED = "unstated"        # the method returned None and gave no reason (RewardOutput.no_signal_reasons)
 
 
@@ -44,18 +44,23 @@ def install_filter() -> None:
         logger.addFilter(_FILTER)
 
 
+def reason_of(value: object, reason: str | None, completion_ids: Sequence[int]) -> str | None:
+    """Why one completion has no signal (None when it has one): empty, the method's, unstated."""
+    if value is not None:
+        return None
+    if not completion_ids:
+        return EMPTY
+    return str(reason) if reason else UNSTATED
+
+
 def reasons_of(returns: Sequence[object], reasons: Sequence[str | None] | None,
                completion_ids: Sequence[Sequence[int]]) -> Counter:
     """How many completions had no signal, by reason (empty completion, the method's, unstated)."""
     counts: Counter = Counter()
     for b, value in enumerate(returns):
-        if value is not None:
-            continue
-        if not completion_ids[b]:
-            counts[EMPTY] += 1
-        else:
-            given = reasons[b] if reasons is not None else None
-            counts[str(given) if given else UNSTATED] += 1
+        why = reason_of(value, reasons[b] if reasons is not None else None, completion_ids[b])
+        if why is not None:
+            counts[why] += 1
     return counts
 
 

@@ -18,6 +18,7 @@ from ..components import MARKER
 from ..diagnostics import FLAG_MARK
 from ..marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK
 from ..tables import Cell, Line, Table
+from ..tables.movement import NOT_MOVED_MARK
 from ..tables.uncertainty import marks, undecided
 
 _MD_SPECIAL = "\\`*_[]|~$#"
@@ -25,7 +26,7 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
           "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", MARKER: r"\ddag{}",
           "§": r"\S{}", "±": r"$\pm$", "Δ": r"$\Delta$", "⚑": r"$\triangleright$", "◇": r"$\diamond$",
-          RECONSTRUCTED_MARK: r"\P{}", SUBSTITUTE_MARK: r"\textbardbl{}"}
+          RECONSTRUCTED_MARK: r"\P{}", SUBSTITUTE_MARK: r"\textbardbl{}", NOT_MOVED_MARK: r"$\emptyset$"}
 
 
 def md_escape(text: Any) -> str:
@@ -44,15 +45,21 @@ def _header_labels(table: Table) -> list[str]:
     return [f"{c.group} {c.label}" if c.group else c.label for c in table.columns]
 
 
-_TEX_MARKS = (r"\textsuperscript{\ddag}", r"\textsuperscript{\P}", r"\textsuperscript{\textbardbl}")
+_TEX_MARKS = (r"\textsuperscript{\ddag}", r"\textsuperscript{\P}", r"\textsuperscript{\textbardbl}",
+              r"\textsuperscript{$\emptyset$}")
 
 
-def _marked(line: Line, label: str, markers: tuple[str, str, str] = (MARKER, RECONSTRUCTED_MARK, SUBSTITUTE_MARK)
-            ) -> str:
+def not_moved(line: Line) -> bool:
+    """A trained line flagged "did not move" (tables/movement.py)."""
+    return bool(line.movement is not None and line.movement.flagged)
+
+
+def _marked(line: Line, label: str, markers: tuple[str, ...] = (MARKER, RECONSTRUCTED_MARK, SUBSTITUTE_MARK,
+                                                                 NOT_MOVED_MARK)) -> str:
     """The (escaped) method label with its provenance marks: stand-in, reconstructed method,
-    judge substitute (the table's notes hold each legend)."""
-    shown = "".join(m for m, on in zip(markers, (bool(line.stand_ins), line.reconstructed, bool(line.substitutes)))
-                    if on)
+    judge substitute, did not move (the table's notes hold each legend)."""
+    shown = "".join(m for m, on in zip(markers, (bool(line.stand_ins), line.reconstructed, bool(line.substitutes),
+                                                 not_moved(line))) if on)
     return f"{label} {shown}" if shown else label
 
 
@@ -109,7 +116,7 @@ def csv_text(table: Table) -> str:
     with_diff = [k for k in keys if any(line.cells.get(k, Cell()).diff is not None for line in table.lines)]
     extra = _uncertainty_columns(table, keys)
     writer.writerow(["model", "method", *keys, *[f"{k}_diff" for k in with_diff], *[name for name, _ in extra],
-                     "stand_ins", "reconstructed", "judge_substitute", "runs", "rows"])
+                     "stand_ins", "reconstructed", "judge_substitute", "did_not_move", "runs", "rows"])
     for line in table.lines + table.footer:
         values = [line.cells.get(k, Cell()).value for k in keys]
         diffs = [line.cells.get(k, Cell()).diff for k in with_diff]
@@ -118,7 +125,7 @@ def csv_text(table: Table) -> str:
                          *["" if d is None else round(d, 6) for d in diffs],
                          *["" if v is None else (round(v, 6) if isinstance(v, float) else v) for v in more],
                          "; ".join(line.stand_ins), "true" if line.reconstructed else "", "; ".join(line.substitutes),
-                         " ".join(line.run_ids), " ".join(line.row_ids)])
+                         "true" if not_moved(line) else "", " ".join(line.run_ids), " ".join(line.row_ids)])
     return buffer.getvalue()
 
 

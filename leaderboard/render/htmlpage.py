@@ -11,6 +11,7 @@ behind; a column where lower is better (times) sorts shortest first on the first
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from html import escape
 from importlib import resources
 from typing import Any
@@ -21,10 +22,17 @@ from ..components import MARKER, row_stand_ins
 from ..diagnostics import FLAG_MARK
 from ..marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK, row_fidelity, row_substitutes
 from ..tables import Cell, Line, Table
-from ..tables.uncertainty import includes_zero, marks, undecided
+from ..tables.movement import NOT_MOVED_MARK
+from ..tables.uncertainty import MDE_LEGEND_START, NOISE_MARK, includes_zero, marks, undecided
 
 # (model label, set label) of a row, for labelling its links in a table's Provenance cell.
 RowParts = dict[str, tuple[str, str]]
+# Where a table links: a row's samples in the run viewer, a run's page (viewer/build.py).
+Links = dict[str, str]
+
+# Notes that explain a mark rather than a table: printed once, in the page's legend.
+LEGEND_STARTS = (f"{MARKER} = ", f"{RECONSTRUCTED_MARK} = ", f"{SUBSTITUTE_MARK} = ", f"{NOISE_MARK} = ",
+                 f"{FLAG_MARK} = ", f"{NOT_MOVED_MARK} = ", MDE_LEGEND_START, "Differences without an interval")
 
 
 def _e(value: Any) -> str:
@@ -38,11 +46,16 @@ def _th(key: str, label: str, group: str | None, kind: str, higher_is_better: bo
     return f'<th data-key="{_e(key)}" data-type="{kind}"{better}{cls} scope="col">{grp}{_e(label)}</th>'
 
 
-def _td(cell: Cell) -> str:
+def _td(cell: Cell, samples: Links | None = None, wrap: bool = False) -> str:
     value = "" if cell.value is None else repr(round(float(cell.value), 6))
     text = _e(cell.text)
+    if wrap and " · " in cell.text:  # the views' long cells: the value, then each difference on a line of its own
+        first, *rest = cell.text.split(" · ")
+        text = _e(first) + "".join(f'<br><span class="sub">{_e(part)}</span>' for part in rest)
     if cell.row_ids:
-        text = f'<a href="#row-{_e(cell.row_ids[0])}">{text}</a>'
+        target = (samples or {}).get(cell.row_ids[0])
+        text = (f'<a href="{_e(target)}" title="the samples behind this number">{text}</a>' if target
+                else f'<a href="#row-{_e(cell.row_ids[0])}">{text}</a>')
     if cell.mark == "best":
         text = f"<strong>{text}</strong>"
     elif cell.mark == "second":
@@ -74,17 +87,29 @@ def _td(cell: Cell) -> str:
     return f'<td data-value="{value}"{cls}>{text}</td>'
 
 
-def _method_cell(line: Line) -> str:
+def _mark(mark: str, title: str, body: str) -> str:
+    """A provenance mark that expands on demand (a click shows what it stands for)."""
+    return (f' <details class="mark"><summary class="standin" title="{_e(title)}">{mark}</summary>'
+            f'<div class="pop">{body}</div></details>')
+
+
+def _method_cell(line: Line, runs: Links | None = None) -> str:
     label = _e(line.method_label)
+    page = (runs or {}).get(line.run_ids[0]) if line.run_ids else None
+    if page:
+        label = f'<a class="run" href="{_e(page)}" title="training curves, rollouts and samples of this run">{label}</a>'
     if line.stand_ins:
-        label += (f' <span class="standin" title="stand-in: {_e(", ".join(line.stand_ins))}">'
-                  f"{MARKER}</span>")
+        label += _mark(MARKER, f"stand-in: {', '.join(line.stand_ins)}",
+                       "Stand-in component(s), not paper-faithful: " + "; ".join(f"<b>{_e(s)}</b>" for s in line.stand_ins)
+                       + ' (<a href="#legend">legend</a>)')
     if line.reconstructed:
         label += (' <span class="standin" title="reconstructed: no public implementation, the reward is this '
                   f'harness&#x27;s design">{RECONSTRUCTED_MARK}</span>')
     if line.substitutes:
         label += (f' <span class="standin" title="judge substitute: {_e("; ".join(line.substitutes))}">'
                   f"{SUBSTITUTE_MARK}</span>")
+    if line.movement is not None and line.movement.flagged:
+        label += f' <span class="moved" title="{_e(line.movement.text)}">{NOT_MOVED_MARK} did not move</span>'
     return f'<td class="text">{label}</td>'
 
 
@@ -101,8 +126,13 @@ def _links(line: Line, row_parts: RowParts, name_model: bool) -> str:
     return "".join(f'<span class="pgroup">{part}</span>' for part in parts)
 
 
-def table_html(table: Table, row_parts: RowParts) -> str:
-    """A flat sortable table: the model on every line, so sorting never loses it."""
+def is_legend(note: str) -> bool:
+    return note.startswith(LEGEND_STARTS)
+
+
+def table_html(table: Table, row_parts: RowParts, runs: Links | None = None, samples: Links | None = None) -> str:
+    """A flat sortable table: the model on every line, so sorting never loses it. Its legend
+    notes (the marks' explanations) are left to the page's one legend."""
     grouped = bool(table.first_header)
     head = ([_th("model", table.first_header, None, "text")] if grouped else [])
     head += [_th("method", "Method", None, "text")]
@@ -112,8 +142,8 @@ def table_html(table: Table, row_parts: RowParts) -> str:
     for group, lines in table.groups:
         for line in lines:
             cells = [f'<td class="text model">{_e(group)}</td>'] if grouped else []
-            cells.append(_method_cell(line))
-            cells += [_td(line.cells.get(c.key, Cell())) for c in table.columns]
+            cells.append(_method_cell(line, runs))
+            cells += [_td(line.cells.get(c.key, Cell()), samples, table.wrap) for c in table.columns]
             cells.append(f'<td class="prov text">{_links(line, row_parts, not grouped) or "—"}</td>')
             body.append(f'<tr data-method="{_e(line.method)}">{"".join(cells)}</tr>')
     foot: list[str] = []  # in <tfoot>, so sorting the compared lines never moves it
@@ -123,7 +153,7 @@ def table_html(table: Table, row_parts: RowParts) -> str:
         cells += [_td(line.cells.get(c.key, Cell())) for c in table.columns]
         cells.append('<td class="prov text">—</td>')
         foot.append(f'<tr class="floor" data-method="{_e(line.method)}">{"".join(cells)}</tr>')
-    notes = "".join(f"<li>{_e(n)}</li>" for n in table.notes)
+    notes = "".join(f"<li>{_e(n)}</li>" for n in table.notes if not is_legend(n))
     return (f'<h2 id="{_e(table.name)}">{_e(table.title)}</h2>\n<div class="wide">'
             f'<table class="sortable{" wrap" if table.wrap else ""}" id="t-{_e(table.name)}">\n'
             f'<thead><tr>{"".join(head)}</tr></thead>\n'
@@ -154,7 +184,7 @@ def _components(components: dict[str, Any]) -> str:
     return f'<ul class="components">{"".join(items)}</ul>'
 
 
-def provenance_html(row: dict[str, Any], label: str) -> str:
+def provenance_html(row: dict[str, Any], label: str, runs: Links | None = None) -> str:
     """One stored row's provenance: every field that decides whether two rows compare."""
     model, gen, s = row["model"], row["generation"], row["set"]
     timer = row.get("timer") or {}
@@ -196,18 +226,102 @@ def provenance_html(row: dict[str, Any], label: str) -> str:
         ("judge substitutes", "; ".join(f"{SUBSTITUTE_MARK} {_e(t)}" for t in row_substitutes(row)) or "none"),
     ]
     rid = _e(row["row_id"])
+    page = (runs or {}).get(row["run"]["run_id"])
+    viewer = (f' · <a href="{_e(page)}#set={_e(s["name"])}">samples and training of this run</a>' if page else "")
     return (f'<section class="prov" id="row-{rid}"><h3>{_e(label)}</h3>{_kv(items)}'
-            f'<p><a href="rows/{rid}.json">rows/{rid}.json</a> (full record)</p></section>')
+            f'<p><a href="rows/{rid}.json">rows/{rid}.json</a> (full record){viewer}</p></section>')
+
+
+@dataclass
+class Viewer:
+    """What the index links of the run viewer (viewer/build.py): run pages by run id, sample
+    views by row id, side-by-side pages, and the training curves of each model's trained lines."""
+    runs: Links = field(default_factory=dict)
+    samples: Links = field(default_factory=dict)
+    compare: list[tuple[str, str, str]] = field(default_factory=list)  # (model, set label, href)
+    # (model, overlay image or None, [(line label, run page or None, curves image or None, note)])
+    training: list[tuple[str, str | None, list[tuple[str, str | None, str | None, str]]]] = field(default_factory=list)
+
+
+def _summary(note: str) -> str:
+    """A legend note's first clause ('‡ = ran with a stand-in component, not a paper-faithful run'),
+    its mark in the marks' colour."""
+    cut = min([i for i in (note.find(c, 4) for c in ":;(") if i > 0] + [110])
+    head = note[:cut].rstrip(" ,")
+    mark, eq, rest = head.partition(" = ")
+    if eq and len(mark) <= 2:
+        return f'<span class="standin">{_e(mark)}</span> {_e(rest)}'
+    return _e(head)
+
+
+def legend_html(tables: list[Table], stand_ins: list[tuple[str, str, list[str]]]) -> str:
+    """The page's one legend: each mark's explanation once, expanding on demand; the stand-ins
+    one by one ((label, note, lines that used it)) instead of a footnote under every table."""
+    found: dict[str, str] = {}
+    for table in tables:
+        for note in table.notes:
+            if is_legend(note):
+                start = next(s for s in LEGEND_STARTS if note.startswith(s))
+                if len(note) > len(found.get(start, "")):
+                    found[start] = note
+    items = []
+    if stand_ins:
+        found.pop(f"{MARKER} = ", None)
+        inner = "".join(f"<li><b>{_e(label)}</b>" + (f": {_e(note)}" if note else "")
+                        + f' <span class="muted">(used by {_e(", ".join(users))})</span></li>'
+                        for label, note, users in stand_ins)
+        items.append(f'<details><summary><span class="standin">{MARKER}</span> stand-in component: not a '
+                     f'paper-faithful run ({len(stand_ins)})</summary><ul>{inner}</ul></details>')
+    for note in found.values():
+        items.append(f"<details><summary>{_summary(note)}</summary><p>{_e(note)}</p></details>")
+    if not items:
+        return ""
+    return '<section id="legend" class="legend"><h2>Legend</h2>' + "".join(items) + "</section>"
+
+
+def viewer_html(viewer: Viewer) -> str:
+    parts = []
+    if viewer.compare:
+        parts.append('<h2 id="side-by-side">Side by side, per question</h2><ul class="compare">')
+        models: dict[str, list[str]] = {}
+        for model, label, href in viewer.compare:
+            models.setdefault(model, []).append(f'<a href="{_e(href)}">{_e(label)}</a>')
+        parts += [f"<li>{_e(model)}: {' · '.join(links)}</li>" for model, links in models.items()]
+        parts.append("</ul>")
+    if viewer.training:
+        parts.append('<h2 id="training">Training curves</h2>')
+        for model, overlay, lines in viewer.training:
+            parts.append(f"<h3>{_e(model)}</h3>")
+            if overlay:
+                parts.append(f'<figure class="curves"><img src="{_e(overlay)}" alt="{_e(model)}: training curves">'
+                             "</figure>")
+            for label, page, image, note in lines:
+                name = f'<a href="{_e(page)}">{_e(label)}</a>' if page else _e(label)
+                parts.append(f'<figure class="curves"><figcaption>{name}</figcaption>'
+                             + (f'<img src="{_e(image)}" alt="{_e(label)}: training curves" loading="lazy">' if image
+                                else f'<p class="muted">{_e(note)}</p>') + "</figure>")
+    return "\n".join(parts)
 
 
 def page(*, title: str, meta: list[tuple[str, Any]], tables: list[Table], rows: list[dict],
          row_labels: dict[str, str], row_parts: RowParts, plots: list[tuple[str, str]], plot_notes: list[str],
-         frozen: dict[str, Any]) -> str:
+         frozen: dict[str, Any], viewer: Viewer | None = None,
+         stand_ins: list[tuple[str, str, list[str]]] | None = None) -> str:
     """The whole page; `row_labels` head the provenance sections, `row_parts` label the
-    tables' links; `plots` are (relative path, caption), `frozen` the version's pins."""
+    tables' links; `plots` are (relative path, caption), `frozen` the version's pins; `viewer`
+    the run viewer's links and training curves; `stand_ins` the legend's stand-ins."""
+    viewer = viewer or Viewer()
+    legend = legend_html(tables, stand_ins or [])
+    jumps = ([("legend", "legend")] if legend else []) + [(t.name, t.title.split(" (")[0]) for t in tables[:1]]
+    jumps += ([("side-by-side", "side by side")] if viewer.compare else []) + (
+        [("training", "training curves")] if viewer.training else []) + (
+        [("plots", "plots")] if plots or plot_notes else []) + [("provenance", "provenance")]
     parts = [f"<header><h1>{_e(title)}</h1><p class=\"meta\">"
-             + " · ".join(f"{_e(k)}: {_e(v)}" for k, v in meta) + "</p></header>"]
-    parts += [table_html(t, row_parts) for t in tables] or ["<p>No rows in this version.</p>"]
+             + " · ".join(f"{_e(k)}: {_e(v)}" for k, v in meta) + "</p><nav>"
+             + " · ".join(f'<a href="#{_e(k)}">{_e(v)}</a>' for k, v in jumps) + "</nav></header>"]
+    parts.append(legend)
+    parts += [table_html(t, row_parts, viewer.runs, viewer.samples) for t in tables] or ["<p>No rows in this version.</p>"]
+    parts.append(viewer_html(viewer))
     if plots or plot_notes:
         parts.append('<h2 id="plots">Plots</h2>')
         parts += [f'<figure><img src="{_e(path)}" alt="{_e(caption)}"><figcaption>{_e(caption)}</figcaption></figure>'
@@ -216,7 +330,7 @@ def page(*, title: str, meta: list[tuple[str, Any]], tables: list[Table], rows: 
     parts.append('<h2 id="frozen">What this version freezes</h2>')
     parts.append(_kv([(k, _code(v)) for k, v in frozen.items()]))
     parts.append('<h2 id="provenance">Provenance</h2>')
-    parts += [provenance_html(row, row_labels.get(row["row_id"], row["row_id"])) for row in rows]
+    parts += [provenance_html(row, row_labels.get(row["row_id"], row["row_id"]), viewer.runs) for row in rows]
     template = resources.files("factrl.leaderboard").joinpath("templates", "page.html").read_text(encoding="utf-8")
     head, tail = template.split("@@BODY@@")  # split, not replace: data never meets a placeholder
     return head.replace("@@TITLE@@", _e(title)) + "\n".join(parts) + tail

@@ -92,7 +92,12 @@ ROW_SCHEMA = _obj({
     # Issue 15 (optional, derived from samples.jsonl): per-question 0/1 correctness for the
     # paired bootstrap (outcomes.py) and answer diagnostics for the flags (diagnostics.py).
     "outcomes": _obj({"field": _STR, "n": _COUNT, "ids_sha256": _HASH, "encoding": _STR, "bits": _STR}),
-    "diagnostics": {"type": ["object", "null"]}},
+    "diagnostics": {"type": ["object", "null"]},
+    # Optional, derived: per-question format / abstention / answer length (behaviour.py) and the
+    # per-step training curves with the adapter's change (leaderboard/curves.py).
+    "behaviour": _obj({"encoding": _STR, "n": _COUNT, "ids_sha256": _HASH}),
+    "training": _obj({"schema": _STR, "steps": {"type": "array", "items": {"type": "integer"}},
+                      "curves": {"type": "object"}})},
     extra=False)
 
 RESULTS_SCHEMA = _obj({

@@ -82,6 +82,7 @@ class Line:
     vectors: dict[str, Any] = field(default_factory=dict, repr=False)  # set -> (ids hash, outcomes)
     reconstructed: bool = False  # the method has no public code (marks.py)
     substitutes: list[str] = field(default_factory=list)  # "served X for the paper's Y" judges (marks.py)
+    movement: Any = None  # movement.Movement of a trained line of the accuracy table ("did not move")
 
     @property
     def row_ids(self) -> list[str]:

@@ -10,6 +10,7 @@ from .. import components as componentlib
 from . import ACCURACY_TASKS, Layout, Table, accuracy_table, multihop_table, time_table
 from .factscore import factscore_table, mark_judged
 from .floors import add_floor  # scores the constant-answer panel on each set (cached)
+from .movement import mark_lines as mark_movement
 from .tricks import tricks_table  # and the probe panel's tricks, per question (cached)
 
 
@@ -33,6 +34,8 @@ def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
     if tricks is not None:
         tables.append(tricks)
     by_id = {row["row_id"]: row for row in rows}
+    if accuracy.lines:  # "did not move" (movement.py)
+        accuracy.notes += mark_movement(accuracy, by_id, layout.raw)
     for table in tables:
         componentlib.mark_table(table, by_id)
     if factscore.lines:

@@ -167,3 +167,40 @@ def mde_describe() -> dict:
     return {"formula": "(z_{1-alpha/2} + z_power) * sd(paired differences) / sqrt(n); macro: "
                        "sqrt(sum_k var_k / n_k) / K; var = 3/n (rule of three) when no question differs", "power": MDE_POWER, "alpha": MDE_ALPHA,
             "two_sided": True, "version": MDE_VERSION}
+
+
+def ratio_interval(num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.ndarray,
+                   settings: BootstrapSettings) -> Interval | None:
+    """Paired interval of sum(num_a)/sum(den_a) - sum(num_b)/sum(den_b) over the same questions
+    (answer accuracy: correct over attempted). The index bootstrap again, drawn through the
+    multinomial of the distinct per-question tuples (num_a, den_a, num_b, den_b): a handful for
+    0/1 outcomes, so R x U instead of R x n. Resamples where a line attempted nothing are dropped;
+    None when the observed ratio is undefined (a line attempted no question)."""
+    table = np.stack([np.asarray(v, dtype=float) for v in (num_a, den_a, num_b, den_b)], axis=1)
+    if table.ndim != 2 or len(table) == 0 or table[:, 1].sum() == 0 or table[:, 3].sum() == 0:
+        return None
+    values, counts = np.unique(np.round(table, 12), axis=0, return_counts=True)
+    n = int(counts.sum())
+    rng = np.random.default_rng(settings.seed)
+    draws = rng.multinomial(n, counts / n, size=settings.resamples)  # (R, U)
+    sums = draws @ values  # (R, 4)
+    ok = (sums[:, 1] > 0) & (sums[:, 3] > 0)
+    samples = sums[ok, 0] / sums[ok, 1] - sums[ok, 2] / sums[ok, 3]
+    observed = table[:, 0].sum() / table[:, 1].sum() - table[:, 2].sum() / table[:, 3].sum()
+    return _interval(float(observed), samples, settings.level)
+
+
+def ratio_mde(num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.ndarray,
+              power: float = MDE_POWER, alpha: float = MDE_ALPHA) -> float | None:
+    """MDE (fraction) of a difference of two ratios of sums on the same questions, by the delta
+    method: each ratio r = sum(num)/sum(den) is replaced by its per-question influence
+    (num_i - r den_i) / mean(den), and the MDE of the paired means of those (paired_mde, with
+    its rule-of-three variance when they never differ). None when a ratio is undefined."""
+    arrays = [np.asarray(v, dtype=float) for v in (num_a, den_a, num_b, den_b)]
+    if arrays[1].sum() == 0 or arrays[3].sum() == 0:
+        return None
+    influence = []
+    for num, den in (arrays[:2], arrays[2:]):
+        ratio = num.sum() / den.sum()
+        influence.append((num - ratio * den) / den.mean())
+    return paired_mde(influence[0], influence[1], power, alpha)

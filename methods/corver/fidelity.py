@@ -26,6 +26,11 @@ ALWAYS = (
     {"setting": "format", "original": "regex with a 30-character think, lenient closing tags "
                                       "(train/reward_function/format_reward.py:8-40)",
      "ours": "the paper's R^f"},
+    {"setting": "advantage_layout",
+     "original": "compute_loss left-packs the tokens but left-pads the (B, T) advantages, so a row whose prompt has "
+                 "p pad tokens trains token j with the advantage of token j - p "
+                 "(train/stepwise_grpo_trainer.py:269,291,306-313)",
+     "ours": "each token its own advantage (vector corver/compute_loss_layout.json)"},
 )
 
 

@@ -60,3 +60,6 @@ def test_a_method_without_signal_fails_the_grid_and_one_with_it_is_published(tmp
     assert "### Difference to Raw (pp), with intervals and MDE" in page and "| tiny-llama | RLFH" in page
     assert "## Reward-robustness probe" in page and (runs / "site" / "probe.json").is_file()
     assert "Difference to Raw" in (runs / "site" / "index.html").read_text(encoding="utf-8")
+    # The run viewer of every cell: a page per run, side by side per set (leaderboard/viewer).
+    assert len(list((runs / "site" / "viewer" / "runs").glob("*.html"))) == 2 and list((runs / "site" / "viewer" / "compare").glob("*.html"))
+    assert "viewer: 2 run page(s)" in out

@@ -79,9 +79,11 @@ def test_engine_entries_join_the_methods_and_keep_their_names(tmp_path):
 
     train = compose(["model=tiny-llama", "train.advantage_std_floor=0.1"]).train
     engine = engine_components(train, "grpo")
-    assert set(engine) == {"optimizer", "advantages"} and set(engine_components(train, "ppo")) == {"optimizer"}
+    assert set(engine) == {"optimizer", "advantages", "fast_path"}
+    assert set(engine_components(train, "ppo")) == {"optimizer", "fast_path"}
+    assert not engine["fast_path"]["stand_in"]  # equal to TRL's path up to rounding: a speed setting
     written = write_components(tmp_path, Described(), None, engine=engine)
-    assert set(written) == {"extractor", "optimizer", "advantages"}
+    assert set(written) == {"extractor", "optimizer", "advantages", "fast_path"}
     assert "advantages" in stand_in_names(written)  # the floor is no release's: tables mark the row
     assert json.loads((tmp_path / "components.json").read_text())["components"] == written
 

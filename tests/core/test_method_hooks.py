@@ -151,7 +151,7 @@ def test_engine_runs_cleanups_when_training_fails(tmp_path):
 
 
 def test_extras_of_the_wrong_length_are_refused():
-    from factrl.harness.training.grpo import _TokenReward
+    from factrl.harness.training.token_reward import _TokenReward
     import contextlib
 
     def reward(**kwargs):

@@ -15,7 +15,7 @@ from transformers import Trainer
 from factrl.harness.config import compose
 from factrl.harness.errors import ConfigError
 from factrl.harness.training.args import grpo_args
-from factrl.harness.training.optim import announce_fallback, choose_optimizer, optimizer_component
+from factrl.harness.training.optim import EIGHT_BIT_ADAMW, announce_fallback, choose_optimizer, optimizer_component
 from tests.helpers import REPO
 
 VECTORS = REPO / "tests" / "reference_vectors" / "lr_schedules"
@@ -25,7 +25,7 @@ CASES = [  # (vector file, the cell whose composed config must reproduce it)
     ("fspo_qwen", ["method=fspo", "model=qwen3-4b"]),
     ("fspo_llama", ["method=fspo", "model=llama-3.1-8b"]),
     ("rlfh_ppo", ["method=rlfh", "model=qwen3-8b"]),
-    ("corver_schedule_ppo", ["method=forag", "model=llama-3.1-8b"]),  # FoRAG: the shared protocol
+    ("protocol_ppo", ["method=forag", "model=llama-3.1-8b"]),  # FoRAG: the shared protocol (no original)
     ("nover_grpo", ["method=nover", "model=llama-3.2-3b"]),
 ]
 
@@ -119,3 +119,61 @@ def test_eight_bit_adamw_falls_back_to_torch_adamw_with_one_line_and_a_stand_in(
 def test_bad_optimizer_settings_are_one_line_errors(override, message, tmp_path):
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
         grpo_args(compose(["model=tiny-llama", override]), tmp_path)
+
+
+# -- bitsandbytes: the `gpu` extra brings it, so a GPU run made by the README trains 8-bit ----------------
+
+def _gpu_extra() -> list[str]:
+    import tomllib
+
+    return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["gpu"]
+
+
+def test_the_gpu_extra_pins_bitsandbytes_and_the_readme_installs_it():
+    import re
+
+    pins = [req for req in _gpu_extra() if re.match(r"bitsandbytes\b", req)]
+    assert len(pins) == 1 and re.fullmatch(r"bitsandbytes==\d+\.\d+\.\d+", pins[0].split(";")[0].strip()), pins
+    readme = (REPO / "README.md").read_text()
+    assert re.search(r'pip install -e "\.\[gpu[,\]]', readme), "the README's GPU install line must use the gpu extra"
+    # every method whose protocol trains with 8-bit AdamW is covered by that extra
+    eight_bit = {m for m in ("corver", "knowrl", "forag", "fspo", "rlfh", "nover")
+                 if compose([f"method={m}", "model=qwen3-4b"]).train.optim in EIGHT_BIT_ADAMW}
+    assert eight_bit == {"corver", "knowrl", "forag"}
+
+
+@pytest.fixture
+def fake_bitsandbytes(tmp_path, monkeypatch):
+    """An importable `bitsandbytes` distribution of the pinned version (its spec and metadata; the
+    8-bit kernels themselves need CUDA, which this machine lacks)."""
+    version = next(r for r in _gpu_extra() if r.startswith("bitsandbytes")).split("==")[1].split(";")[0].strip()
+    (tmp_path / "bitsandbytes").mkdir()
+    (tmp_path / "bitsandbytes" / "__init__.py").write_text("")
+    info = tmp_path / f"bitsandbytes-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: bitsandbytes\nVersion: {version}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return version
+
+
+@pytest.mark.parametrize("cuda, installed, stand_in, reason", [
+    (False, False, True, "no CUDA device"),
+    (False, True, True, "no CUDA device"),
+    (True, False, True, 'pip install -e ".[gpu]"'),
+    (True, True, False, None),
+])
+def test_eight_bit_adamw_runs_where_cuda_and_the_extra_are(monkeypatch, request, cuda, installed, stand_in, reason):
+    import importlib.util
+
+    if installed:
+        version = request.getfixturevalue("fake_bitsandbytes")
+    elif importlib.util.find_spec("bitsandbytes") is not None:
+        pytest.skip("bitsandbytes is installed here")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    choice = choose_optimizer("adamw_8bit")
+    assert choice.stand_in is stand_in
+    assert (reason is None and choice.reason is None) or reason in choice.reason
+    entry = optimizer_component(compose(["method=knowrl", "model=qwen3-4b"]).train)
+    assert entry["stand_in"] is stand_in
+    if not stand_in:
+        assert (entry["optim_used"], entry["backend"], entry["revision"]) == ("adamw_8bit", "bitsandbytes", version)

@@ -117,6 +117,55 @@ ENGINE_KEYS = ("optim", "lr_scheduler", "lr_scheduler_kwargs", "warmup_ratio", "
                "advantage_epsilon")
 
 
+# The vLLM importance-sampling correction each original applied to its loss (train.vllm.importance_sampling_*,
+# which grpo_args hands to TRL 1.16 as vllm_importance_sampling_*).
+NO_CORRECTION = {"vllm_importance_sampling_correction": False}
+IMPORTANCE_SAMPLING = {
+    # shichengf/CorVer@f3cadc2 train/stepwise_grpo_trainer.py:321-341 calls unsloth's grpo_compute_loss_slow
+    # without use_vllm, so no ratio is applied (unsloth_zoo 2026.2.1 rl_replacements.py:321,343-348,423-424),
+    # and unsloth 2026.2.1 disables TRL's own (models/rl_replacements.py:408-417)
+    "corver": NO_CORRECTION,
+    # zjunlp/KnowRL@f75b0bb on unsloth 2025.11.3: use_vllm (grpo.yaml:43) gives the loss
+    # min(exp(old - sampling), cap) per token, cap TRL 0.23's 2.0 (unsloth_zoo 2025.11.4
+    # rl_replacements.py:564-565,265-270,323-324)
+    "knowrl": {"vllm_importance_sampling_correction": True, "vllm_importance_sampling_mode": "token_truncate",
+               "vllm_importance_sampling_clip_max": 2.0, "vllm_importance_sampling_clip_min": None},
+    "fspo": NO_CORRECTION,  # nusnlp/FSPO@7f5e4f9 verl dp_actor.py:244-250: the ratio is against old log-probs only
+    "rlfh": NO_CORRECTION,  # AlignRM/RLFH@78cd846 experience_maker.py:199: old log-probs are the actor's own forward
+    "forag": NO_CORRECTION,  # reconstructed: no code; PPO on its own rollouts
+    "nover": NO_CORRECTION,  # thinkwee/NOVER@cb1a4ef requirements.txt:2 trl==0.16.0: no such correction
+}
+
+
+def _importance_sampling_of(train) -> dict:
+    from factrl.harness.training.vllm_settings import vllm_args
+
+    got = vllm_args(train)
+    if not got["vllm_importance_sampling_correction"]:
+        return {"vllm_importance_sampling_correction": False}
+    return {k: v for k, v in got.items() if k.startswith("vllm_importance_sampling")}
+
+
+def test_every_trained_cell_corrects_vllm_rollouts_as_its_original():
+    cells = [c for c in load_grid("paper", []).cells if c.method != "raw"]
+    wrong = {c.label: _importance_sampling_of(compose([*c.overrides, "train.use_vllm=true"]).train) for c in cells
+             if _importance_sampling_of(compose([*c.overrides, "train.use_vllm=true"]).train)
+             != IMPORTANCE_SAMPLING[c.method]}
+    assert not wrong, wrong
+    for method, expected in IMPORTANCE_SAMPLING.items():
+        for extra in ([], ["experiment=knowrl-unsloth"] if method == "knowrl" else []):
+            train = compose([f"method={method}", "model=qwen3-8b", "train.use_vllm=true", *extra]).train
+            assert _importance_sampling_of(train) == expected, (method, extra)
+
+
+def test_the_correction_reaches_trls_config(tmp_path):
+    from factrl.harness.training.args import grpo_args
+
+    for method, expected in IMPORTANCE_SAMPLING.items():
+        args = grpo_args(compose([f"method={method}", "model=tiny-llama", "train.use_vllm=true"]), tmp_path)
+        assert {k: getattr(args, k) for k in expected} == expected, method
+
+
 def engine(method: str, model: str) -> dict:
     expected = dict(ENGINE[method])
     if method == "fspo" and model.startswith("llama"):
@@ -172,3 +221,46 @@ def test_cfg_job_shows_the_originals_engine_and_sampling(cell):
     want = paper(method, model, experiment)
     assert (train["beta"], train["temperature"], train["top_p"], train["top_k"], train["presence_penalty"]) == \
         pytest.approx((want["beta"], want["T"], want["top_p"], want["top_k"], want["presence_penalty"]))
+
+
+def test_rlfhs_two_d32_configurations_on_the_small_models():
+    """CorVer D.3.2: adapted = KL 0.05 / T 0.7; author-key = KL 0.01 / T 1.0 with top-p 0.9, top-k 20,
+    presence 1.5. `method=rlfh` alone on 3B / 4B is neither (KL 0.01 / T 1.0, no author sampling)."""
+    def key(overrides):
+        t = compose(overrides).train
+        return (t.beta, t.temperature, t.top_p, t.top_k, t.presence_penalty)
+
+    adapted, author_key = (0.05, 0.7, 1.0, 0, 0.0), (0.01, 1.0, 0.9, 20, 1.5)
+    for model in ("llama-3.2-3b", "qwen3-4b"):
+        assert key(["experiment=rlfh-adapted", f"model={model}"]) == pytest.approx(adapted)
+        assert key(["experiment=rlfh-author-key", f"model={model}"]) == pytest.approx(author_key)
+        assert key(["method=rlfh", f"model={model}"]) not in (adapted, author_key)
+    for model in ("llama-3.1-8b", "qwen3-8b"):
+        assert key(["method=rlfh", f"model={model}"]) == pytest.approx(adapted)
+
+
+def test_trls_defaults_vector_backs_the_settings_left_to_trl(tmp_path):
+    """Vector trl/grpo_config_defaults (GRPOConfig() under TRL 0.23.0 and 1.16.0): what KnowRL's yaml
+    leaves to TRL 0.23 is what the harness sets (loss_type dapo, the vLLM cap 2.0, no truncation mask),
+    and the installed TRL 1.16 still has the stored defaults, so the explicit settings are needed."""
+    import json
+
+    import torch
+    from trl import GRPOConfig
+
+    from tests.helpers import REPO
+
+    stored = {c["name"]: c["output"] for c in json.loads(
+        (REPO / "tests" / "reference_vectors" / "trl" / "grpo_config_defaults.json").read_text())["cases"]}
+    v023, v116 = stored["trl-0.23.0"], stored["trl-1.16.0"]
+    knowrl = compose(["method=knowrl", "model=qwen3-8b"]).train
+    assert knowrl.loss_type == v023["loss_type"]
+    assert knowrl.vllm.importance_sampling_clip_max == v023["vllm_importance_sampling_cap"]
+    assert knowrl.vllm.importance_sampling_mode == "token_truncate"  # 0.23: a per-token cap, no mode field
+    assert knowrl.mask_truncated_completions is v023["mask_truncated_completions"] is False
+    installed = GRPOConfig(output_dir=str(tmp_path), report_to=[], use_cpu=not torch.cuda.is_available(),
+                           bf16=torch.cuda.is_available())
+    for field, value in v116.items():
+        if value != "ABSENT":
+            assert getattr(installed, field) == value, field
+    assert installed.vllm_importance_sampling_mode == "sequence_mask"  # what every vLLM run got before

@@ -16,7 +16,7 @@ from factrl.harness.grid import Cell, Grid
 from factrl.harness.grid.checks import FIXES, check_signal, no_signal_share
 from factrl.harness.method import Method, RewardOutput
 from factrl.harness.training import signal_log
-from factrl.harness.training.grpo import _TokenReward
+from factrl.harness.training.token_reward import _TokenReward
 
 
 class _Collect(logging.Handler):

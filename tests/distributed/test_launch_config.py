@@ -90,8 +90,8 @@ def test_vllm_settings_map_to_grpo_config_fields():
                     "vllm_enable_sleep_mode": True, "vllm_gpu_memory_utilization": 0.3,
                     "vllm_tensor_parallel_size": 1, "vllm_server_base_url": None, "vllm_server_host": "127.0.0.1",
                     "vllm_server_port": 8000, "vllm_server_timeout": 240.0,
-                    "vllm_importance_sampling_correction": True, "vllm_importance_sampling_mode": "sequence_mask",
-                    "vllm_importance_sampling_clip_max": 3.0, "vllm_importance_sampling_clip_min": None}
+                    "vllm_importance_sampling_correction": False, "vllm_importance_sampling_mode": "token_truncate",
+                    "vllm_importance_sampling_clip_max": 2.0, "vllm_importance_sampling_clip_min": None}
     server = vllm_args(compose(["train.vllm.mode=server", "train.vllm.server_port=8123",
                                 "train.vllm.server_host=10.0.0.5", "train.vllm.server_timeout=30"]).train)
     assert (server["vllm_mode"], server["vllm_server_host"], server["vllm_server_port"],
@@ -162,15 +162,16 @@ def test_trl_objective_defaults_are_run_settings_passed_explicitly(tmp_path):
     ours = grpo_args(compose(["model=tiny-llama"]), tmp_path)
     fields = ("vllm_importance_sampling_correction", "vllm_importance_sampling_mode",
               "vllm_importance_sampling_clip_max", "vllm_importance_sampling_clip_min", "use_bias_correction_kl")
-    # configs/train/default.yaml records TRL 1.16's importance-sampling values (a TRL upgrade that
-    # changes them fails here); the KL's importance weighting is off, as in every original.
-    assert [getattr(ours, f) for f in fields[:4]] == [getattr(defaults, f) for f in fields[:4]]
-    assert ours.use_bias_correction_kl is False and defaults.use_bias_correction_kl is True
-    changed = compose(["model=tiny-llama", "train.vllm.importance_sampling_mode=token_truncate",
-                       "train.vllm.importance_sampling_clip_max=2.0", "train.vllm.importance_sampling_clip_min=0.5",
-                       "train.vllm.importance_sampling_correction=false", "train.kl_bias_correction=true"])
+    # TRL 1.16 would correct every vLLM run by sequence masking at 3.0 and weigh the KL by the ratio;
+    # the defaults are CorVer's release (no correction; when on, TRL 0.23's per-token truncation at 2.0)
+    # and no KL weighting, as in every original.
+    assert [getattr(defaults, f) for f in fields] == [True, "sequence_mask", 3.0, None, True]
+    assert [getattr(ours, f) for f in fields] == [False, "token_truncate", 2.0, None, False]
+    changed = compose(["model=tiny-llama", "train.vllm.importance_sampling_mode=sequence_mask",
+                       "train.vllm.importance_sampling_clip_max=3.0", "train.vllm.importance_sampling_clip_min=0.5",
+                       "train.vllm.importance_sampling_correction=true", "train.kl_bias_correction=true"])
     args = grpo_args(changed, tmp_path)
-    assert [getattr(args, f) for f in fields] == [False, "token_truncate", 2.0, 0.5, True]
+    assert [getattr(args, f) for f in fields] == [True, "sequence_mask", 3.0, 0.5, True]
     base = config_hash(compose(["model=tiny-llama"]))
     assert config_hash(compose(["model=tiny-llama", "train.vllm.importance_sampling_mode=token_mask"])) != base
     assert config_hash(compose(["model=tiny-llama", "train.kl_bias_correction=true"])) != base

@@ -161,3 +161,36 @@ def test_harness_eval_cli(tmp_path, capsys):
         main(["eval", "model=tiny-llama", "eval.sets=[nq-open]", f"output_dir={tmp_path}"])
     assert exited.value.code == 2
     assert "Did you mean 'nq_open'" in capsys.readouterr().err
+
+
+def test_hf_fast_gives_the_same_greedy_tokens_and_is_recorded(tiny, tmp_path):
+    """eval.hf_fast (merged adapter, oneDNN-prepacked linears) decodes the stock path's greedy
+    tokens, with and without an adapter, and changes the recorded backend settings (so the
+    response cache never mixes the two paths)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    from factrl.evals.provenance import backend_settings
+    from factrl.evals.settings import EvalSettings
+    from factrl.harness.models import load_model
+
+    cfg, identity = tiny
+    questions = [Request(q, "S") for q in ("Who wrote Hamlet?", "Name a river in Spain.", "What is 2 + 2?")]
+    base = load_model(identity, cfg.model, device="cpu")
+    peft_model = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"]))
+    with torch.no_grad():
+        for name, p in peft_model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.5, generator=torch.Generator().manual_seed(3))
+    for model in (load_model(identity, cfg.model, device="cpu"), peft_model):
+        texts = {}
+        for fast in (False, True):
+            backend = build_backend("hf", identity, cfg.model, Decoding(max_new_tokens=12), batch_size=2,
+                                    model=model, tokenizer=None, hf_fast=fast)
+            assert backend.fast is fast
+            texts[fast] = [g.text for _, g in sorted(backend.generate(questions))]
+        assert texts[True] == texts[False]
+        assert not any("forward" in vars(m) for m in model.modules() if isinstance(m, torch.nn.Linear))
+    on = backend_settings(EvalSettings.from_mapping({"sets": ["demo"], "hf_fast": True}), cfg, cfg.model)
+    off = backend_settings(EvalSettings.from_mapping({"sets": ["demo"], "hf_fast": False}), cfg, cfg.model)
+    assert on == {**off, "hf_fast": True} and "hf_fast" not in off

@@ -111,7 +111,7 @@ def test_judged_evaluations_join_the_sets_metrics_file(server, tmp_path, assets)
     assert fs["counts"]["empty_reasoning"] == 1 and fs["counts"]["claims_skipped"] == 1
     assert fs["seed"] == 42 and fs["components"]["masked_lm"]["stand_in"] is True
     assert fs["extractor"]["claims"] == "verbatim" and fs["extractor"]["prompt"]["name"] == "verbatim_claims"
-    assert fs["extractor"]["decoding"] == {"temperature": 0.0}
+    assert fs["extractor"]["decoding"] == {"temperature": 0.0, "enable_thinking": False}  # CorVer §A.2
     assert fs["retriever"]["version"] == "2" and fs["version"] == "2"
     assert fs["components"]["evidence"]["backend"] == "sqlite-fts5"
     assert doc["judged"]["semantic"]["components"]["judge"]["model"] == "judge-model"

@@ -37,6 +37,22 @@ def test_one_sweep_trains_every_method_and_publishes_one_table(tmp_path, store_p
     assert published.returncode == 0, published.stderr[-2000:]
     text = next(site.rglob("*.md")).read_text()
     table = text.split("### Closed-book QA accuracy (%)")[1].split("###")[0]
-    methods = {cells[2].strip().rstrip(" ‡¶‖") for cells in (line.split("|") for line in table.splitlines())
+    methods = {cells[2].strip().rstrip(" ‡¶‖∅") for cells in (line.split("|") for line in table.splitlines())
                if len(cells) > 3 and cells[2].strip() not in ("Method", "---")}
     assert {"Raw", "CorVer", "FSPO", "KnowRL", "RLFH", "FoRAG"} <= methods, table
+    # The run viewer: a page per run, each trained run's steps in shards with its reward records.
+    from factrl.leaderboard.viewer import shards
+
+    for method in METHODS:
+        (page,) = (site / "viewer" / "runs").glob(f"*-{method}-tiny-llama-*.html")
+        (run,) = (tmp_path / "runs").glob(f"*-{method}-tiny-llama-*")
+        html = page.read_text()
+        assert "the run directory was not found" not in html
+        index = shards.read(site / "viewer" / "runs" / page.stem / "index.js")[1]
+        assert index["sets"] and index["sets"][0]["n"] > 0, method
+        rollouts = run / "train" / "rollouts.jsonl"
+        if method != "raw" and rollouts.is_file():  # every completion the engine wrote is on the page
+            written = sum(1 for line in rollouts.read_text().splitlines() if line.strip())
+            assert sum(s["completions"] for s in index["steps"]) == written, method
+        elif method != "raw":  # an engine before rollouts.jsonl: the page says what it cannot show
+            assert "train/rollouts.jsonl: absent" in html, method

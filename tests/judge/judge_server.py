@@ -13,6 +13,11 @@ reply mapped onto it; the probe's {"ok": true}); "refuse" answers such a request
 the field, as a server without structured outputs does; "ignore" (default: the text path other
 tests script) drops the field and answers in prose, as `transformers serve` does.
 
+Thinking (`thinking=`): "none" (default) ignores `chat_template_kwargs`; "qwen3" is a Qwen3 server
+without a reasoning parser: the chat template's `enable_thinking` (default true) decides, and a
+thinking reply comes back with its `<think>...</think>` block in the content; "refuse" answers a
+request carrying `chat_template_kwargs` with 400 naming the field, as OpenAI's API does.
+
 GET /v1/models lists `models`; a chat for another model gets OpenAI's 404. Faults are scripted per item (`failures[key]` lists the actions of its
 next attempts; the key is the graded answer or the facts text) or drawn at random for every
 attempt (`fault_rate`, seeded per item and attempt), and every arrival is recorded.
@@ -89,10 +94,11 @@ class JudgeServer(LocalServer):
 
     def __init__(self, *, models=("judge-model",), latency: float = 0.0, retry_after: str = "1",
                  fault_rate: float = 0.0, fault_kinds=("slow", "429", "500", "badjson", "garbage"), seed: int = 0,
-                 structured: str = "ignore", reply_for=None):
+                 structured: str = "ignore", reply_for=None, thinking: str = "none"):
         super().__init__(_Handler)
         assert structured in ("follow", "refuse", "ignore")
-        self.structured = structured
+        assert thinking in ("none", "qwen3", "refuse")
+        self.structured, self.thinking = structured, thinking
         self.reply_for = reply_for  # messages -> the text a good judge replies (None: good_reply)
         self.models, self.latency, self.retry_after = list(models), latency, retry_after
         self.fault_rate, self.fault_kinds, self.seed = fault_rate, tuple(fault_kinds), seed
@@ -168,6 +174,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(400, {"error": {"message": "prompt too long", "type": "invalid_request_error"}})
         if action == "slow":
             time.sleep(1.5)  # longer than the tests' client timeout
+        template_kwargs = body.get("chat_template_kwargs")
+        if template_kwargs is not None and server.thinking == "refuse":
+            return self._send(400, {"error": {"message": "Unrecognized request argument supplied: chat_template_kwargs",
+                                              "type": "invalid_request_error", "param": None}})
         schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
         if schema is not None and server.structured == "refuse":
             return self._send(400, {"error": {"message": "response_format is not supported by this server",
@@ -176,6 +186,8 @@ class _Handler(BaseHTTPRequestHandler):
         text = reply_for(body["messages"]) if action != "garbage" else "Well, it depends on the context."
         if schema is not None and server.structured == "follow" and action != "cut":
             text = json.dumps(conform(schema, text))  # a server that enforces the schema: even garbage conforms
+        if server.thinking == "qwen3" and (template_kwargs or {}).get("enable_thinking", True):
+            text = "<think>\nThe user wants the reply in a fixed form. Let me check.\n</think>\n\n" + text
         if action == "cut":
             text, finish = text[:1] + " and more", "length"
         else:

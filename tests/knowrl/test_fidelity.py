@@ -228,3 +228,28 @@ def test_combined_reward_end_to_end_as_released(tmp_path):
             assert record["correctness"] + record["fact"] == pytest.approx(combined, rel=1e-9, abs=1e-12)
         else:
             assert record["correctness"] == combined
+
+
+def test_the_prompt_differs_from_the_release_by_the_protocols_system_text_and_an_open_assistant_turn():
+    """Vector `prompt_construction` (KnowRL's generate_prompt, main.py:71-90): with
+    continue_final_message=True on a conversation that ends with the USER turn, the release's policy
+    continues the question itself. The harness (docs/PROTOCOL.md §6; README "system prompt" row) gives
+    every method the protocol's system prompt and opens the assistant turn: on the same chat template,
+    those are the only two differences."""
+    from transformers import PreTrainedTokenizerFast
+    from tokenizers import Tokenizer, models
+
+    from factrl.harness.config import compose
+    from factrl.harness.prompts import chat_messages
+
+    case = cases("prompt_construction")["chatml_question"]
+    x, released = case["input"], case["output"]
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")))
+    tokenizer.chat_template = x["chat_template"]
+    model = compose(["method=knowrl", "model=qwen3-8b"]).model  # system role, no demonstration, no prefix
+    messages = chat_messages(x["user"], model)
+    ours = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    assert released["prompt_continue_final_message"].endswith(x["user"])  # the release: the user turn left open
+    assert not ours.endswith(x["user"]) and ours.endswith("<|im_start|>assistant\n")
+    assert messages[0]["role"] == "system" and messages[0]["content"] != x["system"]
+    assert ours.replace(messages[0]["content"], x["system"]) == released["for_contrast_add_generation_prompt"]

@@ -266,7 +266,10 @@ def test_uncertainty_table_and_provenance_marks_render(honest, browser):
     forag = next(row for row in ci if row[1].startswith("FoRAG"))
     assert "Δraw +1.00§◇ [" in forag[2] and "MDE " in forag[2] and forag[1] == "FoRAG (ours) [1 seed] ¶ ‖"
     assert len(diff) == 1 and diff[0][2].startswith("+1.00§◇ [")
-    notes = browser.js("Array.from(document.querySelectorAll('ul.notes li')).map(li => li.textContent)")
+    # The marks' explanations are in the page's one legend, not under every table.
+    notes = browser.js("Array.from(document.querySelectorAll('#legend details p')).map(p => p.textContent)")
+    assert not browser.js("Array.from(document.querySelectorAll('ul.notes li')).some(li => "
+                          "/^(¶|‖|§|MDE) = /.test(li.textContent) || li.textContent.startsWith('MDE = '))")
     assert any("cannot decide at this n" in n for n in notes)
     assert any(n.startswith("¶ = reconstructed") for n in notes)
     assert any(n.startswith("‖ = judge substitute") and "served qwen3-8b for the paper's gpt-4o-mini" in n

@@ -111,8 +111,12 @@ def test_every_format_marks_stand_in_lines_with_a_legend(runs, store_path, tmp_p
     tex = (out / "tables.tex").read_text()
     assert r"CorVer \textsuperscript{\ddag} & \textbf{60.00}" in tex and r"\ddag{} = ran with a stand-in" in tex
     html = (out / "index.html").read_text()
-    assert html.count('<span class="standin" title="stand-in: heuristic extractor">‡</span>') == 4
-    assert "heuristic extractor (stand-in for the paper&#x27;s QuCo extractor), used by qwen3-4b / CorVer" in html
+    # The mark expands on demand; the page's one legend names the stand-in and who used it, once.
+    assert html.count('<summary class="standin" title="stand-in: heuristic extractor">‡</summary>') == 4
+    legend = html.split('id="legend"')[1].split("</section>")[0]
+    assert ("<b>heuristic extractor</b>: stand-in for the paper&#x27;s QuCo extractor <span class=\"muted\">(used by "
+            "qwen3-4b / CorVer)</span>") in legend
+    assert "used by qwen3-4b / CorVer." not in html  # no footnote repeated under the tables
     assert "‡ heuristic extractor (stand-in for the paper&#x27;s QuCo extractor)" in html  # provenance section
     assert "org/quco-extractor" in html and "0f1e2d3c" in html  # every component is in the provenance
 

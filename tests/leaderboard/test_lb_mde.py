@@ -186,7 +186,7 @@ def test_every_published_difference_carries_its_mde_and_the_undecided_mark(runs,
     html = (out / "index.html").read_text()
     assert 'id="t-accuracy_ci"' in html and 'id="t-vs_raw"' in html  # both views on the page
     assert f"MDE {small:.2f} (cannot decide at this n)" in html  # the focus difference's tooltip
-    assert "cannot decide at this n" in html.split('id="t-vs_raw"')[1]
+    assert "cannot decide at this n" in html.split('id="legend"')[1].split("</section>")[0]  # the page's one legend
 
 
 def test_a_line_that_answers_as_raw_does_is_undecided_not_certain(runs, store_path, tmp_path):
@@ -204,7 +204,7 @@ def test_a_line_that_answers_as_raw_does_is_undecided_not_certain(runs, store_pa
     assert float(line["nq_open_vs_raw_mde"]) == pytest.approx(4.8525, abs=1e-3)
     assert line["nq_open_vs_raw_undecided"] == "True"
     assert "MDE 4.85" in (out / "tables.tex").read_text()
-    assert "cannot decide at this n" in (out / "index.html").read_text().split('id="t-vs_raw"')[1]
+    assert "cannot decide at this n" in (out / "index.html").read_text().split('id="legend"')[1].split("</section>")[0]
 
 
 def test_macro_difference_mde_matches_the_combined_variance(runs, store_path):

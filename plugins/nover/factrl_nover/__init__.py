@@ -53,6 +53,8 @@ class NoverMethod(Method):
         "advantage_epsilon": 1.0e-4,  # trainer.py:326
         "epsilon_low": 0.1,         # config.py:66 EPSILON = 0.1 -> GRPOConfig(epsilon=...) (config.py:334)
         "epsilon_high": 0.2,        # config.py:67 EPSILON_HIGH = 0.2 (config.py:335)
+        # TRL 0.16 (requirements.txt:2 trl==0.16.0) has no vLLM importance-sampling correction: none.
+        "vllm": {"importance_sampling_correction": False},
     }}
 
     @property

@@ -224,7 +224,8 @@ class NoverReward:
             "scored": float(len(where)), "forward_sequences": float(len(contexts)),
             "gated_rate": sum(gated) / max(n, 1),
         }
-        records = [{"question_id": rows[b].get("id"), "format": fmt[b], "gated": gated[b], "reasoning_tokens": lengths[b],
+        records = [{"completion": b, "question_id": rows[b].get("id"), "format": fmt[b], "gated": gated[b],
+                    "reasoning_tokens": lengths[b],
                     "mean_nll": nll[b], "perplexity": ppl[b], "rank_reward": r_r[b], "efficiency_reward": r_e[b],
                     "reward": totals[b]} for b in range(n)]
         return RewardOutput(returns, diagnostics, records)

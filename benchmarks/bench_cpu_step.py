@@ -1,0 +1,242 @@
+"""One CorVer GRPO step at the demo shape on the CPU: the harness's fast path against its stock path
+and against TRL's own GRPOTrainer, each in a process of its own, in one run.
+
+    python benchmarks/bench_cpu_step.py [--steps 2] [--model smollm2-135m] [--threads N] [--out FILE]
+
+Variants (same model, LoRA, pool, seed, batch of Q questions x C completions, completion limit,
+learning rate and torch threads; each warms up one step, then `--steps` steps are measured):
+  trl    the anchor: TRL 1.16's stock GRPOTrainer with a plain response-level reward (the
+         harness's correctness + format reward as one scalar per completion)
+  stock  the harness's CorVer step on TRL's stock HF path (train.rollout.merge_lora=false,
+         train.logprob.head=fused, train.logprob.shared_prefix=false): the step before the fast path
+  fast   the harness's CorVer step with its defaults (merged, oneDNN-prepacked rollouts; plain LM
+         head and shared prompt prefix for the log-probs)
+
+Per step: generation, the other rollout passes (reference / old-policy log-probs), the reward,
+the loss's forward, the backward, the optimizer, and the whole step; generated tokens/s (the
+completions' real tokens, padding left out) over the generation and over the whole rollout. The
+stock and fast variants draw the same completions for the same seed (the fast path keeps the
+numbers: tests/core/test_fast_step.py); the report says whether they did. Targets (the issue that
+asked for it): rollout tokens/s >= 5x the stock path's, the whole step >= 3x faster than the stock
+path, and not slower than TRL's stock trainer.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parent.parent
+STOCK = ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false", "train.logprob.head=fused", "train.logprob.shared_prefix=false"]
+VARIANTS = {"trl": [], "stock": STOCK, "fast": []}
+PHASES = ("generate", "logps_rollout", "reward", "forward", "backward", "optimizer", "step")
+
+
+def _instrument(trainer, reward_fn):
+    """Wrap the trainer's phases on this instance; returns (per-step records, wrapped reward)."""
+    from transformers import TrainerCallback
+
+    steps: list[dict] = []
+    current: dict = defaultdict(float)
+
+    def timed(name, fn, *, key=None):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                label = key(*args, **kwargs) if key else name
+                current[label] += time.perf_counter() - start
+        return wrapper
+
+    original_generate = trainer._generate_single_turn
+
+    def generate(*args, **kwargs):
+        start = time.perf_counter()
+        ids, logprobs = original_generate(*args, **kwargs)
+        current["generate"] += time.perf_counter() - start
+        current["tokens"] += sum(len(x) for x in ids)
+        current["completions"] += len(ids)
+        current["sample"] = [list(map(int, x)) for x in ids]
+        return ids, logprobs
+
+    trainer._generate_single_turn = generate
+    trainer._get_per_token_logps_and_entropies = timed(
+        "logps", trainer._get_per_token_logps_and_entropies,
+        key=lambda *a, **k: "forward" if torch_grad() else "logps_rollout")
+    trainer.accelerator.backward = timed("backward", trainer.accelerator.backward)
+
+    class Clock(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs):
+            current.clear()
+            current["_start"] = time.perf_counter()
+
+        def on_pre_optimizer_step(self, args, state, control, **kwargs):
+            current["_opt"] = time.perf_counter()
+
+        def on_optimizer_step(self, args, state, control, **kwargs):
+            current["optimizer"] += time.perf_counter() - current.pop("_opt")
+
+        def on_step_end(self, args, state, control, **kwargs):
+            record = dict(current)
+            record["step"] = time.perf_counter() - record.pop("_start")
+            steps.append(record)
+
+    trainer.add_callback(Clock())
+
+    def reward(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return reward_fn(*args, **kwargs)
+        finally:
+            current["reward"] += time.perf_counter() - start
+
+    return steps, reward
+
+
+def torch_grad() -> bool:
+    import torch
+
+    return torch.is_grad_enabled()
+
+
+def run_variant(name: str, steps: int, model: str, threads: int) -> dict:
+    """One variant in this process; returns its measured steps."""
+    import torch
+
+    torch.set_num_threads(threads)
+    from trl import GRPOTrainer
+
+    from factrl.harness import models
+    from factrl.harness.config import compose
+    from factrl.harness.pool import load_pool
+    from factrl.harness.rewards import response_rewards
+    from factrl.harness.training.args import grpo_args, lora_config
+    from factrl.harness.training.engine import build_dataset
+    from factrl.harness.training.grpo import TokenGRPOTrainer
+    from factrl.harness.training.settings import LogprobSettings, RolloutSettings
+    from factrl.methods.corver import CorVerSettings, reward_from_config
+    from factrl.methods.corver.extractor import build_extractor
+
+    cfg = compose([f"model={model}", "method=corver", "method.extractor.backend=heuristic",
+                   f"train.steps={steps + 1}", "train.save_steps=1000", *VARIANTS[name]])
+    identity = models.resolve(cfg.model)
+    tokenizer = models.load_tokenizer(identity, cfg.model)
+    dataset = build_dataset(load_pool(cfg.pool), cfg.model, tokenizer=tokenizer)
+    with tempfile.TemporaryDirectory() as tmp:
+        args = grpo_args(cfg, Path(tmp))
+        common = dict(model=models.load_model(identity, cfg.model), args=args, train_dataset=dataset,
+                      processing_class=tokenizer, peft_config=lora_config(cfg.lora))
+        if name == "trl":
+            response_cfg = CorVerSettings.from_mapping(cfg.method).response
+
+            def response_only(*, prompts, completions, completion_ids, **kwargs):
+                rows = [{"answers": a} for a in kwargs["answers"]]
+                texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
+                return response_rewards(completions=texts, rows=rows, completion_ids=completion_ids,
+                                        config=response_cfg).total
+
+            holder: dict = {}
+
+            def reward(*a, **k):
+                return holder["fn"](*a, **k)
+
+            reward.__name__ = "response"
+            trainer = GRPOTrainer(reward_funcs=[reward], **common)
+            records, holder["fn"] = _instrument(trainer, response_only)
+        else:
+            corver = reward_from_config(cfg.method, tokenizer=tokenizer, corpus_cfg=cfg.corpus,
+                                        extractor=build_extractor(cfg.method.extractor))
+            holder = {}
+            trainer = TokenGRPOTrainer(method_reward=lambda **k: holder["fn"](**k), reward_name="corver",
+                                       rollout=RolloutSettings.from_mapping(cfg.train.rollout),
+                                       logprob=LogprobSettings.from_mapping(cfg.train.logprob), **common)
+            records, holder["fn"] = _instrument(trainer, corver)
+        trainer.train()
+    shape = {"questions": int(cfg.train.questions_per_step), "completions": int(cfg.train.completions_per_question),
+             "max_completion_length": int(cfg.train.max_completion_length), "lora_r": int(cfg.lora.r),
+             "learning_rate": float(cfg.train.learning_rate)}
+    return {"variant": name, "threads": threads, "shape": shape, "steps": records}
+
+
+def _summary(result: dict) -> dict:
+    measured = result["steps"][1:]  # the first step warms up
+    mean = lambda key: statistics.mean(s.get(key, 0.0) for s in measured)  # noqa: E731
+    out = {key: mean(key) for key in PHASES}
+    out["tokens"] = mean("tokens")
+    rollout = out["generate"] + out["logps_rollout"] + out["reward"]
+    out["rollout"] = rollout
+    out["gen_tokens_per_s"] = out["tokens"] / out["generate"] if out["generate"] else 0.0
+    out["rollout_tokens_per_s"] = out["tokens"] / rollout if rollout else 0.0
+    out["seconds_per_token"] = out["step"] / out["tokens"] if out["tokens"] else 0.0
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=2, help="measured steps per variant (after one warm-up)")
+    parser.add_argument("--model", default="smollm2-135m")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--variants", default="trl,stock,fast")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "bench_cpu_step.json")
+    parser.add_argument("--variant", help=argparse.SUPPRESS)  # internal: run one variant, print JSON
+    args = parser.parse_args()
+    if args.variant:
+        print("RESULT " + json.dumps(run_variant(args.variant, args.steps, args.model, args.threads)), flush=True)
+        return
+    results = {}
+    for name in args.variants.split(","):
+        env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, __file__, "--variant", name, "--steps", str(args.steps),
+                               "--model", args.model, "--threads", str(args.threads)],
+                              capture_output=True, text=True, env=env, cwd=REPO)
+        line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
+        if proc.returncode or line is None:
+            sys.exit(f"variant {name} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+        results[name] = json.loads(line[len("RESULT "):])
+        print(f"{name}: done in {time.perf_counter() - start:.0f} s (process wall, load included)", flush=True)
+    summary = {name: _summary(r) for name, r in results.items()}
+    shape = next(iter(results.values()))["shape"]
+    print(f"\nCorVer GRPO step, {args.model}, {shape['questions']} questions x {shape['completions']} completions, "
+          f"<= {shape['max_completion_length']} tokens, LoRA r {shape['lora_r']}, {args.threads} threads, "
+          f"{args.steps} measured steps after 1 warm-up (means)")
+    header = f"{'phase (s)':<22}" + "".join(f"{n:>10}" for n in summary)
+    print(header)
+    for key in (*PHASES, "rollout", "tokens", "gen_tokens_per_s", "rollout_tokens_per_s"):
+        print(f"{key:<22}" + "".join(f"{s[key]:>10.2f}" for s in summary.values()))
+    verdicts = {}
+    if "stock" in summary and "fast" in summary:
+        s, f = summary["stock"], summary["fast"]
+        same = [r.get("sample") for r in results["stock"]["steps"]] == [r.get("sample") for r in results["fast"]["steps"]]
+        verdicts["rollout_tokens_per_s_vs_stock"] = f["rollout_tokens_per_s"] / s["rollout_tokens_per_s"]
+        verdicts["step_speedup_vs_stock"] = s["step"] / f["step"]
+        verdicts["same_completions_as_stock"] = same
+        print(f"\nfast vs stock path: rollout tokens/s x{verdicts['rollout_tokens_per_s_vs_stock']:.2f} (target >= 5), "
+              f"generation tokens/s x{f['gen_tokens_per_s'] / s['gen_tokens_per_s']:.2f}, "
+              f"whole step x{verdicts['step_speedup_vs_stock']:.2f} faster (target >= 3); same sampled completions "
+              f"in every step: {'yes' if same else 'NO'}")
+    if "trl" in summary and "fast" in summary:
+        t, f = summary["trl"], summary["fast"]
+        verdicts["step_ratio_fast_over_trl"] = f["step"] / t["step"]
+        verdicts["seconds_per_token_ratio_fast_over_trl"] = f["seconds_per_token"] / t["seconds_per_token"]
+        print(f"fast vs TRL's stock GRPOTrainer: step time ratio {verdicts['step_ratio_fast_over_trl']:.2f} "
+              f"(target <= 1), per generated token {verdicts['seconds_per_token_ratio_fast_over_trl']:.2f} "
+              f"(the two draw different completions after the first update)")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"summary": summary, "verdicts": verdicts, "runs": results}, indent=1) + "\n")
+    print(f"written {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""HF rollouts with the adapter folded into the weights: one matmul per projection per decode step.
+
+TRL's HF rollout calls `model.generate` on the PEFT model, so every projection of every decode
+step runs the base matmul plus PEFT's two LoRA matmuls, a scale and an add (seven projections x
+30 layers: 630 small matmuls a step on SmolLM2-135M), and on the CPU each matmul of a handful of
+rows re-packs its weight for MKL. Measured at the demo shape (8 rows, 2 cores): a decode step costs
+~100-150 ms where the weights alone stream in ~25 ms.
+
+`merged_linears(model, ...)` is a context manager; inside it, each vanilla-LoRA linear computes
+
+    y = x @ (W + sum_a s_a * B_a @ A_a)^T + b        (the active adapters a; W, A, B untouched)
+
+with the merged weight built once per rollout into a separate tensor, so the trained weights and
+their optimizer state never see a merge/unmerge round trip (W + D - D is not W in floating point).
+On the CPU the merged weights (and the output head's, cached while it is unchanged) are prepacked
+for oneDNN (`torch.ops.mkldnn._reorder_linear_weight` / `_linear_pointwise`, the ops
+torch.compile's CPU backend uses for frozen linears), which streams them about twice as fast as a
+plain `F.linear` on few rows. The result is the unmerged layer's up to float rounding (the sum
+runs in another order), so TRL's sampler, its RNG use and its logits processors are unchanged and
+a fixed seed gives the same tokens wherever no probability sits at a rounding boundary
+(tests/core/test_fast_step.py).
+
+Left unmerged (their own forward): LoRA variants (DoRA, ...), `fan_in_fan_out` layers, merged or
+disabled adapters, and, for the whole model, an active dropout (p > 0 in train mode: the stock
+rollout samples through it, a merged weight cannot). Where the model is sharded (DeepSpeed, FSDP)
+the caller does not use this at all.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import torch
+import torch.nn.functional as F
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class MergeReport:
+    """What one `merged_linears` call did (the `rollout` component reports the last one)."""
+
+    merged: int = 0          # LoRA linears computed from a merged weight
+    head: int = 0            # plain linears (the output head; all of a model without LoRA) prepacked
+    left: int = 0            # LoRA linears left on their own forward (variants, fan_in_fan_out, ...)
+    prepacked: bool = False  # weights prepacked for oneDNN (CPU)
+    skipped: str | None = None  # why nothing was merged (active dropout, no LoRA layer)
+    seconds: float = 0.0     # building the merged (and prepacked) weights
+    notes: list[str] = field(default_factory=list)
+
+
+def prepack_available(device: torch.device, dtype: torch.dtype) -> bool:
+    """oneDNN's prepacked linear runs here: a CPU tensor of float32 / bfloat16 with mkldnn built in."""
+    return (device.type == "cpu" and dtype in (torch.float32, torch.bfloat16)
+            and torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise"))
+
+
+def _lora_layer_type():
+    try:
+        from peft.tuners.lora.layer import Linear
+    except ImportError:  # PEFT absent: there is nothing to merge
+        return None
+    return Linear
+
+
+def _active_dropout(module: Any, adapters: list[str]) -> bool:
+    for name in adapters:
+        dropout = module.lora_dropout[name] if name in module.lora_dropout else None
+        if isinstance(dropout, torch.nn.Dropout) and dropout.p > 0 and dropout.training:
+            return True
+    return False
+
+
+def _mergeable(module: Any) -> list[str] | None:
+    """The active vanilla-LoRA adapters of `module`, or None when it must keep its own forward."""
+    if module.merged or module.disable_adapters or getattr(module, "fan_in_fan_out", False):
+        return None
+    if not isinstance(module.base_layer, torch.nn.Linear):
+        return None
+    adapters = [a for a in module.active_adapters if a in module.lora_A]
+    if any(a in getattr(module, "lora_variant", {}) for a in adapters):
+        return None
+    return adapters
+
+
+def _merged_weight(module: Any, adapters: list[str]) -> torch.Tensor:
+    weight = module.base_layer.weight
+    if not adapters:
+        return weight
+    merged = weight.detach().clone()
+    for name in adapters:
+        a, b = module.lora_A[name].weight, module.lora_B[name].weight
+        # B @ A in the adapter's dtype, added in the base weight's (PEFT's merge does the same).
+        merged.add_((b @ a).to(merged.dtype), alpha=float(module.scaling[name]))
+    return merged
+
+
+def _forward_with(weight: torch.Tensor, bias: torch.Tensor | None, packed: Any) -> Callable[..., torch.Tensor]:
+    if packed is None:
+        def forward(x, *args, **kwargs):
+            return F.linear(x, weight, bias)
+    else:
+        def forward(x, *args, **kwargs):
+            return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
+    return forward
+
+
+def _pack(weight: torch.Tensor, rows: int) -> Any:
+    return torch.ops.mkldnn._reorder_linear_weight(weight, rows)
+
+
+def _version_key(*tensors: torch.Tensor) -> tuple:
+    return tuple((t.data_ptr(), t._version, tuple(t.shape), t.dtype) for t in tensors)
+
+
+def _plain_pack(module: torch.nn.Linear, rows: int) -> Any:
+    """The prepacked weight of a plain linear, kept on the module while its weight is unchanged
+    (a frozen weight, such as the output head under LoRA, is packed once, not once per call)."""
+    key = _version_key(module.weight)
+    cached = getattr(module, "_factrl_packed", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    packed = _pack(module.weight.detach(), rows)
+    module._factrl_packed = (key, packed)
+    return packed
+
+
+def _lora_key(module: Any, adapters: list[str]) -> tuple:
+    tensors = [module.base_layer.weight]
+    for name in adapters:
+        tensors += [module.lora_A[name].weight, module.lora_B[name].weight]
+    return (_version_key(*tensors), tuple(float(module.scaling[a]) for a in adapters))
+
+
+@contextlib.contextmanager
+def merged_linears(model: torch.nn.Module, *, rows: int, prepack: bool, keep: bool = False,
+                   report: MergeReport | None = None) -> Iterator[MergeReport]:
+    """Inside: the model's LoRA linears run on merged weights and, with `prepack`, every linear on
+    oneDNN-prepacked ones. `rows`: the sequences generated at once (a packing hint only).
+    `keep`: keep the merged weights on the modules after leaving, reused while no weight changes
+    (evaluation); training leaves it off, its adapter changes every step. Prepacked plain weights
+    are always kept while unchanged.
+
+    Out: a MergeReport. Leaving restores every module's own forward; nothing of the model's
+    parameters or buffers is written.
+    """
+    import time
+
+    report = report if report is not None else MergeReport()
+    lora_type = _lora_layer_type()
+    lora = [m for m in model.modules() if lora_type is not None and isinstance(m, lora_type)]
+    patched: list[torch.nn.Module] = []
+    start = time.perf_counter()
+    try:
+        plan = [(m, _mergeable(m)) for m in lora]
+        sample = next((p for p in model.parameters()), None)
+        use_pack = prepack and sample is not None and prepack_available(sample.device, sample.dtype)
+        if any(adapters and _active_dropout(m, adapters) for m, adapters in plan):
+            report.skipped = "LoRA dropout is active (a merged weight cannot sample through it)"
+        elif not lora and not use_pack:
+            report.skipped = "no LoRA layer"
+        else:
+            report.prepacked = use_pack
+            inside = {id(sub) for m in lora for sub in m.modules()}  # base layers, lora_A / lora_B
+            with torch.no_grad():
+                for module, adapters in plan:
+                    if adapters is None:
+                        report.left += 1
+                        continue
+                    key = _lora_key(module, adapters)
+                    cached = getattr(module, "_factrl_merged", None)
+                    if cached is not None and cached[0] == (key, use_pack):
+                        weight, packed = cached[1], cached[2]
+                    else:
+                        weight = _merged_weight(module, adapters)
+                        packed = _pack(weight, rows) if use_pack else None
+                    if keep:
+                        module._factrl_merged = ((key, use_pack), weight, packed)
+                    else:
+                        vars(module).pop("_factrl_merged", None)
+                    module.forward = _forward_with(weight, module.base_layer.bias, packed)
+                    patched.append(module)
+                    report.merged += 1
+                if use_pack:  # plain linears outside LoRA (the output head): prepacking is their only gain
+                    for module in model.modules():
+                        if type(module) is torch.nn.Linear and id(module) not in inside:
+                            module.forward = _forward_with(module.weight, module.bias, _plain_pack(module, rows))
+                            patched.append(module)
+                            report.head += 1
+        report.seconds = time.perf_counter() - start
+        yield report
+    finally:
+        for module in patched:
+            vars(module).pop("forward", None)  # the instance attribute shadowed the class's forward
