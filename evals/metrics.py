@@ -37,6 +37,7 @@ DIAGNOSTICS = (
     Metric("empty_rate", "empty", False, "answer normalises to nothing (no block, only punctuation/articles)"),
     Metric("format_rate", "format_ok", True, "exactly one closed, non-empty answer block"),
     Metric("mean_answer_words", "answer_words", False, "whitespace words in the extracted answer"),
+    Metric("mean_completion_words", "completion_words", False, "whitespace words in the whole completion"),
 )
 
 

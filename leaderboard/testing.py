@@ -240,7 +240,7 @@ def add_training(run_dir: str | Path, *, method: str = "corver", steps: int = 4,
 def eval_samples(n: int, correct: list[bool] | None = None, *, seed: int = 0,
                  answers: dict[int, str] | None = None) -> list[dict[str, Any]]:
     """samples.jsonl rows with every field the evaluator writes (id, question, completion, answer,
-    references, correct, na, refusal, empty, format_ok, answer_words); `correct` per question
+    references, correct, na, refusal, empty, format_ok, answer_words, completion_words); `correct` per question
     (default: every third), `answers` replaces answers by index (e.g. a hedge)."""
     rows = []
     for i in range(n):
@@ -250,5 +250,6 @@ def eval_samples(n: int, correct: list[bool] | None = None, *, seed: int = 0,
         rows.append({"id": f"q{i}", "question": f"Question number {i}?", "references": [f"gold{i}"],
                      "completion": f"<think>I recall it.</think><answer>{answer}</answer>", "answer": answer,
                      "correct": bool(right and not na), "na": na, "refusal": False, "empty": na,
-                     "format_ok": not na, "answer_words": len(answer.split())})
+                     "format_ok": not na, "answer_words": len(answer.split()),
+                     "completion_words": 3 + len(answer.split())})
     return rows

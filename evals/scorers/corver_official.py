@@ -44,13 +44,14 @@ _NOT_WORD = re.compile(r"[^\w\s]")
 _SPACES = re.compile(r"\s+")
 NOT_ATTEMPTED = frozenset({"i don't know", "i do not know", ""})
 
-FIELDS = COMMON_FIELDS + ("grade", "correct", "incorrect", "na", "format_ok", "answer_words")
+FIELDS = COMMON_FIELDS + ("grade", "correct", "incorrect", "na", "format_ok", "answer_words", "completion_words")
 METRICS = (
     Metric("accuracy", "correct", True, "CORRECT / total, as the released script reports correct_rate"),
     Metric("incorrect_rate", "incorrect", False, "INCORRECT / total"),
     Metric("na_rate", "na", False, "NOT_ATTEMPTED / total"),
     Metric("format_rate", "format_ok", True, "think block then an answer tag (closing tag optional)"),
     Metric("mean_answer_words", "answer_words", False, "whitespace words in the extracted text"),
+    Metric("mean_completion_words", "completion_words", False, "whitespace words in the whole completion"),
 )
 
 
@@ -102,5 +103,6 @@ class CorverOfficialScorer(Scorer):
             grade = corver_grade(predicted, record.references)
             table.data.append((record.id, record.question, completion, predicted, record.references, grade,
                                grade == "CORRECT", grade == "INCORRECT", grade == "NOT_ATTEMPTED",
-                               corver_format_ok(completion), len(predicted.split())))
+                               corver_format_ok(completion), len(predicted.split()),
+                               len(completion.split())))
         return table

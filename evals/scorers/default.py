@@ -36,7 +36,8 @@ MULTIHOP_METRICS = (
     *DIAGNOSTICS,
 )
 
-DIAGNOSTIC_FIELDS = ("refusal", "empty", "na", "format_ok", "closed", "n_answer_tags", "answer_words")
+DIAGNOSTIC_FIELDS = ("refusal", "empty", "na", "format_ok", "closed", "n_answer_tags", "answer_words",
+                     "completion_words")
 CLOSED_BOOK_FIELDS = COMMON_FIELDS + ("correct", "correct_one_way") + DIAGNOSTIC_FIELDS
 TRUTHFULQA_FIELDS = COMMON_FIELDS + ("incorrect", "correct", "rouge_correct", "rouge_incorrect",
                                      "content") + DIAGNOSTIC_FIELDS
@@ -82,7 +83,7 @@ class DefaultScorer(Scorer):
             correct, one_way = match_prepared(norm, prep) if norm and not refusal else no_match
             append((record.id, record.question, completion, answer, record.references, correct, one_way,
                     refusal, not norm, refusal or not norm, ex.format_ok, ex.closed, ex.n_answer_tags,
-                    len(answer.split())))
+                    len(answer.split()), len(completion.split())))
         return table
 
     def _truthfulqa(self, eval_set: EvalSet, completions: Sequence[str]) -> SampleTable:
@@ -95,7 +96,8 @@ class DefaultScorer(Scorer):
             table.data.append((record.id, record.question, completion, ex.answer, record.references,
                                record.incorrect, v["correct"], v["rouge_correct"], v["rouge_incorrect"],
                                v["content"], v["refusal"], v["empty"], v["refusal"] or v["empty"],
-                               ex.format_ok, ex.closed, ex.n_answer_tags, len(ex.answer.split())))
+                               ex.format_ok, ex.closed, ex.n_answer_tags, len(ex.answer.split()),
+                               len(completion.split())))
         return table
 
     @staticmethod
@@ -108,5 +110,5 @@ class DefaultScorer(Scorer):
             refusal = norm in REFUSALS
             table.data.append((record.id, record.question, completion, ex.answer, record.references, em, f1,
                                refusal, not norm, refusal or not norm, ex.format_ok, ex.closed,
-                               ex.n_answer_tags, len(ex.answer.split())))
+                               ex.n_answer_tags, len(ex.answer.split()), len(completion.split())))
         return table

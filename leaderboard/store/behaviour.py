@@ -7,7 +7,8 @@ question, next to `outcomes` (the correctness bits) and in the same question ord
 
     {"encoding": "behaviour/1", "n": 100, "ids_sha256": sha256 of the ids joined by newlines,
      "format_ok": packbits-base64 or null, "na": packbits-base64 or null,
-     "answer_words": base64 of little-endian uint16 (capped at 65,535) or null}
+     "answer_words": base64 of little-endian uint16 (capped at 65,535) or null,
+     "completion_words": the same, for the whole completion}
 
 A field is null when some sample lacks it (samples.jsonl written before the evaluator recorded
 it); the table then shows the set's metric without an interval. Derived from samples.jsonl, so
@@ -25,7 +26,7 @@ from .outcomes import ids_hash
 
 ENCODING = "behaviour/1"
 BIT_FIELDS = ("format_ok", "na")
-WORDS_FIELD = "answer_words"
+WORDS_FIELDS = ("answer_words", "completion_words")  # completion_words: evaluations from 2026-12-04 on
 WORDS_CAP = 65_535
 
 
@@ -44,15 +45,16 @@ def _words(values: list[Any]) -> str | None:
 
 def encode(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The row's `behaviour` from its samples.jsonl rows; None when no sample has any field."""
-    if not samples or not any(f in samples[0] for f in (*BIT_FIELDS, WORDS_FIELD)):
+    if not samples or not any(f in samples[0] for f in (*BIT_FIELDS, *WORDS_FIELDS)):
         return None
     out: dict[str, Any] = {"encoding": ENCODING, "n": len(samples),
                            "ids_sha256": ids_hash([str(s.get("id")) for s in samples])}
     for field in BIT_FIELDS:
         values = [s.get(field) for s in samples]
         out[field] = None if any(v is None for v in values) else _bits(values)
-    words = [s.get(WORDS_FIELD) for s in samples]
-    out[WORDS_FIELD] = None if any(v is None for v in words) else _words(words)
+    for field in WORDS_FIELDS:
+        words = [s.get(field) for s in samples]
+        out[field] = None if any(v is None for v in words) else _words(words)
     return out
 
 
@@ -66,8 +68,9 @@ def decode(behaviour: dict[str, Any] | None) -> dict[str, np.ndarray] | None:
         if behaviour.get(field):
             raw = np.frombuffer(base64.b64decode(behaviour[field]), dtype=np.uint8)
             out[field] = np.unpackbits(raw)[:n].astype(float)
-    if behaviour.get(WORDS_FIELD):
-        out[WORDS_FIELD] = np.frombuffer(base64.b64decode(behaviour[WORDS_FIELD]), dtype="<u2")[:n].astype(float)
+    for field in WORDS_FIELDS:
+        if behaviour.get(field):
+            out[field] = np.frombuffer(base64.b64decode(behaviour[field]), dtype="<u2")[:n].astype(float)
     return out
 
 

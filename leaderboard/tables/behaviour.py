@@ -8,6 +8,9 @@ answers are, and how often an attempted answer is right. One table per evaluated
 - Format (%): share of answers with exactly one closed, non-empty answer block (`format_ok`);
 - Abstention (%): share not attempted, an explicit refusal or an empty answer (`na`, na_rate);
 - Answer words: mean whitespace words of the extracted answer (`answer_words`);
+- Completion words: mean whitespace words of the whole completion, reasoning included
+  (`completion_words`): the length a reward with a length term, or one that pays fewer
+  statements, moves first;
 - Answer acc. (%): correct / attempted (the precision of the answers given; SimpleQA's "correct
   given attempted"): a method that learns to abstain when unsure raises it without raising
   accuracy.
@@ -34,8 +37,9 @@ from .stats import BootstrapSettings, Interval, paired_interval, paired_mde, rat
 COLUMNS = (("format", "Format (%)", "format_rate", "format_ok", 100.0),
            ("abstention", "Abstention (%)", "na_rate", "na", 100.0),
            ("words", "Answer words", "mean_answer_words", "answer_words", 1.0),
+           ("length", "Completion words", "mean_completion_words", "completion_words", 1.0),
            ("answer_accuracy", "Answer acc. (%)", None, None, 100.0))
-PRECISION = {"words": 1}
+PRECISION = {"words": 1, "length": 1}
 
 
 def _vectors(rows: list[dict]) -> tuple[str, dict[str, np.ndarray]] | None:
@@ -112,7 +116,7 @@ def _plain(diff: float, low: float | None, high: float | None, mde: float | None
 def _set_table(accuracy: Table, name: str, label: str, rows_by_id: dict[str, dict], layout: Layout,
                settings: BootstrapSettings) -> Table | None:
     columns = [Column("accuracy", "Accuracy (%)")] + [
-        Column(key, text, higher_is_better=key not in ("abstention", "words")) for key, text, *_ in COLUMNS]
+        Column(key, text, higher_is_better=key not in ("abstention", "words", "length")) for key, text, *_ in COLUMNS]
     groups: list[tuple[str | None, list[Line]]] = []
     seen_vectors = False
     for model, lines in accuracy.groups:
@@ -154,7 +158,7 @@ def _set_table(accuracy: Table, name: str, label: str, rows_by_id: dict[str, dic
     if not groups:
         return None
     n = {line.cells[name].n for line in accuracy.lines if name in line.cells and line.cells[name].n}
-    notes = [f"Answer behaviour on {label} (accuracy, format, abstention and answer accuracy in %, answer length in "
+    notes = [f"Answer behaviour on {label} (accuracy, format, abstention and answer accuracy in %, answer and completion length in "
              "words). Format: one closed, non-empty answer block; abstention: refused or empty (na); answer acc.: "
              "correct / attempted. Δraw: difference to Raw of the same model with its paired bootstrap "
              f"{settings.level:.0%} interval and MDE (answer acc.: delta-method MDE; leaderboard/tables/behaviour.py)."]

@@ -28,7 +28,7 @@ from ..guards import guarded_name
 
 CORRECT, ABSTAINED, FLAGGED, WITHDRAWN = 1, 2, 4, 8
 KNOWN = ("id", "question", "completion", "answer", "references", "correct", "na", "refusal", "empty", "format_ok",
-         "answer_words")
+         "answer_words", "completion_words")
 # A sample's gaming shape -> the probe panel's entries that build it (harness/probe/README.md).
 PROBE_TRICKS = {"candidates": ("hedged_gold",), "hedged": ("hedged_gold",), "negated": ("negated_gold",),
                 "retracted": ("retracted_gold",), "multiple_blocks": ("blocks_wrong_gold", "blocks_gold_wrong")}

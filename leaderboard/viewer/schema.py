@@ -24,7 +24,7 @@ FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                 "no_signal")),
     RECORDS: (("step",), ()),  # how records join their completion: viewer/rollouts.py says, per run
     SAMPLES: (("id",), ("question", "completion", "answer", "references", "correct", "na", "refusal", "empty",
-                        "format_ok", "answer_words")),
+                        "format_ok", "answer_words", "completion_words")),
 }
 
 # What a page cannot show without a file.

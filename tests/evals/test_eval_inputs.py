@@ -109,11 +109,13 @@ def test_resume_drops_a_torn_last_line(tmp_path):
 def test_aggregate_and_schema():
     assert mean_stderr([1, 0, 1, 0]) == pytest.approx((0.5, (1 / 3) ** 0.5 / 2))
     assert mean_stderr([True]) == (1.0, None)
-    table = SampleTable(("correct", "correct_one_way", "na", "refusal", "empty", "format_ok", "answer_words"),
-                        [(True, True, False, False, False, True, 1), (False, False, True, True, False, True, 3)])
+    table = SampleTable(("correct", "correct_one_way", "na", "refusal", "empty", "format_ok", "answer_words",
+                         "completion_words"),
+                        [(True, True, False, False, False, True, 1, 9), (False, False, True, True, False, True, 3, 4)])
     metrics = aggregate(table, CLOSED_BOOK_METRICS)
     assert metrics["accuracy"] == {"value": 0.5, "n": 2, "stderr": 0.5, "higher_is_better": True}
     assert metrics["na_rate"]["higher_is_better"] is False and metrics["mean_answer_words"]["value"] == 2.0
+    assert metrics["mean_completion_words"] == {"value": 6.5, "n": 2, "stderr": 2.5, "higher_is_better": False}
     generation = {k: None for k in ("backend", "model", "adapter", "prompt_version", "prompt_hash", "decoding", "limit")}
     doc = metrics_file(set_info=_set().describe(), scorer=get_scorer("default").describe(), generation=generation,
                        metrics=metrics)

@@ -114,7 +114,7 @@ def test_behaviour_tables_pair_each_line_with_raw(tmp_path):
     raw = eval_samples(30, [i % 3 == 0 for i in range(30)])
     tuned = eval_samples(30, [i % 3 == 0 for i in range(30)])
     for i in range(10):  # the tuned line abstains on ten questions Raw got wrong or right
-        tuned[i].update(answer="", na=True, correct=False, format_ok=False, answer_words=0)
+        tuned[i].update(answer="", na=True, correct=False, format_ok=False, answer_words=0, completion_words=2)
     for method, rows in (("raw", raw), ("knowrl", tuned)):
         record_run(make_run_dir(tmp_path / "runs", method=method, model="m", scores={"demo": 0.0},
                                 samples={"demo": rows}), store)
@@ -133,3 +133,6 @@ def test_behaviour_tables_pair_each_line_with_raw(tmp_path):
     assert line.cells["answer_accuracy"].value == pytest.approx(100 * sum(s["correct"] for s in answered) / len(answered))
     assert "Δraw +" in abstention.text and "MDE" in abstention.text
     assert next(r for r in table.lines if r.method == "raw").cells["format"].vs_raw is None  # Raw: no difference
+    length = line.cells["length"]  # completion words: shorter on the ten abstentions, the same elsewhere
+    shorter = sum(raw[i]["completion_words"] - 2 for i in range(10)) / 30
+    assert length.vs_raw[0] == pytest.approx(-shorter) and length.vs_raw[2] < 0 and length.vs_raw_mde > 0
