@@ -1,8 +1,9 @@
 """Binary RAR's verifier prompt, verbatim: chentong0/rl-binary-rar@d97ea69
 binary_rar_tinker/prompts.py:1-53 (`get_verifier_prompt`). TEMPLATE is the released f-string's
 body as a str.format template (the same placeholders, {documents}, {instruction}, {response},
-and the same escaped braces), so TEMPLATE.format(...).strip() is the released text. A released
-prompt text is a fact of the method; do not edit it (prompts.py adds the harness's material rule
+and the same escaped braces), so TEMPLATE.format(...).strip() is the released text. The repository carries
+no license file; a released prompt text is a fact of the method, used verbatim and cited; do not
+edit it (prompts.py adds the harness's material rule
 and says so).
 """
 

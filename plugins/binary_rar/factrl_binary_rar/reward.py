@@ -27,7 +27,7 @@ from factrl.harness.settings import Settings, in_range
 from .prompts import VERIFY
 
 BINARY_RAR_DEFAULTS = {
-    "top_k": 8,            # the release's bm25_top_k (train.py:531, README.md, configs/verifier_*.json)
+    "top_k": 8,            # the release's bm25_top_k (train.py:530, README.md, configs/verifier_*.json)
     "supported": 1.0,      # no contradiction found (the release's reward, train.py:193-246)
     "contradicted": 0.0,   # a contradiction found
 }

@@ -6,7 +6,8 @@ files, LICENSE and CODE_OF_CONDUCT included): training/verl/verl/utils/reward_sc
 lines 20-32 (INSTRUCTIONS) and 34-215 (IN_CONTEXT_EXAMPLES); the same texts are the release's
 evaluation judge (evaluation/prompts.py:26-38 and 40-221, Meta's copyright header). The system
 message is INSTRUCTIONS + "\n" + IN_CONTEXT_EXAMPLES (truthrl_qa.py:406-412, get_system_message).
-A released prompt text is a fact of the method; do not edit it (prompts.py adds the harness's
+The release is licensed CC BY-NC 4.0 (the copy's LICENSE); a released prompt text is a fact of
+the method, used verbatim and cited; do not edit it (prompts.py adds the harness's
 material rule around it and says so).
 """
 
