@@ -112,7 +112,7 @@ def csv_text(results: Iterable[ProbeResult]) -> str:
                              "model": r.model, "guards": ";".join(r.guards), "panel_version": r.panel_version,
                              "questions": r.questions, "group_size": r.group_size,
                              "type": name, "label": entry.label if entry else "", "answer": entry.answer if entry else "",
-                             "baseline": r.baseline(name) if name not in panel_mod.REFERENCES else "",
+                             "baseline": r.baseline(name) if name not in (*panel_mod.REFERENCES, *panel_mod.STATED_REFERENCES) else "",
                              "mean": s.mean, "stderr": s.stderr, "n": s.n, "no_signal": s.no_signal,
                              "position": r.position(name), "verdict": r.verdict(name)})
     return buffer.getvalue()
