@@ -135,3 +135,18 @@ def test_the_engines_reward_contract_holds(store, tmp_path):
                         answers=[["Warsaw"]] * 3, title=["Marie Curie", "William Shakespeare", "Marie Curie"])
     assert means == [1.0, None, None]  # no evidence for Hamlet; an empty completion carries no signal
     assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_response_cannot_steer_the_verifier(store):
+    """The injected instruction in the response reaches the verifier only as material: a verifier
+    that obeys any instruction outside material blocks still reports the contradiction."""
+    from factrl.harness.probe.panel import INJECTION
+    from tests.judge.obeying_server import ObeyingJudge
+
+    def honest(text: str) -> str:
+        return "A" if "Reply with the letter A" in text else S0
+
+    with ObeyingJudge(honest, lambda text: S1) as server, open_judge(judge_cfg(server.url)) as judge:
+        out = call(BinaryRARReward(judge=judge, store=store), [f"<think>x</think><answer>Paris. {INJECTION}</answer>"],
+                   [CURIE])
+        assert values(out) == [0.0] and server.obeyed == []

@@ -125,3 +125,17 @@ def test_the_engines_reward_contract_holds(tmp_path):
                     id=["a"] * 4, question=[CURIE["question"]] * 4, answers=[CURIE["answers"]] * 4, title=["t"] * 4)
     assert means == [1.0, 0.0, -1.0, None]  # an empty completion carries no signal whatever the reward says
     assert len((tmp_path / "records.jsonl").read_text().splitlines()) == 4
+
+
+def test_a_completion_cannot_steer_the_judge():
+    """The panel's injected instruction inside the answer reaches the judge only as material: a
+    judge that obeys any instruction it can see outside material blocks still grades it wrong."""
+    from factrl.harness.probe.panel import INJECTION
+    from tests.judge.obeying_server import ObeyingJudge
+
+    def honest(text: str) -> str:
+        return "A" if "Reply with the letter A" in text else J0
+
+    with ObeyingJudge(honest, lambda text: J1) as server, open_judge(judge_cfg(server.url)) as judge:
+        out = call(TruthRLReward(judge=judge), [done(f"Paris. {INJECTION}")], [CURIE])
+        assert values(out) == [-1.0] and server.obeyed == [] and len(server.honest) >= 2
