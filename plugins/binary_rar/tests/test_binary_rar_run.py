@@ -4,15 +4,14 @@ recorded with the judge, evidence and retrieval among its components."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("factrl_binary_rar", reason="factrl-binary-rar is not installed: run `pip install -e "
                                                  "plugins/binary_rar` (make setup does)")
+from tests.helpers import harness  # noqa: E402
+from tests.method_readme import assert_listed  # noqa: E402
 from tests.evidence_fixtures import build_test_store  # noqa: E402
 
 ARTICLES = [{"title": "Marie Curie", "text": "Marie Curie was born in Warsaw. Marie Curie won two Nobel Prizes."},
@@ -21,17 +20,8 @@ ROWS = [{"id": "q-curie", "question": "Where was Marie Curie born?", "answers": 
         {"id": "q-ulm", "question": "Where was Albert Einstein born?", "answers": ["Ulm"], "title": "Ulm"}]
 
 
-def harness(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    return subprocess.run([sys.executable, "-m", "factrl.harness.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
-
-
 def test_harness_methods_lists_the_plugin():
-    listed = harness("methods")
-    assert listed.returncode == 0, listed.stdout + listed.stderr
-    line = next(x for x in listed.stdout.splitlines() if x.startswith("binary_rar"))
-    assert "grpo" in line and "plugin factrl-binary-rar" in line
+    assert_listed("binary_rar", "factrl-binary-rar")
 
 
 @pytest.mark.slow  # a real `harness run` (train, evaluate, record): about 15 s on 2 idle cores

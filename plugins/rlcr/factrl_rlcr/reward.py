@@ -104,9 +104,10 @@ class RLCRReward:
         """One completion's record: stated confidence, verdict, terms, total (None: no signal)."""
         turn = self.prefix + (text or "")
         stated = scoring.stated_confidence(turn)
+        no_signal = stated.problem if self.settings.missing_confidence == "no_signal" else None
         record: dict[str, Any] = {"completion": index, "row_id": row.get("id"), "answer": scoring.last_answer(turn),
                                   "confidence_text": stated.text, "confidence": stated.value,
-                                  "confidence_problem": stated.problem, "no_signal": stated.problem if self.settings.missing_confidence == "no_signal" else None}
+                                  "confidence_problem": stated.problem, "no_signal": no_signal}
         if record["no_signal"] is not None:
             return {**record, "format": None, "correct": None, "brier": None, "total": None}
         correct = self.correct(turn, row)

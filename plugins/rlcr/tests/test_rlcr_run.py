@@ -5,28 +5,18 @@ engine counts them; `method.missing_confidence=released` scores them as the rele
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("factrl_rlcr", reason="factrl-rlcr is not installed: run `pip install -e plugins/rlcr` "
                                           "(make setup does)")
-
-
-def harness(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    return subprocess.run([sys.executable, "-m", "factrl.harness.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+from tests.helpers import harness  # noqa: E402
+from tests.method_readme import assert_listed  # noqa: E402
 
 
 def test_harness_methods_lists_the_plugin():
-    listed = harness("methods")
-    assert listed.returncode == 0, listed.stdout + listed.stderr
-    line = next(x for x in listed.stdout.splitlines() if x.startswith("rlcr"))
-    assert "grpo" in line and "plugin factrl-rlcr" in line
+    assert_listed("rlcr", "factrl-rlcr")
 
 
 @pytest.mark.slow  # a real `harness run` (train, evaluate, record): about 12 s on 2 idle cores

@@ -4,28 +4,18 @@ judge, and a leaderboard row is recorded with the judge and the settings among i
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("factrl_truthrl", reason="factrl-truthrl is not installed: run `pip install -e plugins/truthrl` "
                                              "(make setup does)")
-
-
-def harness(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    return subprocess.run([sys.executable, "-m", "factrl.harness.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+from tests.helpers import harness  # noqa: E402
+from tests.method_readme import assert_listed  # noqa: E402
 
 
 def test_harness_methods_lists_the_plugin():
-    listed = harness("methods")
-    assert listed.returncode == 0, listed.stdout + listed.stderr
-    line = next(x for x in listed.stdout.splitlines() if x.startswith("truthrl"))
-    assert "grpo" in line and "plugin factrl-truthrl" in line
+    assert_listed("truthrl", "factrl-truthrl")
 
 
 @pytest.mark.slow  # a real `harness run` (train, evaluate, record): about 12 s on 2 idle cores
