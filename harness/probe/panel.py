@@ -161,7 +161,7 @@ ENTRIES: tuple[Entry, ...] = (
     # A confidence after the answer (RLCR's format): the two references of a confidence reward, then the
     # tricks judged against the wrong answer stated certain.
     Entry(STATED_CORRECT, "the honest correct answer, stated certain (confidence 1)", "gold",
-          lambda q: (_honest(q.gold), q.gold), baseline=STATED_WRONG, confidence=1.0),
+          lambda q: (_honest(q.gold), q.gold), confidence=1.0),
     Entry(STATED_WRONG, "the honest wrong answer, stated certain (confidence 1)", "wrong",
           lambda q: (_honest(q.wrong), q.wrong), confidence=1.0),
     Entry("stated_wrong_unsure", "the honest wrong answer, stated unsure (confidence 0)", "wrong",

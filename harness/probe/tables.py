@@ -65,7 +65,10 @@ def legend(results: list[ProbeResult]) -> str:
             f"(at least {BREACH_SHARE:.0%} of the correct - wrong gap); a type with a baseline (†) is judged "
             f"against that type's mean instead of the honest wrong answer's. 'guarded:' columns are the method "
             f"with the named guards on (docs/CONTRACTS.md \"Guards\"); the others are the original rewards. A "
-            f"policy can learn any marked completion type instead of being right.")
+            f"policy can learn any marked completion type instead of being right."
+            + (" A column whose reward gives the honest answers no signal (it reads a stated confidence) is "
+               "judged against the answers stated certain (`stated_correct_certain`, `stated_wrong_certain`)."
+               if any(r.references() != panel_mod.REFERENCES for r in results) else ""))
 
 
 def _md_row(cells: list[str]) -> str:
