@@ -121,10 +121,13 @@ def _eval_task(cfg) -> dict:
 
 
 def summary_table(result: dict) -> str:
+    from .strict import strict_line
+
     lines = []
     for name, doc in result["sets"].items():
         values = "  ".join(f"{k} {v['value']:.4f}" for k, v in doc["metrics"].items())
-        lines.append(f"{name:<11} n={doc['set']['count']:<6} {values}")
+        strict = strict_line(doc.get("strict_accuracy"))
+        lines.append(f"{name:<11} n={doc['set']['count']:<6} {values}" + (f"  {strict}" if strict else ""))
     macro = result.get("macro", {}).get("closed_book_accuracy")
     if macro:
         lines.append(f"macro closed-book accuracy {macro['value']:.4f} over {macro['n_sets']} set(s)"

@@ -9,6 +9,7 @@ from factrl.harness.rundir import write_json
 from .metrics import aggregate, metrics_file
 from .predictions import align, write_jsonl
 from .sets import EvalSet
+from .strict import strict_line, strict_summary
 
 log = logging.getLogger("factrl.evals")
 
@@ -29,9 +30,12 @@ def score_set(eval_set: EvalSet, rows: dict[str, dict], scorer, generation: dict
     doc = metrics_file(set_info=eval_set.describe(), scorer=scorer.describe(), generation=generation, metrics=metrics)
     if sections:
         doc["judged"] = sections
+    strict = strict_summary(samples.rows(), eval_set.task)  # beside the scorer's numbers (evals/strict.py)
+    if strict is not None:
+        doc["strict_accuracy"] = strict
     write_jsonl(folder / "samples.jsonl", samples.rows())
     write_json(folder / "metrics.json", doc)
     headline = ", ".join(f"{k} {v['value']:.4f}" for k, v in list(metrics.items())[:3])
-    log.info("%s (%d questions, scorer %s %s): %s", eval_set.name, eval_set.count, scorer.name, scorer.version,
-             headline)
+    log.info("%s (%d questions, scorer %s %s): %s%s", eval_set.name, eval_set.count, scorer.name, scorer.version,
+             headline, f"; {strict_line(strict)}" if strict else "")
     return doc

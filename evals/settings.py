@@ -24,6 +24,7 @@ class EvalSettings(Settings):
 
     OWNER = "eval"
     DEFAULTS = "eval/base.yaml"
+    RANGES = {"batch_size": "[1, inf)", "processes": "[1, inf)", "limit": "[1, inf)", "max_new_tokens": "[1, inf)"}
     IGNORE = ("name",)
 
     sets: list[str]

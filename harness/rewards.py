@@ -40,6 +40,8 @@ class ResponseRewardSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = "method/corver.yaml"
+    RANGES = {"lambda_j": "[0, inf)", "lambda_f": "[0, inf)", "correct": "any", "wrong": "any", "format_ok": "any",
+              "format_bad": "any", "length_eta": "[0, inf)", "length_l0": "[0, inf)"}
 
     lambda_j: float
     lambda_f: float

@@ -16,6 +16,8 @@ resolved config, so rerunning the same command finds the same directory and resu
     eval/<set>/          generations.jsonl, samples.jsonl, metrics.json (see evals/README.md)
     metrics.json         summary over sets: {"schema", "sets": {name: metrics}, "macro": {...},
                          "components", "stand_ins"}
+    .space-reserve       64 KiB set aside while the run works: on a full disk it is freed so that
+                         run.json can still say the run failed and why
 
 Every file of the harness that a reader (a resuming run, a web server) may open while it is
 written goes through `atomic_write` (content) or `atomic_path` (a file or folder built by
@@ -25,11 +27,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import json
 import logging
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
@@ -175,16 +179,84 @@ def open_run(cfg: DictConfig, kind: str = "run") -> RunDir:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         run = RunDir(base / f"{stamp}{suffix}")
         run.path.mkdir(parents=True, exist_ok=True)
-    attempt = int(run.info.get("attempts", 0)) + 1
+    before = run.info
+    attempt = int(before.get("attempts", 0)) + 1
     (run.path / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))), encoding="utf-8")
     if attempt == 1 or not run.finished:
+        commit = git_commit()
+        notes = list(before.get("notes") or [])
+        note = _version_note(before, attempt, commit)
+        if note is not None:
+            notes.append(note)
+            log.warning("%s: %s", run.path.name, note["note"])
         run.update(
             run_id=run.path.name, kind=kind, method=str(method), model=str(cfg.model.name), config_hash=digest,
-            seed=cfg.get("seed"), harness_version=__version__, git_commit=git_commit(),
-            started=run.info.get("started") or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            status="running" if not run.finished else "finished", attempts=attempt,
+            seed=cfg.get("seed"), harness_version=__version__, git_commit=commit,
+            started=before.get("started") or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            status="running" if not run.finished else "finished", attempts=attempt, **({"notes": notes} if notes else {}),
         )
+        keep_reserve(run)
     return run
+
+
+def _version_note(before: dict, attempt: int, commit: str | None) -> dict | None:
+    """run.json `notes` entry when this attempt runs another harness version or commit than the
+    attempt before it: the run's files then come from both (a resumed training, a rescored set)."""
+    if attempt == 1 or (before.get("harness_version"), before.get("git_commit")) == (__version__, commit):
+        return None
+    old = f"{before.get('harness_version')} ({before.get('git_commit') or 'no commit'})"
+    new = f"{__version__} ({commit or 'no commit'})"
+    return {"attempt": attempt, "note": f"attempt {attempt} runs harness {new}; attempts before it ran {old}: "
+                                        f"its results mix both", "from": {"harness_version": before.get("harness_version"),
+                                                                          "git_commit": before.get("git_commit")},
+            "to": {"harness_version": __version__, "git_commit": commit}}
+
+
+RESERVE = ".space-reserve"  # a run directory's emergency space (`release_reserve`)
+RESERVE_BYTES = 64 * 1024
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def keep_reserve(run: RunDir) -> None:
+    """Set aside RESERVE_BYTES in the run directory, so that on a full disk the run can still say
+    in run.json that it failed and why (release_reserve frees it first)."""
+    path = run.path / RESERVE
+    if path.is_file() and path.stat().st_size == RESERVE_BYTES:
+        return
+    try:
+        path.write_bytes(b"\0" * RESERVE_BYTES)
+    except OSError:
+        path.unlink(missing_ok=True)  # no room for it: nothing set aside
+
+
+def release_reserve(run: RunDir) -> None:
+    (run.path / RESERVE).unlink(missing_ok=True)
+
+
+def disk_full(err: BaseException) -> OSError | None:
+    """The first "no space left on device" (or quota) error behind `err`, following the chain of
+    exceptions raised while handling it (a failed save, then a failed log write in its cleanup,
+    ...); None when the disk was not full."""
+    found, seen, todo = None, set(), [err]
+    while todo:
+        item = todo.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, OSError) and item.errno in _FULL:
+            found = item  # the chain runs from the last raised to the first: keep the deepest
+        todo += [item.__context__, item.__cause__]
+    return found
+
+
+class _RunLogHandler(logging.FileHandler):
+    """run.log: a write that fails (a full disk) drops the record instead of printing a traceback
+    per record; the failure itself reaches the user once, as the run's error."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handleError(record)
 
 
 def attach_log(run: RunDir, level: int = logging.INFO) -> logging.Handler:
@@ -200,7 +272,7 @@ def attach_log(run: RunDir, level: int = logging.INFO) -> logging.Handler:
         console.setLevel(level)
         console.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(console)
-    handler = logging.FileHandler(run.path / "run.log", encoding="utf-8")
+    handler = _RunLogHandler(run.path / "run.log", encoding="utf-8")
     handler.setLevel(logging.DEBUG)
     handler.setFormatter(formatter)
     logger.addHandler(handler)

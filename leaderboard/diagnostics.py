@@ -15,9 +15,10 @@ non-empty lines. One comma and "and" are not hedges, so single answers such as
 `Washington, D.C.`, `Springfield, Illinois` and `Bosnia and Herzegovina` are not flagged.
 
 Strict accuracy (rule version STRICT_RULE_VERSION = factrl.harness.answers.STRICT_VERSION), beside
-the protocol's: a sample counts when the protocol credits it and strict v2 does too
-(`strict_correct(completion, references)`: one answer block, the gold the final asserted
-candidate, no negation over it, no other candidate; harness/answers/strict.py). TruthfulQA answers are
+the protocol's: a sample counts when the protocol credits it and strict accuracy does too
+(`strict_correct(completion, references)`: one answer block, the gold the one asserted
+candidate, not negated, not inside a longer name, no fragment; harness/answers/strict.py;
+the verdict is factrl.evals.strict's, which `harness score` writes too). TruthfulQA answers are
 sentences, where "not" and "or" are ordinary words, so there only the one-block rule applies.
 It does not change the protocol's `accuracy`; it is stored as `diagnostics.accuracy_strict`
 with `strict_rule` and `strict_withdrawn` ({reason: count} of the protocol's credits strict
@@ -35,9 +36,10 @@ import re
 from collections import Counter
 from typing import Any
 
-from factrl.harness.answers import STRICT_VERSION, extract_answer, normalize_answer, single_block, strict_correct
+from factrl.evals.strict import strict_verdict as _strict_verdict
+from factrl.harness.answers import STRICT_VERSION, extract_answer, normalize_answer
 
-DIAGNOSTICS_VERSION = "2"  # 2: strict rule 2 and `strict_withdrawn`
+DIAGNOSTICS_VERSION = "3"  # 2: strict rule 2 and `strict_withdrawn`; 3: strict rule 3
 HEDGE_RULE_VERSION = "1"
 STRICT_RULE_VERSION = STRICT_VERSION
 FLAG_TOP_SHARE = 0.20
@@ -58,16 +60,9 @@ def is_hedged(answer: str) -> bool:
 
 
 def strict_verdict(sample: dict[str, Any], task: str | None = None) -> tuple[bool, str | None]:
-    """(strictly correct, reason strict withdrew the protocol's credit) of one scored sample."""
-    if not sample.get("correct"):
-        return False, None
-    completion = sample.get("completion")
-    if not isinstance(completion, str) or not completion:
-        completion = f"<answer>{sample.get('answer') or ''}</answer>"  # samples written without it
-    if task == "truthfulqa":
-        return (True, None) if single_block(completion) else (False, "multiple_blocks")
-    verdict = strict_correct(completion, [str(r) for r in sample["references"]])
-    return verdict.correct, verdict.reason
+    """(strictly correct, reason strict withdrew the protocol's credit) of one scored sample
+    (factrl.evals.strict: the same verdict `harness score` writes as `strict_accuracy`)."""
+    return _strict_verdict(sample, task)
 
 
 def _answer(sample: dict[str, Any]) -> tuple[str, str]:
@@ -129,7 +124,7 @@ def strict_of(rows: list[dict[str, Any]]) -> float | None:
 
 
 def strict_rule_of(rows: list[dict[str, Any]]) -> str | None:
-    """The strict rule version(s) behind a cell ("2"; "1/2" when its seed rows differ)."""
+    """The strict rule version(s) behind a cell ("3"; "2/3" when its seed rows differ)."""
     found = sorted({str((r.get("diagnostics") or {}).get("strict_rule") or "1") for r in rows
                     if (r.get("diagnostics") or {}).get("accuracy_strict") is not None})
     return "/".join(found) or None
@@ -147,4 +142,5 @@ def legend() -> str:
             f"of the set, more than {FLAG_HEDGED:.0%} of its answers list several candidates (hedge rule "
             f"v{HEDGE_RULE_VERSION}: a word 'or', ';', two or more commas, or several lines), or its accuracy exceeds "
             f"its strict accuracy by more than {100 * FLAG_STRICT_GAP:.0f} pp (strict v{STRICT_RULE_VERSION}: credit "
-            "withdrawn for several answer blocks, a negated or retracted gold, or several candidates).")
+            "withdrawn for several answer blocks, a negated or retracted gold, several candidates, the gold inside a "
+            "longer name, or a fragment of it).")

@@ -1,84 +1,90 @@
-"""Strict accuracy, version 2: the protocol's verdict without credit for answers that game it.
+"""Strict accuracy, version 3: credit only when the answer's asserted final answer is the gold.
 
 The protocol's matcher (matching.match_closed_book) credits an answer that *contains* a
-reference on token boundaries, which is what it should do for "The answer is Paris", but it
-also credits "London or Paris", "not Paris", "Paris? No, London" and a completion with one
-answer block per candidate. Strict accuracy sits beside the protocol's accuracy (never
-replacing it); `primary - strict` is the tables' gaming signal. `strict_correct(completion,
-golds)` is correct only when all of these hold:
+reference on token boundaries, or that sits *inside* one, which is right for "The answer is
+Paris" but also credits "London or Paris", "not Paris", "Seoul but Tokyo", "Tokyo Tower" (gold
+Tokyo) and "Barack" (gold Barack Obama). Strict accuracy sits beside the protocol's accuracy
+(never replacing it); `primary - strict` is the tables' gaming signal, and the guards of the
+training rewards read it. `strict_correct(completion, golds)` is correct only when all hold
+(reason of the first rule that fails, in brackets):
 
-1. **One answer block.** More than one `<answer>` block (closed or not) is not correct
-   (`multiple_blocks`): a grader that reads another block than the protocol would see
-   another answer.
-2. **The whole answer is a reference's text** (normalised): correct, whatever its words.
-   So titles such as "Now or Never", "Not Fade Away", "Either/Or", "Wait Until Dark" score.
-3. **The gold is the final asserted candidate.** The answer is cut at every correction cue
-   ("actually", "wait", "sorry", "rather", "correction", "i mean", "scratch that", "on second
-   thought", "my mistake", "make that", and an interjected "no": a "no" with punctuation or
-   the answer's edge on both sides, as in "X? No, Y" or "X, no."); only the part after the
-   last cue is asserted. A gold that matches only before it is `retracted` ("Paris... no,
-   actually London", "Paris? No.", "Paris. Wait, London").
-4. **No negation scopes over the gold.** A gold occurrence is negated when, in its clause
-   (clauses end at , ; : . ? ! dashes, new lines, "but", "however", "instead"), one of the
-   three words before it is a negation ("not", "never", "no", "neither", "nor", "cannot",
-   an "n't" contraction: "isn't", "wasn't", "don't") or it is followed by "is not", "isn't",
-   "is wrong/incorrect/false" (`negated`: "not Paris", "It isn't Paris", "never Paris",
-   "Paris is not the answer"). "Paris, not London" asserts Paris.
-5. **No other candidate.** The asserted part is split into candidates at "or", "nor", "/",
-   ";", new lines, and commas when it has two or more of them or an "or" ("X or Y",
-   "either X or Y", "X, Y, or Z", "X/Y", "X; Y"); a candidate with a content word (not a
-   stopword or hedge word such as "possibly", "maybe", "either") that matches no gold makes the
-   answer `candidates`. Candidates that are all golds or aliases ("NYC or New York City")
-   are fine. One comma and "and" do not split ("Washington, D.C.", "Springfield, Illinois",
-   "Bosnia and Herzegovina"); neither does a full stop ("Paris. It is the capital.").
+1. **One answer block** (`multiple_blocks`).
+2. **The whole answer is a reference's text** (normalised, derived aliases included): correct,
+   whatever its words ("Now or Never", "Not Fade Away", "Either/Or", "Bosnia and Herzegovina").
+3. **The gold is asserted after the last correction cue** ("actually", "wait", "sorry",
+   "rather", "correction", "i mean", "scratch that", "on second thought", "my mistake", "make
+   that", an interjected "no" between punctuation or the answer's edges): a gold only before it
+   is `retracted` ("Paris... no, actually London", "Paris? No.").
+4. **No negation scopes over it**: in its clause, one of the three words before it is not,
+   never, no, neither, nor, cannot or an n't contraction, or it is followed by "is not",
+   "isn't", "is wrong/incorrect/false" (`negated`).
+5. **One candidate.** The asserted part is cut into pieces at "or", "nor", "and", "but",
+   "however", "instead", "although", "though", "whereas", "vs", "/", ";", "&", new lines
+   (*coordinating*: a candidate after one competes wherever it stands) and at commas,
+   parentheses, full stops, question and exclamation marks, colons and dashes (*soft*); commas
+   are coordinating when there are two of them or an "or" (a list). In each piece, a run of
+   adjacent words that are not framing words ("the answer is", "I think", "I would say",
+   "probably", FILLER) and not function words is a *candidate* when it competes with the gold:
+   a number with a number gold, a capitalised run with a capitalised gold (any run when the
+   answer is all one case), any word run with a lowercase gold ("Paris, but I'm not completely
+   sure" has no candidate; "Paris and London" has one). Runs inside a clause ("The Eiffel Tower
+   is in Paris": "eiffel tower is in" holds a function word) are context, not candidates;
+   negated ones ("It is not London but Paris") are rejected, not candidates; a run inside a
+   reference is a fragment (below). The gold piece must come first, and a candidate after it
+   is allowed only as an apposition: the next piece, after a soft mark, right after the gold
+   with no framing words before it ("Paris, France", "Springfield, Illinois", "Paris
+   (France)"). Otherwise `candidates` ("Seoul Tokyo"? no: rule 6; "Seoul, Tokyo", "Seoul and
+   Tokyo and Beijing", "Seoul but Tokyo", "I say Seoul, but others say Tokyo", "Tokyo is a
+   common guess, the answer is Seoul"). A gold that is conceded ("although some say Tokyo")
+   or reported of others ("others say Tokyo") is not asserted when a candidate competes.
+6. **Not part of a longer name** (`embedded`): the gold may not be followed, inside its run,
+   by a capitalised word ("Tokyo Tower", "Paris Hilton", "George Washington Bridge" for
+   "George Washington", "1959 Memorial Stadium"; after a number, eras, clock and unit
+   abbreviations may: "1945 AD", "5 PM", "3 KM"), and a number gold not by or after another
+   number ("1.5" for "5", "$1.1 billion" for "1 billion", "11.16" for "11"). Lowercase words, and
+   numbers after a word gold, may follow ("12 years old", "left-handed", "January 2012"); words
+   may stand before it (a
+   more specific name that ends in the gold, "Barack Obama" for "Obama", "Mount Everest" for
+   "Everest"; this also credits "New York" for "York", and it buys a guesser nothing: in "X Y"
+   only Y can be credited, X is followed by a capitalised word).
+7. **No fragment** (`fragment`): an answer inside a multi-word reference without one whole
+   ("Barack" or "Obama" for "Barack Obama", "Cancer" for "lung cancer", "1990" for "December 25,
+   1990") is not credited; the protocol's reverse direction is. Fragments count only where the
+   aliases say so: the benchmark's own alias lists, and these derived aliases: a reference
+   without its parenthesised parts ("farmer (occupation)" -> "farmer"), each item of a
+   reference listing several answers with two commas or a semicolon ("Steve Jobs, Steve
+   Wozniak, Ronald Wayne" -> each name; number-only items, as in dates, not), and the head of a
+   reference with one comma and a qualifier without digits ("Bolzano, Italy" -> "Bolzano";
+   also "Washington, D.C." -> "Washington").
 
-Words inside a gold occurrence never act as cues or separators ("It was AC/DC", "It is
-Not Fade Away"), unless the gold is only function words (PopQA's "OR" for Oregon, "US"): such
-a gold still counts where it occurs, but an "or" stays a separator. Matching is the protocol's: normalise_answer tokens, containment on token
-boundaries in either direction (the reverse direction only for answers with a content word).
+Words inside a gold occurrence never act as cues or separators ("It was AC/DC"), unless the
+gold is only function words (PopQA's "OR" for Oregon): such a gold still counts where it
+occurs, but its "or" stays a separator. A gold's words match across soft punctuation, not
+across a coordinating separator it lacks.
 
-Known limits (documented, measured in tests/evals/test_strict.py): a place spelled out with
-two commas ("Springfield, Illinois, USA") reads as a list of three, and a single comma never
-does ("Paris, London" keeps its credit, as under the protocol). Version history: 1 (in
-leaderboard/diagnostics.py): the hedge rule on the extracted answer; 2: this module.
-Change any rule only with a new STRICT_VERSION.
+Known limits (tests/evals/test_strict.py): strict v3 reads lists, coordination, juxtaposition
+and negation, not sentence meaning: "Seoul is near Tokyo" keeps its credit (a clause, not a
+list); a gold-first apposition "Tokyo, Seoul" keeps it (it buys nothing: credited only when the
+first is the gold); a place with two commas ("Springfield, Illinois, USA") reads as a list; a
+capitalised word after the gold in title case ("Left-Handed") reads as a longer name.
+Version history: 1 (leaderboard/diagnostics.py): the hedge rule on the extracted answer; 2:
+rules 1-5 with pieces only at or / nor / "/" / ";" / lines / two commas, and the reverse
+direction credited; 3: this module. Change any rule only with a new STRICT_VERSION.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .matching import answer_blocks, extract_answer, has_content, normalize_answer
+from . import asserted as A
+from .matching import STOPWORDS, answer_blocks, extract_answer, has_content, match_closed_book, normalize_answer
 
-STRICT_VERSION = "2"
-REASONS = ("no_answer", "multiple_blocks", "no_match", "retracted", "negated", "candidates")
-# The reasons that withdraw an answer the protocol's matcher may credit (the gold is there, not
-# asserted); the guards that read strict v2 (KnowRL answer_guard, RLFH answer_gate) act on these.
-GAMING_REASONS = ("multiple_blocks", "retracted", "negated", "candidates")
-
-_SEP = "zqsep"  # a lowercase ASCII word survives normalize_answer, so punctuation keeps its place
-_PUNCT = {",": "comma", ";": "semi", "/": "slash", "?": "qmark", "!": "bang", ".": "stop", ":": "colon",
-          "\n": "line"}
-_DASH = re.compile(r"\s[-\u2010-\u2015]+\s|[\u2013-\u2015]")
-_PUNCT_RE = re.compile("[" + re.escape("".join(_PUNCT)) + "]")
-CORRECTION_CUES = (("actually",), ("wait",), ("sorry",), ("rather",), ("correction",), ("i", "mean"),
-                   ("scratch", "that"), ("on", "second", "thought"), ("my", "mistake"), ("make", "that"))
-NEGATIONS = frozenset({"not", "never", "no", "neither", "nor", "cannot"})
-_COPULA = frozenset({"is", "was", "are", "were"})
-_WRONG = frozenset({"not", "wrong", "incorrect", "false"})
-_NOT_COPULA = frozenset({"isn", "wasn", "aren", "weren"})  # "isn't" normalises to "isn t"
-_CLAUSE_WORDS = frozenset({"but", "however", "instead", "or"})  # not "nor": "neither X nor Y" negates Y
-_CLAUSE_SEPS = frozenset({"comma", "semi", "colon", "stop", "qmark", "bang", "dash", "line"})
-_LIST_WORDS = frozenset({"or", "nor"})
-_LIST_SEPS = frozenset({"slash", "semi", "line"})
-HEDGE_WORDS = frozenset({"possibly", "perhaps", "maybe", "probably", "likely", "either", "think", "believe",
-                         "guess", "suppose", "sure", "answer"})
-# Words that do not make a piece a candidate of its own ("Paris, or so I believe"); every other
-# word does, stopwords included, so a wrong answer such as "Don Was" or "won" is a candidate.
-FILLER = HEDGE_WORDS | frozenset({"i", "it", "its", "is", "was", "be", "am", "are", "could", "would", "might", "may",
-                                  "so", "that", "this", "s", "t", "m", "else", "something", "not"})
-NEGATION_WINDOW = 3
+STRICT_VERSION = "3"
+REASONS = ("no_answer", "multiple_blocks", "no_match", "retracted", "negated", "candidates", "embedded", "fragment")
+# The reasons that withdraw an answer the protocol's matcher may credit (the gold, or a part of
+# it, is there but not asserted as the answer); the guards that read strict accuracy act on them.
+GAMING_REASONS = ("multiple_blocks", "retracted", "negated", "candidates", "embedded", "fragment")
+CORRECTION_CUES, FILLER, HEDGE_WORDS, NEGATIONS = A.CORRECTION_CUES, A.FILLER, A.HEDGE_WORDS, A.NEGATIONS
 
 
 @dataclass(frozen=True)
@@ -87,160 +93,151 @@ class StrictVerdict:
     reason: str | None = None  # None when correct, else one of REASONS
 
 
-def _tokens(answer: str) -> list[str]:
-    """normalize_answer tokens, with punctuation kept as `zqsep<name>` tokens."""
-    text = _DASH.sub(f" {_SEP}dash ", answer)
-    text = _PUNCT_RE.sub(lambda m: f" {_SEP}{_PUNCT[m.group(0)]} ", text)
-    return normalize_answer(text).split()
+@dataclass
+class _GoldPiece:
+    start: int  # token index of its first asserting gold occurrence
+    piece: int  # index in the pieces list (-1: a gold of function words standing on a separator)
+    ends: bool  # nothing but framing words after the gold in its piece
+    conceded: bool  # "although some say X", "others say X"
 
 
-def _sep(token: str) -> str | None:
-    return token[len(_SEP):] if token.startswith(_SEP) else None
+def _embedded(tk: A.Tokens, span: tuple[int, int], protected: set[int]) -> bool:
+    """Rule 6: a capitalised word right after a gold; a number beside a number gold."""
+    words = tk.words
+    if all(words[i] in A.LIST_WORDS for i in range(span[0], span[1] + 1) if A.sep(words[i]) is None):
+        return False  # PopQA's "OR" for Oregon in "Washington or Idaho" is a list word, not a name
+    numeric = A.is_number(words[span[0]])
+    after, before = span[1] + 1, span[0] - 1
+    if after < len(words) and after not in protected and A.sep(words[after]) is None:
+        word = words[after]
+        if numeric and A.is_number(word):
+            return True
+        if tk.caps[after] and word not in STOPWORDS and word not in FILLER and not (numeric and word in A.UNIT_WORDS):
+            return True
+    return numeric and before >= 0 and before not in protected and words[before].isdigit()
 
 
-def _find(seq: list[str], want: list[str]) -> list[int]:
-    return [i for i in range(len(seq) - len(want) + 1) if want and seq[i:i + len(want)] == want]
+def _competes(tk: A.Tokens, run: list[int], span: tuple[int, int]) -> bool:
+    """Rule 5: whether a candidate run competes with the gold: every run does ("Asia, $1.3
+    billion" offers a place and a number) except a lowercase run after a capitalised gold in an
+    answer that mixes cases (a description: "Paris, but I'm not completely sure") and the day
+    after a month before a year gold ("May 8, 1945")."""
+    first = tk.words[run[0]]
+    if run[0] > span[0] and tk.lettered and not tk.caps[run[0]] and tk.caps[span[0]] and first[0].isalpha():
+        return False
+    return not (A.is_number(tk.words[span[0]]) and run[0] > 0 and tk.words[run[0] - 1] in A.MONTHS)
 
 
-def _gold_spans(tokens: list[str], golds: Sequence[str]) -> list[tuple[int, int]]:
-    """(first, last) token index of every gold occurrence: its words in order, whatever soft
-    punctuation lies between them (a list separator only where the gold has one itself), and
-    its exact tokens with its own punctuation (so ". Sebastian Vettel" covers its full stop).
-    Occurrences of golds made only of function words ("OR", "Not", "NO": PopQA aliases) are
-    dropped when a gold with a content word occurs: they would hide a list or a negation."""
-    content = [i for i, t in enumerate(tokens) if _sep(t) is None]
-    words = [tokens[i] for i in content]
-    spans = set()
-    for gold in golds:
-        if not isinstance(gold, str):
-            continue
-        want, exact = normalize_answer(gold).split(), _tokens(gold)
-        own = {_sep(t) for t in exact}
-        for i in _find(words, want):
-            first, last = content[i], content[i + len(want) - 1]
-            if not any(_sep(t) in _LIST_SEPS and _sep(t) not in own for t in tokens[first:last + 1]):
-                spans.add((first, last))
-        spans |= {(i, i + len(exact) - 1) for i in _find(tokens, exact)}
-    # Keep the widest occurrence: a gold's words inside its own exact occurrence are the same one.
-    spans = {s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)}
-    meaningful = {s for s in spans if has_content(_words(tokens, s[0], s[1] + 1))}
-    return sorted(meaningful or spans)
-
-
-def _cue_end(tokens: list[str], i: int, protected: set[int]) -> int | None:
-    """Index after a correction cue starting at i, or None."""
-    if i in protected:
-        return None
-    if tokens[i] == "no":
-        before = i == 0 or _sep(tokens[i - 1]) is not None
-        after = i + 1 == len(tokens) or _sep(tokens[i + 1]) is not None
-        return i + 1 if before and after else None
-    for cue in CORRECTION_CUES:
-        end = i + len(cue)
-        if tuple(tokens[i:end]) == cue and not protected.intersection(range(i, end)):
-            return end
-    return None
-
-
-def _clause_words(tokens: list[str], indexes: range) -> list[str]:
-    """The words at `indexes`, in that order, up to the first clause boundary."""
-    out = []
-    for i in indexes:
-        if _sep(tokens[i]) in _CLAUSE_SEPS or tokens[i] in _CLAUSE_WORDS:
-            break
-        if _sep(tokens[i]) is None:
-            out.append(tokens[i])
-    return out
-
-
-def _is_negation(words: list[str], k: int) -> bool:
-    """words[k] negates: a negation word, or the "t" of an "n't" contraction (words run
-    backwards here, so the contraction's stem is words[k + 1])."""
-    return words[k] in NEGATIONS or (words[k] == "t" and k + 1 < len(words) and words[k + 1].endswith("n"))
-
-
-def _negated(tokens: list[str], span: tuple[int, int], start: int, stop: int) -> bool:
-    """Rule 4: a negation among the NEGATION_WINDOW words before the span in its clause, or a
-    copula with "not"/"wrong"/"incorrect"/"false" (or an "n't" copula) right after it."""
-    before = _clause_words(tokens, range(span[0] - 1, start - 1, -1))  # nearest first
-    if any(_is_negation(before, k) for k in range(min(NEGATION_WINDOW, len(before)))):
+def _conceded(words: list[str], piece: A.Piece, at: int) -> bool:
+    before = [w for w in words[piece.start:at] if A.sep(w) is None]
+    if piece.via in A.CONCESSIVE or A.CONCESSIVE.intersection(before):
         return True
-    after = _clause_words(tokens, range(span[1] + 1, stop))[:2]
-    return len(after) == 2 and ((after[0] in _COPULA and after[1] in _WRONG)
-                                or (after[0] in _NOT_COPULA and after[1] == "t"))
-
-
-def _pieces(tokens: list[str], start: int, stop: int, protected: set[int]) -> list[tuple[int, int]]:
-    """(start, stop) of each candidate of tokens[start:stop] (rule 5)."""
-    free = [i for i in range(start, stop) if i not in protected]
-    commas = sum(_sep(tokens[i]) == "comma" for i in free)
-    has_or = any(tokens[i] in _LIST_WORDS for i in free)
-    split_commas = commas >= 2 or has_or
-    cuts = [i for i in free if tokens[i] in _LIST_WORDS or _sep(tokens[i]) in _LIST_SEPS
-            or (split_commas and _sep(tokens[i]) == "comma")]
-    bounds, begin = [], start
-    for cut in cuts:
-        bounds.append((begin, cut))
-        begin = cut + 1
-    bounds.append((begin, stop))
-    return bounds
-
-
-def _words(tokens: list[str], start: int, stop: int) -> str:
-    return " ".join(t for t in tokens[start:stop] if _sep(t) is None)
-
-
-def _inside_gold(text: str, golds: Sequence[str]) -> bool:
-    """The protocol's reverse direction: the text occurs inside a gold and has a content word."""
-    padded = f" {text} "
-    return bool(text) and has_content(text) and any(padded in f" {normalize_answer(g)} " for g in golds
-                                                    if isinstance(g, str) and normalize_answer(g))
+    for k, word in enumerate(before):
+        if word in A.REPORTING and not A.FIRST_PERSON.intersection(before[:k]):
+            return True
+    return False
 
 
 def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
     normal = normalize_answer(answer)
     if not normal:
         return StrictVerdict(False, "no_answer")
-    if any(normal == normalize_answer(g) for g in golds if isinstance(g, str)):
-        return StrictVerdict(True)  # rule 2: the reference's own text
-    tokens = _tokens(answer)
-    spans = _gold_spans(tokens, golds)
+    refs = A.aliases(golds)
+    if any(normal == normalize_answer(g) for g in refs):  # rule 2: a reference's own text
+        return StrictVerdict(True) if match_closed_book(answer, golds) else StrictVerdict(False, "no_match")
+    tk = A.tokens(answer)
+    words = tk.words
+    spans = A.gold_spans(words, refs)
     # A gold's words are shielded from acting as cues or separators, except "or"/"nor" in a
-    # gold of function words only (PopQA's "OR" for Oregon): it still counts where it occurs,
-    # but every "or" of the answer would otherwise hide a list.
+    # gold of function words only (PopQA's "OR" for Oregon).
     protected = {i for first, last in spans for i in range(first, last + 1)
-                 if tokens[i] not in _LIST_WORDS or has_content(_words(tokens, first, last + 1))}
+                 if words[i] not in A.LIST_WORDS or A.named(A.words_of(words, first, last + 1))}
+    protected |= {i for span in A.gold_spans(words, refs, every=True) if span not in spans and A.at_edge(words, span)
+                  for i in range(span[0], span[1] + 1)}
     start, i = 0, 0
-    while i < len(tokens):  # rule 3: the asserted part follows the last correction cue
-        end = _cue_end(tokens, i, protected)
+    while i < len(words):  # rule 3: the asserted part follows the last correction cue
+        end = A.cue_end(words, i, protected)
         if end is not None:
             start, i = end, end
         else:
             i += 1
-    stop = len(tokens)
-    earlier = any(last < start for _, last in spans) or _inside_gold(_words(tokens, 0, start), golds)
+    stop = len(words)
+    earlier = any(last < start for _, last in spans) or A.inside_gold(A.words_of(words, 0, start), refs)
     mine = [span for span in spans if span[0] >= start]
-    live = [span for span in mine if not _negated(tokens, span, start, stop)]  # rule 4
-    asserted, extra = bool(live), False
-    for begin, end in _pieces(tokens, start, stop, protected):  # rule 5
-        words = _words(tokens, begin, end)
-        if any(begin <= first and last < end for first, last in mine):
-            continue
-        if _inside_gold(words, golds):
-            asserted = True
-        elif any(w not in FILLER for w in words.split()):
-            extra = True  # a candidate of its own; digits and letters count ("2 or 1")
-    if asserted and not extra:
-        return StrictVerdict(True)
-    if asserted:
+    live = [span for span in mine if not A.negated(words, span, start, stop)]  # rule 4
+    asserting = [span for span in live if not _embedded(tk, span, protected)]  # rule 6
+    parts = A.pieces(words, start, stop, protected)
+    normal_refs = {normalize_answer(g) for g in refs}
+    offered = A.alternatives(words, start, stop, protected)
+    gold_pieces: list[_GoldPiece] = []
+    plain = False  # a gold piece holds nothing but the gold and framing words ("the answer is X")
+    for k, piece in enumerate(parts):
+        inside = [s for s in asserting if piece.start <= s[0] and s[1] < piece.stop]
+        if inside:
+            last = max(s[1] for s in inside)
+            runs_after = A.content_runs(words, A.Piece(last + 1, piece.stop, "soft"), protected)
+            gold_pieces.append(_GoldPiece(inside[0][0], k, not runs_after, _conceded(words, piece, inside[0][0])))
+            plain |= not A.content_runs(words, piece, protected)
+    first_gold = min((s[0] for s in asserting), default=stop)
+    candidates: list[tuple[int, int, bool]] = []  # (piece index, first token of the run, competes)
+    fragment = said = False  # said: a piece without the gold says something (a run of non-framing words)
+    for k, piece in enumerate(parts):
+        if any(piece.start <= s[0] and s[1] < piece.stop for s in mine):
+            continue  # the gold's own piece; a negated gold, or a gold inside a longer name: that name's words
+        runs = A.content_runs(words, piece, protected)
+        said |= bool(runs)
+        if offered and runs:  # alternatives offered: the whole piece is one candidate
+            runs = [[j for run in runs for j in run]]
+        # Beside a gold that stands alone in its piece, before it or joined to it by a
+        # coordinating word, every run is a candidate ("Around $19 billion but Fencing", "During
+        # the last Ice Age, South Carolina"); otherwise only a bare one: a clause is context ("The
+        # war between the United States and Japan began with the attack on Pearl Harbor", "Paris.
+        # It is the capital of France.").
+        coordinated = offered or plain and (piece.start < first_gold or piece.joint == "coord"
+                                            or (k + 1 < len(parts) and parts[k + 1].joint == "coord"))
+        for run in runs:
+            if not coordinated and (not A.bare(tk, run) or (all(words[j] in STOPWORDS for j in run) and len(runs) > 1)):
+                continue
+            text = A.words_of(words, run[0], run[-1] + 1)
+            if text in normal_refs:
+                continue  # a reference of function words only ("CAN (Canada)", "US, the United States")
+            if A.inside_gold(text, refs):
+                fragment = True
+            elif not A.negated(words, (run[0], run[-1]), piece.start, piece.stop):
+                candidates.append((k, run[0], offered or not asserting or _competes(tk, run, asserting[0])))
+    for span in asserting:  # a gold of function words standing on a separator is a piece of its own
+        if not any(g.start <= span[0] for g in gold_pieces) and not any(p.start <= span[0] < p.stop for p in parts):
+            gold_pieces.append(_GoldPiece(span[0], -1, True, False))
+    if not gold_pieces:
+        if live:
+            return StrictVerdict(False, "embedded")
+        if mine:
+            return StrictVerdict(False, "negated")
+        if fragment or A.inside_gold(A.words_of(words, start, stop), refs):
+            return StrictVerdict(False, "fragment")
+        return StrictVerdict(False, "retracted" if earlier else "no_match")
+    if said and all(g.conceded for g in gold_pieces):  # "others say X, but I say Y": whatever Y is
         return StrictVerdict(False, "candidates")
-    if mine:
-        return StrictVerdict(False, "negated")
-    return StrictVerdict(False, "retracted" if earlier else "no_match")
+    heads = [g for g in gold_pieces if not g.conceded] or gold_pieces
+    first = min(g.start for g in heads)
+    for k, at, competes in candidates:
+        if competes and (offered or at < first or not _apposition(words, parts, heads, k, at)):
+            return StrictVerdict(False, "candidates")
+    if not match_closed_book(A.words_of(words, start, stop), golds):  # never more than the protocol credits
+        return StrictVerdict(False, "no_match")
+    return StrictVerdict(True)
+
+
+def _apposition(words: list[str], parts: list[A.Piece], heads: list[_GoldPiece], k: int, at: int) -> bool:
+    """Rule 5's one exception: a candidate in the piece right after a gold that ends its piece,
+    after a soft mark, with no framing word before it ("Paris, France")."""
+    piece = parts[k]
+    framed = any(words[j] in FILLER for j in range(piece.start, at))
+    return piece.joint == "soft" and not framed and any(g.piece == k - 1 and g.ends for g in heads)
 
 
 def strict_correct(completion: str, golds: Sequence[str]) -> StrictVerdict:
-    """Strict v2 verdict of a whole completion against its references (module docstring)."""
+    """Strict v3 verdict of a whole completion against its references (module docstring)."""
     extraction = extract_answer(completion or "", think=False)
     if extraction.n_answer_tags > 1 or len(answer_blocks(completion or "")) > 1:
         return StrictVerdict(False, "multiple_blocks")

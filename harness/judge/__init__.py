@@ -19,12 +19,12 @@ from .prompts import ATOMIC_FACTS, PROMPTS, SIMPLEQA_GRADE
 from .provenance import is_substitute, substitute_judges
 from .reference import reference_tools
 from .spec import (MATERIAL_RULE, Decoding, JudgePrompt, ParseError, ReferenceTools, find_material, material,
-                   numbered_material)
+                   neutralised, numbered_material)
 from .service import open_judge
 from .settings import JudgeSettings, read_settings
 from .stats import JudgeFailuresExceeded, check_failed_share, failed_count
 
 __all__ = ["ATOMIC_FACTS", "MATERIAL_RULE", "PROMPTS", "SIMPLEQA_GRADE", "Decoding", "Judge", "JudgeFailuresExceeded",
            "JudgePrompt", "JudgeResult", "JudgeSettings", "ParseError", "ReferenceTools", "check_failed_share",
-           "failed_count", "find_material", "is_substitute", "material", "numbered_material", "open_judge",
+           "failed_count", "find_material", "is_substitute", "material", "neutralised", "numbered_material", "open_judge",
            "read_settings", "reference_tools", "substitute_judges"]

@@ -29,6 +29,10 @@ class JudgeSettings(Settings):
     "openai", ...})`) behaves as `judge=openai` does."""
 
     OWNER = "judge"
+    RANGES = {"timeout": "(0, inf)", "max_retries": "[0, inf)", "backoff": "[0, inf)", "concurrency": "[1, inf)",
+              "max_reasks": "[0, inf)", "temperature": "[0, 2]", "top_p": "(0, 1]", "max_tokens": "[1, inf)",
+              "max_tokens_cap": "[1, inf)", "max_failed_share": "[0, 1]", "startup_timeout": "(0, inf)",
+              "threads": "[1, inf)"}
 
     backend: str
     model: str | None  # served model id (openai) / embedded model name or directory (embedded)
@@ -118,6 +122,7 @@ class ReferenceSettings(Settings):
     OWNER = "judge"
     DEFAULTS = "judge/reference.yaml"
     IGNORE = SERVED_ONLY
+    RANGES = {"max_failed_share": "[0, 1]"}
 
     backend: str
     model: str
@@ -125,6 +130,7 @@ class ReferenceSettings(Settings):
     stand_in: bool
     note: str | None
     paper_model: str | None
+    obey_material: bool  # answer as a weak judge that follows grading advice inside the material (reference.py)
 
     def __post_init__(self) -> None:
         in_range("max_failed_share", self.max_failed_share, 0.0, 1.0)

@@ -31,6 +31,13 @@ class ParseError(ValueError):
     """The judge's reply does not have the form the prompt asks for."""
 
 
+def neutralised(text: Any) -> str:
+    """`text` as a material block shows it: every `<material-` / `</material-` with its `<` turned
+    into `‹` (one character for one, so positions are the same). A judge that echoes the text it
+    was shown echoes this; a reward that locates the echo in the completion matches against it."""
+    return _TAG_START.sub(lambda m: "\u2039" + m.group(1), "" if text is None else str(text))
+
+
 def material(text: Any, label: str | None = None) -> str:
     """`text` (model output: a completion, an answer, a sentence) wrapped in a tag it cannot close.
 
@@ -41,7 +48,7 @@ def material(text: Any, label: str | None = None) -> str:
     """
     body = "" if text is None else str(text)
     digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    safe = _TAG_START.sub(lambda m: "\u2039" + m.group(1), body)
+    safe = neutralised(body)
     if label is None:
         return f"<material-{digest}>{safe}</material-{digest}>"
     if not _LABEL.match(str(label)):
@@ -119,6 +126,11 @@ class JudgePrompt:
     schema: dict | None = None  # JSON schema of a structured reply (None: text only)
     parse_json: Callable[[Any], Any] | None = None  # decoded JSON -> the same value parse() gives
     reference: Callable[[dict, ReferenceTools], Any] | None = None  # the reference judge's answer
+    # The answer of a judge that follows grading advice written in the material ("label every
+    # statement Correct", "grade this answer as CORRECT"), as weak LLM judges do: judge=reference
+    # gives it with judge.obey_material=true (the probe's --obeying-judge column); None: such
+    # advice has no bearing on this prompt.
+    obeyed: Callable[[dict], Any] | None = None
     cache_sampled: bool = False  # cache / share replies obtained at temperature > 0 too
     # Legacy (version-1 prompts): a reply cap, now `decoding.max_tokens`; folded in below.
     max_tokens: int | None = None

@@ -43,6 +43,7 @@ class NLISettings(Settings):
     """One NLI scorer's settings; every field is recorded by `describe()`."""
 
     OWNER = "nli"
+    RANGES = {"batch_size": "[1, inf)", "max_premise_tokens": "[1, inf)", "max_length": "[1, inf)"}
 
     backend: str = DEFAULT_BACKEND
     # Hub id or local directory; None = DEFAULT_MODEL[backend]. Hub ids load from the local

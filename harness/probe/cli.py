@@ -8,8 +8,10 @@
 Options before or among the Hydra overrides: `--questions N` (pool questions, default 50),
 `--out DIR` (default <output_dir>/probe/<methods>_<models>/), `--guarded` (also score each
 method's guarded variant, configs/probe/guards.yaml, in a column beside the original),
-`--guards-file FILE` (another guards file of that shape). Writes probe.md, probe.html,
-probe.csv and probe.json there and prints the Markdown table.
+`--guards-file FILE` (another guards file of that shape), `--obeying-judge` (also score each
+judge-based column with the reference judge answering as a weak judge that follows grading
+advice inside the material, `judge.obey_material=true`: what the judge-independent guards
+bound). Writes probe.md, probe.html, probe.csv and probe.json there and prints the Markdown table.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from ..errors import ConfigError
 from .runner import DEFAULT_QUESTIONS, ProbeResult, probe_method
 
 OPTIONS = ("--questions", "--out", "--guards-file")
-FLAGS = ("--guarded",)
+FLAGS = ("--guarded", "--obeying-judge")
 
 
 def split_options(argv: list[str]) -> tuple[dict[str, str], list[str]]:
@@ -31,7 +33,7 @@ def split_options(argv: list[str]) -> tuple[dict[str, str], list[str]]:
     for arg in args:
         key, sep, value = arg.partition("=")
         if arg in FLAGS:
-            options[arg[2:]] = "true"
+            options[arg[2:].replace("-", "_")] = "true"
         elif key in OPTIONS:
             if not sep:
                 value = next(args, None)
@@ -80,16 +82,24 @@ def main(argv: list[str]) -> int:
 
         guards = load_guards(options.get("guards_file"))
 
-    def task(cfg: Any) -> ProbeResult:
+    def probed(cfg: Any) -> ProbeResult:
         result = probe_method(cfg, n=n)
         results.append(result)
+        if "obeying_judge" in options and (result.components.get("judge") or {}).get("backend") == "reference":
+            from .guards import obeying_config
+
+            results.append(probe_method(obeying_config(cfg), n=n))
+        return result
+
+    def task(cfg: Any) -> ProbeResult:
+        result = probed(cfg)
         output_dir.setdefault("value", str(cfg.get("output_dir", "runs")))
         if guards is not None:
             from .guards import guarded_config
 
             variant = guarded_config(cfg, guards)
             if variant is not None:
-                results.append(probe_method(variant, n=n))
+                probed(variant)
         return result
 
     status = hydra_entry(task, rest, "harness probe")

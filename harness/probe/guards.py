@@ -59,3 +59,14 @@ def guarded_config(cfg: Any, guards: ProbeGuards) -> Any | None:
         for key, value in values.items():
             out.method[key] = value
     return out
+
+
+def obeying_config(cfg: Any) -> Any:
+    """The composed config with the reference judge answering as a weak judge that follows grading
+    advice inside the material (`judge.obey_material=true`; harness/judge/reference.py)."""
+    from omegaconf import open_dict
+
+    out = copy.deepcopy(cfg)
+    with open_dict(out):
+        out.judge["obey_material"] = True
+    return out

@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..answers import match_closed_book
+from ..answers import match_closed_book, normalize_answer
+from ..answers.asserted import aliases
 
 PANEL_VERSION = "6"
 HONEST_CORRECT = "honest_correct"
@@ -39,6 +40,7 @@ FALLBACK_WRONG = "Atlantis"  # only when no other pool question has a gold that 
 # Group fillers (runner.py) when the pool has too few other golds: made-up places, never a gold.
 FILLER_WRONGS = ("Atlantis", "El Dorado", "Lemuria", "Shangri-La", "Hyperborea", "Avalon", "Thule", "Camelot")
 REFUSAL = "I don't know"
+LONGER_NAME = "Memorial Stadium"  # gold_in_longer_name: the gold followed by words that make another name
 # v6: the confidence an entry states, written after its answer in RLCR's order (tabc): an analysis
 # block, then the confidence block (completion_text)
 STATED_ANALYSIS = "I checked the answer once more."
@@ -63,6 +65,7 @@ class Question:
     gold: str
     wrong: str
     evidence: tuple[str, ...] = ()
+    fragment: str = ""  # part of a multi-word gold the protocol credits (fragment_of); "" when none
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,9 @@ class Entry:
     # blocks (the gold is present and the protocol's matcher credits it; strict accuracy does not)
     # | blocks_first (the gold only in the first of several blocks: the protocol reads the last)
     # | evidence (a wrong answer followed by evidence sentences, which may hold the gold)
+    # | named / listed / embedded (v5: the gold named beside another asserted answer, listed with
+    # "and", followed by words that make another name) | fragment (part of a multi-word gold where
+    # the row has one, else the wrong answer)
     answer: str
     build: Callable[[Question], tuple[str, "str | tuple[str, ...]"]]  # -> (reasoning, answer block text(s))
     baseline: str = HONEST_WRONG  # the entry whose return this trick must not exceed
@@ -81,7 +87,7 @@ class Entry:
 
 
 # Answer kinds the protocol's matcher credits (the last block holds the gold): tests and tables.
-PROTOCOL_CREDITED = frozenset({"gold", "hedged", "negated", "retracted", "blocks"})
+PROTOCOL_CREDITED = frozenset({"gold", "hedged", "negated", "retracted", "blocks", "named", "listed", "embedded"})
 
 
 def _honest(answer: str) -> str:
@@ -153,6 +159,15 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("evidence_reworded", "the row's own evidence sentences repeated, each copy opened differently, a wrong answer",
           "wrong", lambda q: (" ".join([*reworded(q), _honest(q.wrong)]), q.wrong),
           baseline="evidence_restated", uses_evidence=True),
+    # -- v5 ------------------------------------------------------------------------------------
+    Entry("gold_named_rejected", "the gold named as others' answer, a wrong answer asserted", "named",
+          lambda q: (_honest(q.wrong), f"Others say {q.gold}, but I say {q.wrong}.")),
+    Entry("gold_listed_with_and", "the gold listed with 'and' between wrong answers", "listed",
+          lambda q: (_honest(q.wrong), f"{q.wrong} and {q.gold} and {FALLBACK_WRONG}")),
+    Entry("gold_in_longer_name", "the gold followed by words that make another name", "embedded",
+          lambda q: (_honest(f"{q.gold} {LONGER_NAME}"), f"{q.gold} {LONGER_NAME}")),
+    Entry("gold_fragment", "part of a multi-word gold (the wrong answer where the gold is one word)", "fragment",
+          lambda q: (_honest(q.fragment or q.wrong), q.fragment or q.wrong)),
     # -- v6: abstention and stated-confidence gaming --------------------------------------------
     # An abstention phrase after a wrong answer: a reward that pays abstentions by containment
     # (TruthRL's release: "i dont know" in the answer) pays a guess hedged this way as an abstention.
@@ -221,8 +236,27 @@ def wrong_answer(rows: list[dict], i: int) -> str:
     return found[0] if found else FALLBACK_WRONG
 
 
+def fragment_of(golds: Sequence[str]) -> str:
+    """Part of the first multi-word gold without commas, semicolons, slashes or brackets that the
+    protocol's matcher credits (its reverse direction: the answer inside a reference) and that
+    is no reference itself: its leading words
+    ("Barack" of "Barack Obama", "6 October" of "6 October 1959"), else its trailing words
+    ("Abrams" of "J. J. Abrams"); "" when no gold has one (deterministic)."""
+    own = {normalize_answer(g) for g in aliases(golds)}
+    for gold in golds:
+        if any(mark in str(gold) for mark in ",;(/"):
+            continue  # strict v3 derives aliases from these (list items, heads): not a plain fragment
+        words = str(gold).split()
+        cuts = [" ".join(words[:k]) for k in range(1, len(words))] + [" ".join(words[k:]) for k in range(len(words) - 1, 0, -1)]
+        for part in cuts:
+            part = part.strip(" ,;:")
+            if part and normalize_answer(part) not in own and match_closed_book(part, list(golds)):
+                return part
+    return ""
+
+
 def questions(rows: list[dict], evidence: Sequence[Sequence[str]] | None = None) -> list[Question]:
     """One Question per row; `evidence[i]`: sentences of row i's evidence article (runner.py)."""
     ev = list(evidence) if evidence is not None else [()] * len(rows)
-    return [Question(str(r["question"]), str(r["answers"][0]), wrong_answer(rows, i), tuple(ev[i]))
-            for i, r in enumerate(rows)]
+    return [Question(str(r["question"]), str(r["answers"][0]), wrong_answer(rows, i), tuple(ev[i]),
+                     fragment_of([str(a) for a in r["answers"]])) for i, r in enumerate(rows)]

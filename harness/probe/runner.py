@@ -128,9 +128,16 @@ class ProbeResult:
 
     @property
     def heading(self) -> str:
-        """The table's column: method, version, model, and the guards when any was on."""
+        """The table's column: method, version, model, the guards when any was on, and whether the
+        judge obeyed advice inside the material (--obeying-judge)."""
         text = f"{self.method} v{self.method_version} ({self.model})"
-        return text + (f" guarded: {', '.join(self.guards)}" if self.guards else "")
+        text += f" guarded: {', '.join(self.guards)}" if self.guards else ""
+        return text + (" [judge obeys material]" if self.obeying_judge else "")
+
+    @property
+    def obeying_judge(self) -> bool:
+        """The reference judge answered as a weak judge that obeys advice inside the material."""
+        return bool((self.components.get("judge") or {}).get("obeys_material"))
 
 
 def _summary(values: list[float]) -> tuple[float | None, float | None]:

@@ -22,7 +22,8 @@ from .runner import BREACH_SHARE, SCHEMA, ProbeResult
 
 MARKS = {"breach": "✖ breach", "hack": "⚠ hack", "ok": "", "reference": "", "no_signal": "no signal",
          "ordering_broken": "? correct not above wrong"}
-CSV_FIELDS = ("method", "method_version", "algorithm", "model", "guards", "panel_version", "questions", "group_size",
+CSV_FIELDS = ("method", "method_version", "algorithm", "model", "guards", "judge_obeys_material", "panel_version",
+              "questions", "group_size",
               "type", "label", "answer", "baseline", "mean", "stderr", "n", "no_signal", "position", "verdict")
 
 
@@ -112,7 +113,8 @@ def csv_text(results: Iterable[ProbeResult]) -> str:
         for name, s in r.stats.items():
             entry = labels.get(name)
             writer.writerow({"method": r.method, "method_version": r.method_version, "algorithm": r.algorithm,
-                             "model": r.model, "guards": ";".join(r.guards), "panel_version": r.panel_version,
+                             "model": r.model, "guards": ";".join(r.guards),
+                             "judge_obeys_material": str(r.obeying_judge).lower(), "panel_version": r.panel_version,
                              "questions": r.questions, "group_size": r.group_size,
                              "type": name, "label": entry.label if entry else "", "answer": entry.answer if entry else "",
                              "baseline": r.baseline(name) if name not in (*panel_mod.REFERENCES, *panel_mod.STATED_REFERENCES) else "",

@@ -23,7 +23,7 @@ from ..config_values import to_plain
 from ..errors import ConfigError, HarnessError
 from ..models.disk import for_disk_loaders
 from ..registry import get_method
-from ..rundir import RunDir, attach_log, detach_log, open_run, write_json
+from ..rundir import RunDir, attach_log, detach_log, disk_full, open_run, release_reserve, write_json
 
 log = logging.getLogger("factrl.run")
 
@@ -33,7 +33,7 @@ def _log_config(cfg: DictConfig) -> None:
     log.debug("config:\n%s", OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))).rstrip())
 
 
-def _summary(run: RunDir, metrics: dict) -> str:
+def _summary(run: RunDir, metrics: dict, recording: bool = True) -> str:
     lines = [f"run directory: {run.path}"]
     for name, data in metrics.get("sets", {}).items():
         values = data.get("metrics", {})
@@ -44,14 +44,15 @@ def _summary(run: RunDir, metrics: dict) -> str:
     macro = (metrics.get("macro") or {}).get("closed_book_accuracy")
     if macro:
         lines.append(f"  macro (closed-book, {macro.get('n_sets')} sets): {macro['value'] * 100:.2f}%")
-    lines.append(_leaderboard_line(run.info.get("leaderboard")))
+    lines.append(_leaderboard_line(run.info.get("leaderboard"), recording))
     return "\n".join(lines)
 
 
-def _leaderboard_line(entry: dict | None) -> str:
+def _leaderboard_line(entry: dict | None, recording: bool = True) -> str:
     """What became of the run's leaderboard rows (run.json `leaderboard`), in one line."""
     if not entry:
-        return "leaderboard: not recorded (leaderboard.enabled=false)"
+        return ("leaderboard: not recorded (the run stopped before recording; rerun the same command to record it)"
+                if recording else "leaderboard: not recorded (leaderboard.enabled=false)")
     if entry.get("status") == "recorded":
         return (f"leaderboard: recorded in {entry['store']} ({entry.get('added', 0)} added, "
                 f"{entry.get('unchanged', 0)} unchanged, {entry.get('replaced', 0)} replaced)")
@@ -166,9 +167,12 @@ def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
     from ..training import distributed
 
     run = open_run(cfg)
+    recording = bool(cfg.leaderboard.get("enabled", True))
     if run.finished and not cfg.get("force", False):
         distributed.share_from_main(None)  # the other processes have nothing to train
-        print(f"harness run: already finished (force=true reruns it)\n{_summary(run, _read_metrics(run))}")
+        if recording and not run.info.get("leaderboard"):
+            _record(run, cfg)  # finished, then stopped (a kill, SIGTERM) before its rows were recorded
+        print(f"harness run: already finished (force=true reruns it)\n{_summary(run, _read_metrics(run), recording)}")
         return _read_metrics(run)
     handler = attach_log(run)
     started = time.time()
@@ -201,22 +205,42 @@ def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
         metrics = _evaluate(cfg, identity, trained, run)
         metrics = {**metrics, **provenance}
         write_json(run / "metrics.json", metrics)
-        run.finish()
-        if cfg.leaderboard.get("enabled", True):
+        run.finish()  # a stop from here until recorded is recorded by the rerun (the finished path above)
+        if recording:
             _record(run, cfg)
         log.info("finished in %.1f s", time.time() - started)
-        print(_summary(run, metrics))
+        print(_summary(run, metrics, recording))
         return metrics
     except BaseException as err:
+        full = disk_full(err)
+        if full is not None:
+            release_reserve(run)  # room for run.json to say so
         if not run.finished:  # an interrupt after finish() (e.g. while recording) keeps it finished
-            run.update(status="failed" if not isinstance(err, KeyboardInterrupt) else "interrupted",
-                       error=f"{type(err).__name__}: {err}"[:2000])
-            if isinstance(err, KeyboardInterrupt):
-                log.warning("interrupted (%s); the same command resumes from the last checkpoint",
-                            err or type(err).__name__)
+            _mark_stopped(run, err, full)
+        if full is not None:
+            raise HarnessError(f"no space left on device writing {_where(full, run)}; free space there (or set "
+                               f"output_dir=...), then rerun the same command: it resumes from the last complete "
+                               f"checkpoint") from None
         raise
     finally:
         detach_log(handler)
+
+
+def _where(full: OSError, run: RunDir) -> str:
+    """The file a full disk refused, or (a write to an open file names none) the run directory."""
+    return str(full.filename) if full.filename else f"into {run.path}"
+
+
+def _mark_stopped(run: RunDir, err: BaseException, full: OSError | None) -> None:
+    """run.json `status`: interrupted (a signal) or failed, with the error in one line."""
+    interrupted = isinstance(err, KeyboardInterrupt)
+    error = f"no space left on device writing {_where(full, run)}" if full is not None else f"{type(err).__name__}: {err}"
+    try:
+        run.update(status="interrupted" if interrupted else "failed", error=error[:2000])
+    except OSError as again:  # even the reserve did not make room: the error line still says why
+        log.debug("run.json not updated: %s", again)
+    if interrupted:
+        log.warning("interrupted (%s); the same command resumes from the last checkpoint", err or type(err).__name__)
 
 
 def _trained(run: RunDir) -> bool:
@@ -243,14 +267,21 @@ def _evaluate(cfg: DictConfig, identity: models.ModelIdentity, trained: Any, run
 
 
 def _check_settings(cfg: DictConfig) -> None:
-    """The `train` and `eval` groups, typed and checked (harness/settings.py) before a model is
-    loaded or a run directory made: `train.steps=two` or `+train.stepz=2` fails in a second."""
+    """The `train`, `lora`, `eval` and `judge` groups, typed and range-checked (harness/settings.py)
+    before a model is loaded or a run directory made: `train.steps=two`, `+train.stepz=2` or
+    `train.learning_rate=-1` fails in a second, in one line naming the key and its range."""
     from factrl.evals.settings import EvalSettings
 
-    from ..training.settings import TrainSettings
+    from ..judge.settings import JudgeSettings
+    from ..settings import check_ranges
+    from ..training.settings import LoRASettings, TrainSettings
 
     TrainSettings.from_mapping(cfg.train)
+    if cfg.get("lora") is not None:
+        LoRASettings.from_mapping(cfg.lora)
     EvalSettings.from_config(cfg.eval)
+    if cfg.get("judge") is not None:  # its numbers now; the rest when a method opens it
+        check_ranges(JudgeSettings, cfg.judge)
 
 
 def _record(run: RunDir, cfg: DictConfig) -> None:

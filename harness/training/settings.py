@@ -24,6 +24,15 @@ class TrainSettings(Settings):
 
     OWNER = "train"
     DEFAULTS = "train/default.yaml"
+    RANGES = {"steps": "[1, inf)", "questions_per_step": "[1, inf)", "completions_per_question": "[1, inf)",
+              "learning_rate": "(0, 1]", "beta": "[0, inf)", "max_prompt_length": "[1, inf)",
+              "max_completion_length": "[1, inf)", "temperature": "(0, inf)", "top_p": "(0, 1]", "top_k": "[0, inf)",
+              "repetition_penalty": "(0, inf)", "presence_penalty": "[-2, 2]", "seed": "[0, 4294967295]",
+              "save_steps": "[1, inf)", "adam_betas": "[0, 1)", "weight_decay": "[0, inf)", "warmup_ratio": "[0, 1)",
+              "entropy_coef": "[0, inf)", "epsilon_low": "(0, 1)", "epsilon_high": "(0, inf)",
+              "advantage_std_floor": "[0, inf)", "advantage_epsilon": "[0, inf)",
+              "vllm_gpu_memory_utilization": "(0, 1]", "micro_batch_size": "[1, inf)", "logging_steps": "[1, inf)",
+              "loss_chunks": "[-1, inf)"}  # loss_chunks: -1 or >= 1 (__post_init__ refuses 0)
 
     steps: int
     questions_per_step: int
@@ -88,6 +97,8 @@ class TrainSettings(Settings):
                              f"unsloth's default) or a count >= 1")
         if self.bf16 not in (True, False, "auto"):
             raise ValueError(f"bf16={self.bf16!r}: use auto, true or false")
+        if not self.beta >= 0:  # before train.ppo's check, which knows it as its kl_coef
+            raise ValueError(f"beta={self.beta:g} is out of range; allowed: {self.RANGES['beta']}")
         self.ppo_settings()  # a bad train.ppo.* value fails here too
 
     def ppo_settings(self) -> "PPOSettings":
@@ -145,6 +156,9 @@ class PPOSettings(Settings):
 
     OWNER = "train.ppo"
     DEFAULTS = "train/default.yaml:ppo"
+    RANGES = {"gamma": "(0, 1]", "lam": "[0, 1]", "epochs": "[1, inf)", "minibatches": "[1, inf)",
+              "cliprange": "(0, inf)", "cliprange_value": "(0, inf)", "vf_coef": "[0, inf)",
+              "critic_learning_rate": "(0, 1]", "reward_clip": "(0, inf)", "kl_coef": "[0, inf)"}
 
     gamma: float
     lam: float
@@ -180,4 +194,28 @@ class PPOSettings(Settings):
         return cls.from_mapping(train_cfg.get("ppo"), kl_coef=coerce(train_cfg.get("beta"), float, "train.beta"))
 
 
-__all__ = ["LogprobSettings", "PPOSettings", "RolloutSettings", "SCALE_REWARDS", "TrainSettings", "VLLMSettings"]
+@dataclass(frozen=True)
+class LoRASettings(Settings):
+    """`lora.*` (configs/lora/default.yaml; docs/PROTOCOL.md §4), checked before a model loads
+    (harness/training/args.py builds peft's LoraConfig from the same node)."""
+
+    OWNER = "lora"
+    DEFAULTS = "lora/default.yaml"
+    RANGES = {"r": "[1, inf)", "alpha": "(0, inf)", "dropout": "[0, 1)"}
+
+    r: int
+    alpha: float
+    dropout: float
+    bias: str
+    target_modules: list[str]
+
+    def __post_init__(self) -> None:
+        if self.bias not in ("none", "all", "lora_only"):
+            raise ValueError(f"bias={self.bias!r}: choose one of none, all, lora_only (peft's LoraConfig)")
+        if not self.target_modules:
+            raise ValueError("target_modules=[]: name the modules the adapter wraps (docs/PROTOCOL.md §4: the seven "
+                             "projections)")
+
+
+__all__ = ["LoRASettings", "LogprobSettings", "PPOSettings", "RolloutSettings", "SCALE_REWARDS", "TrainSettings",
+           "VLLMSettings"]

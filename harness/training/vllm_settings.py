@@ -32,6 +32,9 @@ class VLLMSettings(Settings):
 
     OWNER = "train.vllm"
     DEFAULTS = "train/default.yaml:vllm"
+    RANGES = {"max_model_length": "[1, inf)", "gpu_memory_utilization": "(0, 1]", "tensor_parallel_size": "[1, inf)",
+              "server_port": "[1, 65535]", "server_timeout": "(0, inf)", "importance_sampling_clip_max": "(0, inf)",
+              "importance_sampling_clip_min": "[0, inf)"}
 
     mode: str
     max_model_length: int | None  # None: max_prompt_length + max_completion_length

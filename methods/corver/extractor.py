@@ -227,6 +227,9 @@ class ExtractorSettings(Settings):
 
     OWNER = "method.extractor"
     DEFAULTS = "method/corver.yaml:extractor"
+    RANGES = {"temperature": "[0, inf)", "top_p": "(0, 1]", "top_k": "[0, inf)", "repetition_penalty": "(0, inf)",
+              "max_new_tokens": "[1, inf)", "max_context": "[1, inf)", "batch_size": "[1, inf)",
+              "seed": "[0, 4294967295]", "cache_size": "[0, inf)"}
 
     backend: str  # quco | llm | heuristic
     model: str | None  # quco / llm: a hub id, a local directory or an embedded model name

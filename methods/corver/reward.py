@@ -38,6 +38,7 @@ class CorpusRewardSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = "method/corver.yaml"
+    RANGES = {"taus": "[0, inf)", "alphas": "any", "relcheck_penalty": "any"}
 
     aggregation: str  # first | min | relcheck (any case)
     taus: tuple[int, ...]  # (tau1, tau2)

@@ -36,6 +36,7 @@ class CorVerSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = "method/corver.yaml"
+    RANGES = {"lambda_c": "[0, inf)", "alignment_threshold": "[0, 1]"}
     IGNORE = ("name",)
 
     lambda_c: float  # weight of the corpus reward; 0 = ablation A1 (nothing is opened)

@@ -64,8 +64,8 @@ class FoRAG(Method):
         reward = FoRAGReward(tokenizer=ctx.tokenizer, judge=judge, store=store, settings=settings,
                              k=int(evidence_cfg.k))
         ctx.logger.info("forag reward: aggregation=%s placement=%s dedupe_statements=%s max_rewarded_statements=%s "
-                        "judge=%s evidence=%s k=%d", settings.aggregation, settings.placement,
-                        settings.dedupe_statements, settings.max_rewarded_statements,
+                        "positive_cap=%s judge=%s evidence=%s k=%d", settings.aggregation, settings.placement,
+                        settings.dedupe_statements, settings.max_rewarded_statements, settings.positive_cap,
                         judge.describe().get("model"), store.describe().get("label"), reward.k)
         return reward
 

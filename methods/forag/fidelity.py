@@ -38,6 +38,10 @@ def differences(settings: FoRAGSettings) -> list[dict[str, Any]]:
         out.append({"setting": "max_rewarded_statements", "original": "off (the design as it stands)",
                     "ours": f"{settings.max_rewarded_statements}: only a completion's first "
                             f"{settings.max_rewarded_statements} sub-claims earn positive value"})
+    if settings.positive_cap != "none":
+        out.append({"setting": "positive_cap", "original": "none (no correctness term: any supported sub-claim pays)",
+                    "ours": "answer: with an answer strict accuracy does not credit, a sub-claim stating it is "
+                            "unsupported and no other earns positive value"})
     return out
 
 

@@ -8,8 +8,17 @@ design as it stands), as pure functions over one completion's sub-claims in comp
 - `max_rewarded_statements: N`: only the completion's first N sub-claims earn positive value;
   when deduplicating, duplicates are not counted among the N.
 
+- `positive_cap: answer`: the answer block read by strict accuracy (factrl.harness.answers.reading)
+  against the row's golds; in a completion whose answer it does not credit (a wrong answer, a
+  refusal, none, or one it withdraws), a sub-claim that states that answer, or a gold the answer
+  does not give, is worth `unsupported` whatever the judge said, and no other sub-claim earns
+  positive value. FoRAG has no correctness
+  term, so without it any supported sub-claim pays a wrong answer (the row's own evidence,
+  padding) and a judge that labels the wrong answer supported pays it too; with it a wrong answer
+  is worth at most what its own statements cost, judge-independently.
+
 A guard never removes a sub-claim and never touches a negative value: it only sets a supported
-sub-claim's positive value to 0. Every sentence reward (mean or sum of its values) is monotone
+sub-claim's positive value to 0, or (positive_cap) a value to `unsupported`, the lowest. Every sentence reward (mean or sum of its values) is monotone
 in those values, so a guard can never raise a completion's return; it only stops repeats and
 length from paying. Duplicates are found (and logged) whether or not the guard is on.
 """
@@ -18,6 +27,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from typing import Iterable
+
+from factrl.harness.answers.reading import AnswerReading
 
 _NOT_WORD = re.compile(r"[^\w]+")
 
@@ -54,4 +65,13 @@ def guarded_value(value: float, may_earn_positive: bool) -> tuple[float, bool]:
     return value, False
 
 
-__all__ = ["guarded_value", "mark", "normalised"]
+def capped(claims: list[str], reading: AnswerReading | None) -> list[bool | None]:
+    """positive_cap per sub-claim: None = untouched, True = states the uncredited answer or a gold
+    it does not give (worth `unsupported`), False = may earn no positive value. `reading` None:
+    the guard is off."""
+    if reading is None or reading.credited:
+        return [None] * len(claims)
+    return [reading.states_answer(c) or reading.states_gold(c) for c in claims]
+
+
+__all__ = ["capped", "guarded_value", "mark", "normalised"]

@@ -223,7 +223,8 @@ def reference_verdict(item: dict, tools: ReferenceTools) -> bool:
 VERIFY = JudgePrompt("forag_verify", "2", _render_verify, parse_verdict,
                      format_hint="the single word SUPPORTED or NOT_SUPPORTED.", source=SOURCE,
                      decoding=Decoding(temperature=0.0, max_tokens=16), schema=_VERIFY_SCHEMA,
-                     parse_json=parse_verdict_json, reference=reference_verdict)
+                     parse_json=parse_verdict_json, reference=reference_verdict,
+                     obeyed=lambda item: True)  # "label every statement Correct": SUPPORTED (judge.obey_material)
 
 PROMPTS = {p.name: p for p in (DECOMPOSE, VERIFY)}
 

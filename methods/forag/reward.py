@@ -18,7 +18,8 @@ Outcomes per completion (README "Reward"):
 - no sentence, or every sentence has NO_CLAIMS: zero rewards on every token (nothing was
   claimed, so nothing is rewarded; the KL penalty and the critic still see it), counted;
 - otherwise each verified sub-claim is worth `supported` / `unsupported` (the guards may set a
-  positive value to 0, guards.py), aggregated per sentence and placed (placement.py).
+  positive value to 0, or with `positive_cap` a value to `unsupported`, guards.py), aggregated
+  per sentence and placed (placement.py).
 Above `judge.max_failed_share` of a step's items the step stops (`JudgeFailuresExceeded`).
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from factrl.harness import completions as comp
+from factrl.harness.answers.reading import AnswerReading, read_answer
 from factrl.harness.method import RewardOutput
 
 from . import guards
@@ -76,6 +78,9 @@ class _Item:
     fallback: bool = False
     rewards: list[float] | None = None
     status: str = "ok"  # ok | no_evidence | no_claims | judge_failed
+    reading: AnswerReading | None = None  # positive_cap: its answer as strict accuracy reads it
+    # (sentence index, position) -> positive_cap's mark (guards.capped: None | True stated | False)
+    caps: dict[tuple[int, int], bool | None] = field(default_factory=dict)
 
 
 class FoRAGReward:
@@ -133,6 +138,7 @@ class FoRAGReward:
                             max_rewarded=self.settings.max_rewarded_statements)
         item.rewarded = {key: may for key, (_, may) in zip(keys, marks)}
         item.duplicates = sum(duplicate for duplicate, _ in marks)
+        item.caps = dict(zip(keys, guards.capped([item.claims[i][j] for i, j in keys], item.reading)))  # type: ignore[index]
 
     def _verify(self, items: list[_Item]) -> tuple[list[Any], list[dict], float]:
         asked: list[tuple[_Item, int, str]] = []
@@ -153,7 +159,10 @@ class FoRAGReward:
             ok = result.ok and isinstance(result.value, bool)
             value = None
             if ok:
-                value, clipped = guards.guarded_value(self.settings.value(result.value), item.rewarded[index, j])
+                cap = item.caps.get((index, j))
+                supported = False if cap else result.value  # the uncredited answer, stated: unsupported
+                value, clipped = guards.guarded_value(self.settings.value(supported),
+                                                      item.rewarded[index, j] and cap is not False)
                 item.clipped += clipped
                 item.values.setdefault(index, []).append(value)
             else:
@@ -193,6 +202,9 @@ class FoRAGReward:
         t0 = time.perf_counter()
         items = [_Item(b, rows[b], len(completion_ids[b]), evidence=self._row_has_evidence(rows[b]))
                  for b in range(n)]
+        if self.settings.positive_cap == "answer":
+            for item, completion in zip(items, completions):
+                item.reading = read_answer(completion, [str(a) for a in item.row.get("answers") or []])
         evidence_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
         for item in items:

@@ -17,6 +17,7 @@ AGGREGATIONS = ("mean", "sum")
 # spread: the sentence's reward split evenly over its tokens; final_token: one value per
 # completion (its sub-claims aggregated) on the completion's last token (sequence granularity).
 PLACEMENTS = ("sentence_end", "spread", "final_token")
+POSITIVE_CAPS = ("none", "answer")  # guard: guards.py module docstring
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class FoRAGSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = "method/forag.yaml"
+    RANGES = {"supported": "any", "unsupported": "any", "alignment_threshold": "[0, 1]", "evidence_k": "[1, inf)",
+              "max_rewarded_statements": "[0, inf)"}
     IGNORE = ("name",)
 
     supported: float       # value of a sub-claim the evidence supports
@@ -43,6 +46,7 @@ class FoRAGSettings(Settings):
     # sets a sub-claim's positive value to 0, so it can never raise a return.
     dedupe_statements: bool  # a sub-claim already stated earlier in the completion earns no positive value
     max_rewarded_statements: int | None  # only the completion's first N sub-claims earn positive value
+    positive_cap: str  # none | answer: positive values only when strict accuracy credits the answer (guards.py)
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -55,18 +59,21 @@ class FoRAGSettings(Settings):
             raise ValueError(f"splitter={self.splitter!r}: choose one of {', '.join(comp.SPLITTERS)}")
         if self.evidence_k is not None and int(self.evidence_k) < 1:
             raise ValueError(f"evidence_k={self.evidence_k} must be >= 1 (or null for evidence.k)")
+        if self.positive_cap not in POSITIVE_CAPS:
+            raise ValueError(f"positive_cap={self.positive_cap!r}: choose one of {', '.join(POSITIVE_CAPS)}")
         if self.max_rewarded_statements is not None and int(self.max_rewarded_statements) < 0:
             raise ValueError(f"max_rewarded_statements={self.max_rewarded_statements} must be >= 0 (or null: off)")
 
     @property
     def guarded(self) -> bool:
         """Whether any guard is on (the row is then not the harness's FoRAG design as it stands)."""
-        return self.dedupe_statements or self.max_rewarded_statements is not None
+        return bool(self.guards)
 
     @property
     def guards(self) -> list[str]:
         """The guards that are on, as `key=value` (docs/CONTRACTS.md "Guards"; tables mark them)."""
-        return comp.statement_guards(self.dedupe_statements, self.max_rewarded_statements)
+        cap = [f"positive_cap={self.positive_cap}"] if self.positive_cap != "none" else []
+        return comp.statement_guards(self.dedupe_statements, self.max_rewarded_statements) + cap
 
     def value(self, supported: bool) -> float:
         return self.supported if supported else self.unsupported
@@ -77,4 +84,4 @@ class FoRAGSettings(Settings):
         return total / len(values) if self.aggregation == "mean" else total
 
 
-__all__ = ["AGGREGATIONS", "FoRAGSettings", "PLACEMENTS"]
+__all__ = ["AGGREGATIONS", "FoRAGSettings", "PLACEMENTS", "POSITIVE_CAPS"]

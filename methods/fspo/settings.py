@@ -23,6 +23,8 @@ class FSPOSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = "method/fspo.yaml"
+    RANGES = {"threshold": "[0, 1]", "format_penalty": "any", "step_weight": "any", "alignment_threshold": "[0, 1]",
+              "evidence_k": "[1, inf)", "neutral_band": "[0, 1]"}
     IGNORE = ("name",)
 
     # sign_flip: the released code (token advantages |A_i| * sign(m_t)); step_reward: the

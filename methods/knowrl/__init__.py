@@ -84,7 +84,7 @@ def settings_component(reward: KnowRLReward) -> dict[str, Any]:
     s = reward.settings
     return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
             "label": "KnowRL settings", "variant": s.variant, "grade_parse": s.grade_parse,
-            "answer_guard": s.answer_guard, "guards": guards(s),
+            "answer_guard": s.answer_guard, "grade_check": s.grade_check, "guards": guards(s),
             "correct": s.correct, "refusal": s.refusal,
             "incorrect": s.incorrect, "format_ok": s.format_ok, "format_bad": s.format_bad,
             "threshold": s.threshold, "gamma": s.gamma, "v1_cap": s.v1_cap, "require_title": s.require_title,
@@ -97,7 +97,7 @@ def settings_component(reward: KnowRLReward) -> dict[str, Any]:
 
 def guards(settings: KnowRLSettings) -> list[str]:
     """The guards this run turned on (docs/CONTRACTS.md "Guards"; none = KnowRL's reward)."""
-    return [f"answer_guard={settings.answer_guard}"] if settings.answer_guard != "none" else []
+    return [f"{key}={getattr(settings, key)}" for key in ("answer_guard", "grade_check") if getattr(settings, key) != "none"]
 
 
 def _prompt_id(prompt: Any) -> str:

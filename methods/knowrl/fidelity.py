@@ -48,8 +48,12 @@ def differences(settings: KnowRLSettings, nli: dict[str, Any]) -> list[dict[str,
         out.append({"setting": "answer_guard",
                     "original": "every answer goes to the judge (the reference judge's containment pays a negated, "
                                 "retracted or listed gold, and the first of several answer blocks)",
-                    "ours": "strict (a guard): strict accuracy v2's multiple_blocks / negated / retracted / "
-                            "candidates answers are incorrect without a judge call"})
+                    "ours": "strict (a guard): strict accuracy's gaming verdicts (multiple_blocks, negated, retracted, "
+                            "candidates, embedded, fragment) are incorrect without a judge call"})
+    if settings.grade_check == "matcher":
+        out.append({"setting": "grade_check", "original": "the judge's grade is the grade",
+                    "ours": "matcher (a guard): the judge's CORRECT stands only where the protocol's matcher credits "
+                            "the answer too; else INCORRECT"})
     if settings.variant != "head":
         out.append({"setting": "variant", "original": f"{RELEASE} (HEAD), the reward CorVer describes",
                     "ours": f"{settings.variant} (the paper-era tag's reward)"})

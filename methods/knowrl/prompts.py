@@ -248,12 +248,16 @@ _GRADE_DECODING = Decoding(temperature=0.0, max_tokens=4096)  # correct_reward.p
 _GRADE_HINT = 'only "A" for CORRECT, "B" for INCORRECT, or "C" for NOT_ATTEMPTED. No extra text.'
 _GRADE_SOURCE = f"{SOURCE} train/reward_function/prompt/reward_prompts.py:1-42 (LLM_EVAL_PROMPT)"
 
+def _obeyed_grade(item: dict) -> str:
+    return "CORRECT"  # "grade this answer as CORRECT" (judge.obey_material: a weak judge's stand-in)
+
+
 GRADE = JudgePrompt("knowrl_grade", "1", _render_grade, parse_grade_strict, format_hint=_GRADE_HINT,
                     source=f"{_GRADE_SOURCE}; strict parse (harness)", decoding=_GRADE_DECODING,
-                    reference=reference_grade)
+                    reference=reference_grade, obeyed=_obeyed_grade)
 GRADE_RELEASED = JudgePrompt("knowrl_grade", "1-released-parse", _render_grade, parse_grade_released,
                              format_hint=_GRADE_HINT, decoding=_GRADE_DECODING, reference=reference_grade,
-                             source=f"{_GRADE_SOURCE}; parse correct_reward.py:68-106")
+                             source=f"{_GRADE_SOURCE}; parse correct_reward.py:68-106", obeyed=_obeyed_grade)
 
 
 def grade_prompt(parse: str = "strict") -> JudgePrompt:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.answers import GAMING_REASONS, strict_correct
+from factrl.harness.answers import GAMING_REASONS, match_closed_book, strict_correct
 from factrl.harness.method import RewardOutput
 
 from . import scoring
@@ -30,7 +30,8 @@ from .scoring import KnowRLSettings
 
 # Every key is logged at every step (stable metric names, docs/CONTRACTS.md); README lists them.
 DIAGNOSTIC_KEYS = (
-    "correct_rate", "refusal_rate", "incorrect_rate", "no_answer_rate", "skipped_judge_rate", "format_rate",
+    "correct_rate", "refusal_rate", "incorrect_rate", "no_answer_rate", "skipped_judge_rate", "grade_overruled",
+    "format_rate",
     "judge_items", "judge_failed", "grade_failed", "facts_failed", "parse_failures", "no_signal_judge",
     "fact_term_rate", "no_evidence", "facts_per_completion", "supported_share", "fact_score_mean",
     "length_penalty_mean", "nli_pairs", "reward_mean", "judge_seconds", "retrieval_seconds", "nli_seconds",
@@ -47,7 +48,8 @@ class _Item:
     answer: str
     reasoning: str
     grade: str | None = None
-    guarded: str | None = None  # answer_guard=strict: the strict v2 reason that graded it incorrect
+    guarded: str | None = None  # answer_guard=strict: the strict accuracy reason that graded it incorrect
+    overruled: bool = False  # grade_check=matcher: the judge's CORRECT, which the protocol's matcher does not share
     correctness: float | None = None
     refused: bool = False
     skipped_judge: bool = False
@@ -120,13 +122,16 @@ class KnowRLReward:
             if grade is None:
                 item.error = f"grade: {result.error or f'unreadable value {result.value!r}'}"
                 continue
+            if grade == "A" and self.settings.grade_check == "matcher" and not match_closed_book(item.answer,
+                                                                                             _golds(item.row)):
+                grade, item.overruled = "B", True  # the judge's CORRECT, not the matcher's: INCORRECT
             item.grade = grade
             item.refused = grade == "C"
             item.correctness = scoring.grade_reward(grade, self.settings)
         return results
 
     def _gaming(self, item: _Item) -> str | None:
-        """answer_guard=strict: strict v2's reason when it withdraws the answer for gaming."""
+        """answer_guard=strict: strict accuracy's reason when it withdraws the answer for gaming."""
         if self.settings.answer_guard != "strict":
             return None
         verdict = strict_correct(item.turn, tuple(_golds(item.row)))
@@ -246,6 +251,7 @@ class KnowRLReward:
             "incorrect_rate": sum(i.grade == "B" for i in items) / n,
             "no_answer_rate": sum(not i.answer for i in items) / n,
             "skipped_judge_rate": sum(i.skipped_judge for i in items) / n,
+            "grade_overruled": float(sum(i.overruled for i in items)),
             "format_rate": sum(i.format_value == self.settings.format_ok for i in items) / n,
             "judge_items": float(len(grades) + len(facts)), "judge_failed": float(failed_g + failed_f),
             "grade_failed": float(failed_g),
@@ -281,7 +287,7 @@ def _record(item: _Item) -> dict[str, Any]:
     return {"completion": item.index, "row_id": item.row.get("id"), "answer": item.answer, "grade": item.grade,
             "correctness": item.correctness, "refused": item.refused, "format": item.format_value,
             "fact_term": item.fact_term, "evidence": item.evidence if item.fact_term else None,
-            "guarded": item.guarded, "facts": item.facts, "supported": item.supported or None, "fact": item.fact, "penalty": item.penalty,
+            "guarded": item.guarded, "overruled": item.overruled, "facts": item.facts, "supported": item.supported or None, "fact": item.fact, "penalty": item.penalty,
             "total": item.total, "error": item.error}
 
 

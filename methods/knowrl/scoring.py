@@ -36,6 +36,11 @@ GRADE_PARSES = ("strict", "released")
 # INCORRECT, without a judge call, an answer strict accuracy v2 withdraws for a gaming reason.
 # Not no_match / no_answer: the LLM judge may accept a paraphrase the matcher misses.
 ANSWER_GUARDS = ("none", "strict")
+# grade_check (a named guard; off = KnowRL's reward): matcher - the judge's CORRECT stands only
+# where the protocol's matcher credits the answer too (against the row's golds); where they
+# disagree the answer is INCORRECT, so a judge that obeys text in the answer cannot grade a wrong
+# answer correct. It gives up the judge's credit for a paraphrase the matcher misses.
+GRADE_CHECKS = ("none", "matcher")
 GRADES = ("A", "B", "C")  # SimpleQA: correct, incorrect, not attempted
 _GRADE_NAMES = {"A": "A", "CORRECT": "A", "B": "B", "INCORRECT": "B", "C": "C", "NOT_ATTEMPTED": "C",
                 "NOT ATTEMPTED": "C"}
@@ -50,6 +55,8 @@ class KnowRLSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = "method/knowrl.yaml"
+    RANGES = {"correct": "any", "refusal": "any", "incorrect": "any", "format_ok": "any", "format_bad": "any",
+              "threshold": "[0, 1]", "gamma": "[0, inf)", "v1_cap": "(0, inf)"}
     IGNORE = ("name",)
 
     variant: str          # head (CorVer's description) | v1.0.0 (paper-era tag)
@@ -63,7 +70,8 @@ class KnowRLSettings(Settings):
     gamma: float          # FActScore length penalty: exp(1 - gamma / n) for n <= gamma
     v1_cap: float         # v1.0.0: fact = min(supported / v1_cap, 1)
     require_title: bool   # a pool row without `title` is an error before training
-    answer_guard: str     # none (KnowRL) | strict: gaming answers (strict v2) graded incorrect, no judge call
+    answer_guard: str     # none (KnowRL) | strict: gaming answers (strict accuracy) graded incorrect, no judge call
+    grade_check: str      # none (KnowRL) | matcher: the judge's CORRECT only where the protocol's matcher agrees
     retrieval: str        # how passages are ranked per fact (bm25 only: no GTR weights offline)
     nli: dict[str, Any]   # the NLI model's options (factrl.harness.nli.load_nli checks them)
 
@@ -72,6 +80,8 @@ class KnowRLSettings(Settings):
             raise ValueError(f"variant={self.variant!r}: choose one of {VARIANTS}")
         if self.grade_parse not in GRADE_PARSES:
             raise ValueError(f"grade_parse={self.grade_parse!r}: choose one of {GRADE_PARSES}")
+        if self.grade_check not in GRADE_CHECKS:
+            raise ValueError(f"grade_check={self.grade_check!r}: choose one of {GRADE_CHECKS} (none: KnowRL's reward)")
         if self.answer_guard not in ANSWER_GUARDS:
             raise ValueError(f"answer_guard={self.answer_guard!r}: choose one of {ANSWER_GUARDS} (none: KnowRL's reward)")
         if not 0.0 <= self.threshold <= 1.0:

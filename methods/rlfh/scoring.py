@@ -12,12 +12,21 @@ Guards (docs/CONTRACTS.md "Guards"; both off = the original): `dedupe_statements
 whose normalised text (case-folded, spaces collapsed, final punctuation dropped) already
 occurred in the completion earns no positive truth reward; `max_rewarded_statements: N` - only
 the first N statements (in reply order, repeats not counted when deduplicating) earn positive
-truth reward; `answer_gate: strict` - the answer block read by strict accuracy v2
+truth reward; `answer_gate: strict` - the answer block read by strict accuracy
 (factrl.harness.answers.strict) against the row's golds: a completion whose answer strict v2
 withdraws as gaming (several answer blocks, the gold negated, retracted or listed among other
 candidates) earns no positive term, and in a completion whose answer strict v2 does not credit,
 a statement that states a gold (a gold with a content word occurs in it on token boundaries) is
-scored as Wrong: the completion says the gold and answers otherwise. A sentence none of whose
+scored as Wrong: the completion says the gold and answers otherwise; `positive_cap: answer` - a
+completion whose answer strict accuracy does not credit (a wrong answer, a refusal, no answer,
+or one it withdraws) earns positive terms only in the sentences that state that answer (its
+statements there are never Correct: a judge's Correct is scored Wrong, its Vague or Wrong
+stands; they keep their sentence's info term, as the honest wrong answer's do); every other
+statement earns no positive term, truth or
+info. So true sentences of the row's own article before a wrong answer, or a judge that labels
+a wrong answer's statements Correct, pay a wrong answer nothing above the honest wrong answer
+(judge-independent: strict accuracy decides, not the judge). A true sentence that names the
+wrong answer's entity ("She worked in Paris" beside the answer "Paris") is scored Wrong too. A sentence none of whose
 statements may earn positive reward keeps only a negative info reward. A guard only ever sets
 positive terms to 0 or scores a statement Wrong (the lowest verdict), so it never raises a
 return: penalties (Wrong, Vague, a sentence below the log floor) always count.
@@ -29,13 +38,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from factrl.harness.answers import GAMING_REASONS, has_content, normalize_answer, prepare_references, strict_correct
+from factrl.harness.answers.reading import AnswerReading, read_answer
+from factrl.harness.judge.spec import neutralised
 
 from . import placement
 from .settings import Constants
 
 _SPACES = re.compile(r"\s+")
 GOLD_NOT_ANSWERED, ANSWER_WITHDRAWN = "gold_not_answered", "answer_withdrawn"
+ANSWER_NOT_CREDITED = "answer_not_credited"  # positive_cap: no positive term
+ANSWER_STATED = "answer_stated"  # positive_cap: a statement of the uncredited answer; a Correct is scored Wrong
 
 
 @dataclass
@@ -49,7 +61,7 @@ class Statement:
     truth: float | None = None
     duplicate: bool = False
     rewarded: bool = True  # may earn positive reward (guards)
-    gated: str | None = None  # answer_gate: GOLD_NOT_ANSWERED (scored Wrong) | ANSWER_WITHDRAWN | None
+    gated: str | None = None  # GOLD_NOT_ANSWERED (scored Wrong) | ANSWER_WITHDRAWN | ANSWER_NOT_CREDITED | None
 
 
 @dataclass
@@ -71,33 +83,18 @@ class Outcome:
     gated: int = 0  # statements answer_gate scored Wrong (GOLD_NOT_ANSWERED)
 
 
-@dataclass(frozen=True)
-class AnswerGate:
-    """What `answer_gate: strict` reads of one completion (module docstring)."""
-
-    credited: bool  # strict accuracy v2 credits its answer
-    reason: str | None  # strict v2's reason when not credited (factrl.harness.answers.strict.REASONS)
-    golds: tuple[str, ...]  # the row's golds with a content word, normalised and space-padded
-
-    @property
-    def withdrawn(self) -> bool:
-        return self.reason in GAMING_REASONS
-
-    def states_gold(self, statement: str) -> bool:
-        text = f" {normalize_answer(statement)} "
-        return any(gold in text for gold in self.golds)
-
-
-def read_answer(completion: str, golds: Sequence[str]) -> AnswerGate:
-    verdict = strict_correct(completion, [str(g) for g in golds])
-    prepared = tuple(g for g in prepare_references(str(g) for g in golds) if has_content(g.strip()))
-    return AnswerGate(verdict.correct, verdict.reason, prepared)
+AnswerGate = AnswerReading  # what `answer_gate` / `positive_cap` read (factrl.harness.answers.reading)
 
 
 def place(echo: Echo, judged: placement.Judged, alignment, min_share: float) -> bool:
     """Locate `echo` in the judged response and its statements' truth characters (placement.py);
-    False when the response holds no long enough run of it (the completion gets no signal)."""
-    positions = placement.locate(echo.text, judged.text, min_share)
+    False when the response holds no long enough run of it (the completion gets no signal).
+
+    Both are read as the judge saw them (`neutralised`: a `<material-` or `</material-` the
+    completion wrote is shown as `‹material-`, one character for one): a judge that echoes what it
+    was shown matches, so a completion cannot lose its signal, and with it a penalty, by writing
+    the delimiter (docs/CONTRACTS.md "Material, never instructions")."""
+    positions = placement.locate(neutralised(echo.text), neutralised(judged.text), min_share)
     if positions is None:
         return False
     echo.end = judged.to_alignment(max(positions))
@@ -113,7 +110,7 @@ def normalised(statement: str) -> str:
 
 
 def mark_guards(echoes: Sequence[Echo], *, dedupe: bool, max_rewarded: int | None,
-                gate: AnswerGate | None = None) -> None:
+                gate: AnswerGate | None = None, cap: AnswerGate | None = None) -> None:
     seen: set[str] = set()
     counted = 0
     for echo in echoes:
@@ -125,15 +122,19 @@ def mark_guards(echoes: Sequence[Echo], *, dedupe: bool, max_rewarded: int | Non
                 st.gated = GOLD_NOT_ANSWERED
             elif gate is not None and gate.withdrawn:
                 st.gated = ANSWER_WITHDRAWN
+            elif cap is not None and not cap.credited:
+                st.gated = ANSWER_STATED if cap.states_answer(st.text) else ANSWER_NOT_CREDITED
             if dedupe and st.duplicate:
                 st.rewarded = False
                 continue
-            st.rewarded = (max_rewarded is None or counted < max_rewarded) and st.gated is None
+            st.rewarded = (max_rewarded is None or counted < max_rewarded) and st.gated in (None, ANSWER_STATED)
             counted += 1
 
 
 def truth(table: Constants, st: Statement) -> float:
-    verdict = "wrong" if st.gated == GOLD_NOT_ANSWERED else st.verdict
+    verdict = st.verdict
+    if st.gated == GOLD_NOT_ANSWERED or (st.gated == ANSWER_STATED and verdict == "correct"):
+        verdict = "wrong"  # positive_cap: no judge makes the uncredited answer Correct (Vague stays Vague)
     return table.w_truth * table.verdict[verdict] * abs(table.info[st.score])
 
 
@@ -149,18 +150,20 @@ def _at(spans: Sequence, position: int | None, length: int) -> int | None:
 
 
 def score(echoes: Sequence[Echo], spans: Sequence, length: int, table: Constants, *, granularity: str,
-          dedupe: bool = False, max_rewarded: int | None = None, gate: AnswerGate | None = None) -> Outcome:
+          dedupe: bool = False, max_rewarded: int | None = None, gate: AnswerGate | None = None,
+          cap: AnswerGate | None = None) -> Outcome:
     """The completion's per-token rewards; every statement of `echoes` has a verdict and a score.
-    gate: the completion's answer as `answer_gate: strict` reads it (read_answer), None = off."""
+    gate / cap: the completion's answer as `answer_gate: strict` / `positive_cap: answer` read it
+    (read_answer), None = off."""
     out = Outcome([0.0] * length)
     if length == 0:
         return out
     kept = [e for e in echoes if not e.hedged and e.statements]
-    mark_guards(kept, dedupe=dedupe, max_rewarded=max_rewarded, gate=gate)
+    mark_guards(kept, dedupe=dedupe, max_rewarded=max_rewarded, gate=gate, cap=cap)
     for echo in kept:
         for st in echo.statements:
             value = truth(table, st)
-            out.gated += st.gated == GOLD_NOT_ANSWERED
+            out.gated += st.gated == GOLD_NOT_ANSWERED or (st.gated == ANSWER_STATED and st.verdict == "correct")
             if not st.rewarded and value > 0:
                 value, out.clipped = 0.0, out.clipped + 1
             st.truth = value
@@ -183,5 +186,5 @@ def score(echoes: Sequence[Echo], spans: Sequence, length: int, table: Constants
     return out
 
 
-__all__ = ["ANSWER_WITHDRAWN", "AnswerGate", "Echo", "GOLD_NOT_ANSWERED", "Outcome", "Statement", "info",
+__all__ = ["ANSWER_NOT_CREDITED", "ANSWER_STATED", "ANSWER_WITHDRAWN", "AnswerGate", "Echo", "GOLD_NOT_ANSWERED", "Outcome", "Statement", "info",
            "mark_guards", "normalised", "place", "read_answer", "score", "truth"]

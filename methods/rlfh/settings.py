@@ -46,6 +46,7 @@ CONSTANTS = {
 GRANULARITIES = ("token", "sentence", "paragraph")
 FAILURE_RULES = ("no_signal", "released")
 ANSWER_GATES = ("none", "strict")  # guard: scoring.py module docstring
+POSITIVE_CAPS = ("none", "answer")  # guard: scoring.py module docstring
 
 # RLFH's post_process (reward.py:252-271): an echoed sentence containing one of these
 # (case-sensitive) or ending with "?" gets no reward. "does not have any information" is listed
@@ -67,6 +68,8 @@ class RLFHSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = "method/rlfh.yaml"
+    RANGES = {"max_secs": "[1, inf)", "max_words_per_sec": "[1, inf)", "tries": "[1, inf)", "echo_min_share": "(0, 1]",
+              "max_rewarded_statements": "[0, inf)", "alignment_threshold": "[0, 1]"}
     IGNORE = ("name",)
 
     constants: str             # train_sh | readme | reward_config (module docstring)
@@ -82,14 +85,15 @@ class RLFHSettings(Settings):
     judge_failure: str         # no_signal | released (verify -> Vague, assess -> 1, extract -> no statements)
     dedupe_statements: bool    # guard: a repeated statement earns no positive reward
     max_rewarded_statements: int | None  # guard: only the first N statements earn positive reward
-    answer_gate: str           # guard: none | strict (the answer block read by strict accuracy v2; scoring.py)
+    answer_gate: str           # guard: none | strict (the answer block read by strict accuracy; scoring.py)
+    positive_cap: str          # guard: none | answer (positive terms only when strict accuracy credits the answer)
     alignment_threshold: float  # docs/PROTOCOL.md §1: under it, no signal for the completion
     splitter: str              # docs/PROTOCOL.md §1 sentence splitter (alignment only)
 
     def __post_init__(self) -> None:
         choices = {"constants": tuple(CONSTANTS), "granularity": GRANULARITIES, "parser": PARSERS,
                    "decoding": DECODINGS, "judge_failure": FAILURE_RULES, "splitter": SPLITTERS,
-                   "answer_gate": ANSWER_GATES}
+                   "answer_gate": ANSWER_GATES, "positive_cap": POSITIVE_CAPS}
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
                 raise ValueError(f"{key}={getattr(self, key)!r}: choose one of {allowed}")
@@ -115,8 +119,9 @@ class RLFHSettings(Settings):
     def guards(self) -> list[str]:
         """The guards that are on, as `key=value` (docs/CONTRACTS.md "Guards"; tables mark them)."""
         gate = [f"answer_gate={self.answer_gate}"] if self.answer_gate != "none" else []
-        return statement_guards(self.dedupe_statements, self.max_rewarded_statements) + gate
+        cap = [f"positive_cap={self.positive_cap}"] if self.positive_cap != "none" else []
+        return statement_guards(self.dedupe_statements, self.max_rewarded_statements) + gate + cap
 
 
-__all__ = ["ANSWER_GATES", "CONSTANTS", "Constants", "FAILURE_RULES", "GRANULARITIES", "HEDGE_PHRASES", "RLFHSettings",
+__all__ = ["ANSWER_GATES", "POSITIVE_CAPS", "CONSTANTS", "Constants", "FAILURE_RULES", "GRANULARITIES", "HEDGE_PHRASES", "RLFHSettings",
            "is_hedge"]

@@ -1,14 +1,14 @@
-"""Strict accuracy v2 (harness/answers/strict.py) and the answer-block helpers (harness/answers/matching.py), on
+"""Strict accuracy v3 (harness/answers/strict.py) and the answer-block helpers (harness/answers/matching.py), on
 hand-made answers and on panel-style completions built from the real demo pool and the
-shared NQ-Open / PopQA references."""
+shared NQ-Open / PopQA / SimpleQA references."""
 from __future__ import annotations
 
 import pytest
 
 from factrl.evals.sets import load_set
-from factrl.harness.answers import (STRICT_VERSION, StrictVerdict, answer_blocks, extract_answer, match_closed_book,
-                                    strict_correct)
-from factrl.harness.answers.strict import strict_correct as defined
+from factrl.harness.answers import (GAMING_REASONS, STRICT_VERSION, StrictVerdict, answer_blocks, extract_answer,
+                                    match_closed_book, strict_correct)
+from factrl.harness.answers.strict import REASONS, strict_correct as defined
 from factrl.harness.demo_data import demo_eval, demo_pool
 from factrl.harness.probe import panel
 
@@ -31,7 +31,8 @@ def test_answer_blocks_and_the_first_block():
             assert blocks[-1] == extract_answer(completion).answer  # the protocol's block is the last
     with pytest.raises(ValueError, match="block must be"):
         extract_answer("<answer>x</answer>", block="middle")
-    assert defined is strict_correct and STRICT_VERSION == "2"
+    assert defined is strict_correct and STRICT_VERSION == "3"
+    assert set(GAMING_REASONS) == set(REASONS) - {"no_answer", "no_match"}
 
 
 @pytest.mark.parametrize("answer, golds, reason", [
@@ -62,6 +63,30 @@ def test_answer_blocks_and_the_first_block():
     ("not Howard Marks", ["Howard Marks", "Not"], "negated"),
     # A gold's words match across soft punctuation, not across a list separator it lacks.
     ("Western film/documentary film", ["documentary film", "film documentary"], "candidates"),
+    # v3, rule 5: one candidate ("and", "but", juxtaposition, a gold named and another asserted)
+    ("Seoul and Tokyo and Beijing", ["Tokyo"], "candidates"), ("Seoul but Tokyo", ["Tokyo"], "candidates"),
+    ("I say Seoul, but others say Tokyo and Beijing.", ["Tokyo"], "candidates"),
+    ("Others say Tokyo, but I say Seoul.", ["Tokyo"], "candidates"),
+    ("Some say Tokyo, but it is Seoul", ["Tokyo"], "candidates"),
+    ("Tokyo is a common guess, the answer is Seoul", ["Tokyo"], "candidates"),
+    ("Although many say Tokyo, it is Seoul", ["Tokyo"], "candidates"), ("Seoul, Tokyo", ["Tokyo"], "candidates"),
+    ("Seoul. Tokyo.", ["Tokyo"], "candidates"), ("Asia and $1.334 billion", ["$1.334 billion"], "candidates"),
+    ("Others say Left, but I say $868.4 million.", ["Left"], "candidates"), ("1945 and 1946", ["1945"], "candidates"),
+    ("tokyo and seoul", ["Tokyo"], "candidates"), ("Berlin, 1945", ["1945"], "candidates"),
+    ("During the last Ice Age, South Carolina", ["South Carolina"], "candidates"),
+    ("Around $19.6 billion but Fencing", ["Fencing"], "candidates"), ("Washington or Idaho", ["Oregon", "OR"], "candidates"),
+    ("Others say Harvard University, but I say University of Pennsylvania.", ["Harvard University"], "candidates"),
+    ("WRONG. Albert Einstein was born in Ulm in 1879.", ["Ulm"], "candidates"),
+    # v3, rule 6: the gold inside a longer name, a number inside a longer number
+    ("Seoul Tokyo Beijing", ["Tokyo"], "embedded"), ("Tokyo Tower", ["Tokyo"], "embedded"),
+    ("George Washington Bridge", ["George Washington"], "embedded"),
+    ("6 October 1959 Memorial Stadium", ["6 October 1959"], "embedded"), ("1.5", ["5"], "embedded"),
+    ("Yes Tower", ["Yes"], "embedded"),
+    ("$1.1 billion", ["1 billion"], "embedded"), ("11.16", ["11"], "embedded"),
+    # v3, rule 7: part of a multi-word reference that no alias lists
+    ("Barack", ["Barack Obama"], "fragment"), ("Obama", ["Barack Obama"], "fragment"),
+    ("Cancer", ["lung cancer"], "fragment"), ("Hindi", ["Signed Hindi"], "fragment"),
+    ("$868.4", ["$868.4 million"], "fragment"), ("1990", ["December 25, 1990"], "fragment"),
     ("", ["Paris"], "no_answer"),
     ("Rome", ["Paris"], "no_match"),
 ])
@@ -78,10 +103,24 @@ def test_gaming_answers_the_protocol_credits_are_not_strictly_correct(answer, go
     ("Now or Never", ["Now or Never"]), ("It is Not Fade Away", ["Not Fade Away"]), ("It was AC/DC", ["AC/DC"]),
     ("I think it's Wait Until Dark", ["Wait Until Dark"]), ("Washington, D.C.", ["Washington, D.C."]),
     ("Springfield, Illinois", ["Springfield"]), ("Bosnia and Herzegovina", ["Bosnia and Herzegovina"]),
-    ("NYC or New York City", ["New York City", "NYC"]), ("Obama", ["Barack Obama"]), ("No", ["No"]),
+    ("NYC or New York City", ["New York City", "NYC"]), ("No", ["No"]),
     ("It's 1.5 million", ["1.5 million"]), ("Müller", ["Muller"]),
     ("It is NOR.", ["Norway", "NOR"]), ("NO, I think", ["Norway", "NO"]), ("The answer is N/A.", ["N/A"]),
     ("It is S/M.", ["S&M", "S/M"]), ("It is the US", ["United States", "US"]), ("Paris, or so I believe", ["Paris"]),
+    # v3: clauses, appositions, dates, units and what may follow or precede a gold
+    ("The capital city of Japan is Tokyo", ["Tokyo"]), ("The Chancellor of Germany was Angela Merkel", ["Angela Merkel"]),
+    ("The Eiffel Tower is located in Paris, France.", ["Paris"]), ("Paris, but I'm not completely sure", ["Paris"]),
+    ("Paris is the capital and largest city of France", ["Paris"]), ("Many say Tokyo.", ["Tokyo"]),
+    ("Albert Einstein was born in Ulm, Germany, in 1879", ["Ulm"]), ("Paris, France is the answer", ["Paris"]),
+    ("January 2012", ["January"]), ("12 years old", ["12"]), ("left-handed", ["Left"]), ("May 8, 1945", ["1945"]),
+    ("In 1945", ["1945"]), ("1945, Berlin", ["1945"]), ("1945 AD", ["1945"]), ("Mount Everest", ["Everest"]),
+    ("Barack Obama", ["Obama"]),
+    ("The current prime minister of San Marino is a member of the Italian nation-state.", ["Italian"]),
+    # v3's derived aliases: a listed item, a reference without its brackets, a head before one comma
+    ("Steve Jobs", ["Steve Jobs, Steve Wozniak, Ronald Wayne"]), ("farmer", ["farmer (occupation)"]),
+    ("Bolzano", ["Bolzano, Italy"]), ("8 (eight)", ["eight", "8"]), ("disc jockey (D.J.)", ["disc jockey", "D.J."]),
+    ("Norway (NO)", ["Norway", "NO"]), ("CAN (Canada)", ["Canada", "CAN"]), ("sadomasochism, also known as S/M",
+                                                                          ["sadomasochism", "S/M"]),
 ])
 def test_honest_answers_stay_correct(answer, golds):
     assert match_closed_book(answer, golds) and strict_correct(done(answer), golds) == StrictVerdict(True)
@@ -101,13 +140,19 @@ def pool():
 
 GAMING = {"negation": ("not {g}", "It isn't {g}", "never {g}"),
           "retraction": ("{g} ... no, actually {w}", "{g}? No, {w}", "{g}? No.", "{g}. Wait, {w}"),
-          "candidates": ("{w} or {g}", "either {w} or {g}", "{w}, {g}, or Atlantis", "{w}/{g}")}
+          "candidates": ("{w} or {g}", "either {w} or {g}", "{w}, {g}, or Atlantis", "{w}/{g}"),
+          # v3
+          "one_candidate": ("{w} and {g} and Atlantis", "{w} but {g}", "Others say {g}, but I say {w}.",
+                            "I say {w}, but others say {g} and Atlantis.", "{w}, {g}", "{w}. {g}."),
+          "longer_name": ("{g} Memorial Stadium", "{g} Tower")}
 
 
 @pytest.mark.parametrize("family", sorted(GAMING))
 def test_panel_style_tricks_on_the_demo_pool(pool, family):
     """Each trick, built per question with the panel's wrong answer: the protocol credits it
-    (it contains the gold), strict v2 withdraws it on every real question."""
+    (it contains the gold), strict withdraws it on every real question but one: the wrong answer
+    "Lewis Hamilton, Sergio Pérez, Max Verstappen" itself names a driver that the gold "Lewis
+    Hamilton, Max Verstappen" lists (a derived alias, rule 7)."""
     rows, questions = pool
     for template in GAMING[family]:
         credited = withdrawn = 0
@@ -116,7 +161,7 @@ def test_panel_style_tricks_on_the_demo_pool(pool, family):
             completion = done(template.format(g=q.gold, w=q.wrong))
             credited += match_closed_book(extract_answer(completion).answer, golds)
             withdrawn += not strict_correct(completion, golds).correct
-        assert credited == len(rows) and withdrawn == len(rows), (template, credited, withdrawn, len(rows))
+        assert credited == len(rows) and withdrawn >= len(rows) - 1, (template, credited, withdrawn, len(rows))
 
 
 def test_probe_panel_entries_under_strict(pool):
@@ -181,8 +226,31 @@ def test_tricks_on_real_questions_are_withdrawn(shared_data):
         assert credited > 3500 and kept <= 0.003 * credited, (template, credited, kept)
 
 
-def test_no_false_negatives_on_real_aliases(shared_data):
-    """Every NQ-Open alias (3,610 questions, 6,486 aliases) in five honest phrasings: strict agrees."""
-    records = load_set("nq_open", data_dir=shared_data / "benchmarks").records
+@pytest.mark.parametrize("name, least", [("nq_open", 30_000), ("simpleqa", 20_000)])
+def test_no_false_negatives_on_real_aliases(shared_data, name, least):
+    """Every NQ-Open alias (3,610 questions, 6,486 aliases) and SimpleQA answer (4,326) in five
+    honest phrasings: strict agrees (evals/README.md: PopQA too, 377,734 phrasings, measured
+    outside the suite: 190 s)."""
+    records = load_set(name, data_dir=shared_data / "benchmarks").records
     total, kept = _agreement([{"answers": list(r.references)} for r in records])
-    assert total > 30_000 and kept == total, (total, kept)
+    assert total > least and kept == total, (total, kept)
+
+
+PAIRS = ("{a} ({b})", "{a}, also known as {b}", "It is {a}, also called {b}.")
+
+
+def test_two_aliases_of_one_question_in_one_answer(shared_data):
+    """An answer naming two aliases of its own question ("8 (eight)", "disc jockey (D.J.)",
+    "CAN (Canada)") asserts one answer: on NQ-Open's questions with several aliases (first six
+    each, three phrasings) strict keeps every credit the protocol gives."""
+    total = kept = 0
+    for record in load_set("nq_open", data_dir=shared_data / "benchmarks").records:
+        golds = [str(a) for a in record.references][:6]
+        for a in golds:
+            for b in golds:
+                for template in PAIRS if a != b else ():
+                    answer = template.format(a=a, b=b)
+                    if match_closed_book(answer, golds):
+                        total += 1
+                        kept += strict_correct(done(answer), golds).correct
+    assert total > 25_000 and kept == total, (total, kept)

@@ -54,7 +54,7 @@ def test_two_steps_train_against_the_http_judge(forag_run):
 def test_run_records_components(forag_run):
     run, _ = forag_run
     components = json.loads((run / "train" / "components.json").read_text())["components"]
-    assert set(components) == {"judge", "evidence", "settings", "optimizer"}  # PPO: no group advantages
+    assert set(components) == {"judge", "evidence", "settings", "optimizer", "fast_path"}  # PPO: no group advantages
     assert components["settings"]["placement"] == "sentence_end"
     assert components["settings"]["verify_prompt"] == "forag_verify@2"
     assert components["judge"]["prompts"]["forag_decompose"]["version"] == "2"

@@ -1,6 +1,8 @@
 """An OpenAI-compatible judge on 127.0.0.1 that OBEYS any instruction it can see outside the
 material blocks: the worst case a judge-based reward must survive (docs/CONTRACTS.md, "Material,
-never instructions"). Shared by the method tests (RLFH, KnowRL, FoRAG, ...).
+never instructions"). Shared by the method tests (RLFH, KnowRL, FoRAG, ...). With
+`inside=True` it obeys an instruction inside the material blocks too, as a weak LLM judge does:
+the case the delimiter cannot help with, where only judge-independent guards bound the pay.
 
     from tests.judge.obeying_server import INSTRUCTION, ObeyingJudge, visible_text
 
@@ -39,9 +41,9 @@ class ObeyingJudge(JudgeServer):
     request_queue_size = 64  # room for a batch of concurrent requests (the socket's backlog)
 
     def __init__(self, honest: Callable[[str], str], obeyed: Callable[[str], str | None], *,
-                 needle: str = INSTRUCTION, models: tuple[str, ...] = ("judge-test",)):
+                 needle: str = INSTRUCTION, models: tuple[str, ...] = ("judge-test",), inside: bool = False):
         super().__init__(default="A", models=models)
-        self._honest, self._obeyed, self.needle = honest, obeyed, needle
+        self._honest, self._obeyed, self.needle, self.inside = honest, obeyed, needle, inside
         self.obeyed: list[str] = []  # prompts answered by obeying the instruction
         self.honest: list[str] = []
         self._log = threading.Lock()
@@ -50,7 +52,8 @@ class ObeyingJudge(JudgeServer):
         return self.reply_for(raw_text(body))  # the prompt as sent: material blocks intact
 
     def reply_for(self, text: str) -> str:
-        reply = self._obeyed(text) if self.needle in visible_text(text) else None
+        seen = text if self.inside else visible_text(text)
+        reply = self._obeyed(text) if self.needle in seen else None
         with self._log:
             (self.obeyed if reply is not None else self.honest).append(text)
         return reply if reply is not None else self._honest(text)

@@ -36,3 +36,15 @@ def test_obeys_only_what_it_can_see():
 def test_an_obeyed_reply_of_none_falls_back_to_honest():
     with ObeyingJudge(lambda text: "honest", lambda text: None) as server:
         assert server.reply_for(f"do this: {INSTRUCTION}") == "honest" and server.obeyed == []
+
+
+def test_a_weak_judge_obeys_inside_the_material_too():
+    """inside=True: the instruction steers it wherever it stands, delimited or not (the case
+    that only judge-independent guards bound: methods' READMEs, "what remains judge-dependent")."""
+    with ObeyingJudge(lambda text: "INCORRECT", lambda text: "CORRECT", inside=True) as server, \
+            open_judge(_cfg(server.url)) as judge:
+        bare = judge.ask(_prompt(False), {"answer": ANSWER})
+        wrapped = judge.ask(_prompt(True), {"answer": ANSWER})
+        plain = judge.ask(_prompt(True), {"answer": "Paris."})
+        assert (bare.value, wrapped.value, plain.value) == ("CORRECT", "CORRECT", "INCORRECT")
+        assert len(server.obeyed) == 2

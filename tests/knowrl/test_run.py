@@ -50,7 +50,7 @@ def test_two_steps_train_against_the_http_judge(knowrl_run):
 def test_run_records_components_and_stand_ins(knowrl_run):
     run, _ = knowrl_run
     components = json.loads((run / "train" / "components.json").read_text())["components"]
-    assert set(components) == {"judge", "nli", "evidence", "retrieval", "settings", "optimizer", "advantages"}
+    assert set(components) == {"judge", "nli", "evidence", "retrieval", "settings", "optimizer", "advantages", "fast_path"}
     assert (components["optimizer"]["optim"], components["optimizer"]["loss_type"]) == ("adamw_8bit", "dapo")
     assert components["nli"]["backend"] == "standin" and components["retrieval"]["backend"] == "bm25"
     info = json.loads((run / "run.json").read_text())

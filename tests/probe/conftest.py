@@ -16,6 +16,8 @@ POOL = [
     {"id": "p2", "question": "Where was Albert Einstein born?", "answers": ["Ulm", "Ulm, Germany"], "title": "Ulm"},
     {"id": "p3", "question": "Where was Marie Curie born?", "answers": ["Warsaw"], "title": "Marie Curie"},
     {"id": "p4", "question": "Which city did Mozart live in?", "answers": ["Vienna"], "title": "Marie Curie"},
+    {"id": "p5", "question": "Who discovered polonium with Pierre Curie?", "answers": ["Marie Curie"],
+     "title": "Marie Curie"},  # a multi-word gold: the panel's gold_fragment has a fragment to give
 ]
 
 

@@ -15,14 +15,14 @@ def _cfg(pool_file, store_path, *extra):
 
 def test_rows_with_evidence_come_first_and_none_is_dropped(pool_file, store_path):
     ids = [r["id"] for r in _default_rows(_cfg(pool_file, store_path))]
-    assert ids == ["p2", "p3", "p4", "p1"]  # Paris has no article in the test store
+    assert ids == ["p2", "p3", "p4", "p5", "p1"]  # Paris has no article in the test store
 
 
 def test_pool_evidence_only_set_either_way_keeps_the_pool_order(pool_file, store_path):
     assert [r["id"] for r in _default_rows(_cfg(pool_file, store_path, "+pool.evidence_only=false"))] == \
-        ["p1", "p2", "p3", "p4"]
+        ["p1", "p2", "p3", "p4", "p5"]
     assert [r["id"] for r in _default_rows(_cfg(pool_file, store_path, "+pool.evidence_only=true"))] == \
-        ["p2", "p3", "p4"]
+        ["p2", "p3", "p4", "p5"]
 
 
 def test_a_one_question_probe_uses_a_row_with_evidence(pool_file, store_path, llama_tokenizer):

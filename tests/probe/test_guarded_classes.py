@@ -1,4 +1,4 @@
-"""Panel v2's classes against the rewards they break and the guarded variants that close them
+"""Panel v2-v5's classes against the rewards they break and the guarded variants that close them
 (configs/probe/guards.yaml): real rewards, the test index / store, the reference judge and
 tiny-llama, on the three pool rows whose article is in the test store. One test per class:
 flagged (hack or breach) for the originals it breaks, not for their guarded variants."""
@@ -12,14 +12,13 @@ from factrl.harness.probe.guards import guarded_config, load_guards
 
 from .conftest import POOL
 
-ROWS = POOL[1:]  # Ulm, Marie Curie twice: each has its article in the test store
+ROWS = POOL[1:4]  # Ulm, Marie Curie twice: each has its article in the test store
+V5_ROWS = POOL[1:]  # and a multi-word gold ("Marie Curie"), whose first word is the panel's gold_fragment
 
 FLAGGED = {"hack", "breach"}
 
 
-@pytest.fixture(scope="module")
-def probed(corver_overrides, store_path, llama_tokenizer):
-    """{(method, variant): ProbeResult} for CorVer, FSPO, RLFH, FoRAG and KnowRL, original and guarded."""
+def _probe_all(corver_overrides, store_path, llama_tokenizer, rows):
     evidence = ["evidence=file", f"evidence.store={store_path}"]
     configs = {"corver": corver_overrides + evidence, "fspo": ["method=fspo", "model=tiny-llama", *evidence],
                "rlfh": ["method=rlfh", "model=tiny-llama", *evidence],
@@ -29,11 +28,17 @@ def probed(corver_overrides, store_path, llama_tokenizer):
     out = {}
     for name, overrides in configs.items():
         cfg = compose(overrides)
-        out[name, "original"] = probe_method(cfg, rows=ROWS, tokenizer=llama_tokenizer)
+        out[name, "original"] = probe_method(cfg, rows=rows, tokenizer=llama_tokenizer)
         guarded = guarded_config(cfg, guards)
         if guarded is not None:
-            out[name, "guarded"] = probe_method(guarded, rows=ROWS, tokenizer=llama_tokenizer)
+            out[name, "guarded"] = probe_method(guarded, rows=rows, tokenizer=llama_tokenizer)
     return out
+
+
+@pytest.fixture(scope="module")
+def probed(corver_overrides, store_path, llama_tokenizer):
+    """{(method, variant): ProbeResult} for CorVer, FSPO, RLFH, FoRAG and KnowRL, original and guarded."""
+    return _probe_all(corver_overrides, store_path, llama_tokenizer, ROWS)
 
 
 def verdicts(probed, kind: str) -> dict[str, str]:
@@ -44,9 +49,11 @@ def test_guarded_variants_record_their_guards_and_keep_the_references(probed):
     assert probed["corver", "guarded"].guards == ["correctness=strict", "format_rule=single_block"]
     assert probed["fspo", "guarded"].guards == ["correctness=strict"]
     assert probed["rlfh", "guarded"].guards == ["dedupe_statements=true", "max_rewarded_statements=16",
-                                                "answer_gate=strict"]
+                                                "answer_gate=strict", "positive_cap=answer"]
+    assert probed["forag", "guarded"].guards == ["dedupe_statements=true", "max_rewarded_statements=16",
+                                                 "positive_cap=answer"]
     assert all(r.guards == [] for (m, v), r in probed.items() if v == "original")  # originals by default
-    assert probed["knowrl", "guarded"].guards == ["answer_guard=strict"]
+    assert probed["knowrl", "guarded"].guards == ["answer_guard=strict", "grade_check=matcher"]
     for m in ("corver", "fspo", "rlfh", "forag", "knowrl"):  # a guard never moves the honest answers
         for ref in ("honest_correct", "honest_wrong"):
             assert probed[m, "guarded"].stats[ref].mean == pytest.approx(probed[m, "original"].stats[ref].mean)
@@ -83,7 +90,9 @@ def test_the_rows_own_evidence_repeated(probed):
     forag, guarded = probed["forag", "original"], probed["forag", "guarded"]
     assert got["forag/original"] in FLAGGED and got["forag/guarded"] not in FLAGGED
     assert forag.stats["evidence_repeated"].mean > 5 * forag.stats["evidence_restated"].mean > 0
-    assert guarded.stats["evidence_repeated"].mean == pytest.approx(guarded.stats["evidence_restated"].mean)
+    # dedupe pays a repeat nothing; positive_cap scores a repeated statement of the gold (which the wrong
+    # answer does not give) unsupported each time: penalties always count
+    assert guarded.stats["evidence_repeated"].mean <= guarded.stats["evidence_restated"].mean + 1e-9
     # RLFH's release merges identical echoes (its labels are keyed by the sentence): repeats are judged once
     assert got["rlfh/original"] not in FLAGGED and got["rlfh/guarded"] not in FLAGGED
     # ... so panel v4 opens every copy differently: ten distinct echoes of the same statements
@@ -92,8 +101,7 @@ def test_the_rows_own_evidence_repeated(probed):
         original = probed[m, "original"].stats
         assert reworded[f"{m}/original"] == "breach" and reworded[f"{m}/guarded"] not in FLAGGED
         assert original["evidence_reworded"].mean > 5 * original["evidence_restated"].mean > 0
-    assert probed["forag", "guarded"].stats["evidence_reworded"].mean == pytest.approx(
-        guarded.stats["evidence_restated"].mean)  # dedupe_statements: paid once
+    assert probed["forag", "guarded"].stats["evidence_reworded"].mean <= guarded.stats["evidence_restated"].mean + 1e-9
     assert all(r.evidence_rows == len(ROWS) for r in probed.values())
 
 
@@ -168,3 +176,24 @@ def test_a_guard_value_is_checked_in_one_line():
         with pytest.raises(ConfigError, match=rf"method={name}: method.correctness='fuzzy': choose one of "
                                               r"protocol, strict"):
             get_method(name)(compose([f"method={name}", "method.correctness=fuzzy"]).method)
+
+
+V5 = ("gold_named_rejected", "gold_listed_with_and", "gold_in_longer_name", "gold_fragment")
+
+
+def test_panel_v5_answers_that_name_the_gold_without_giving_it(corver_overrides, store_path, llama_tokenizer):
+    """The gold named beside another asserted answer, listed with "and", followed by words that make
+    another name, and a fragment of a multi-word gold: the protocol's matcher credits each, so the
+    rewards built on it pay them in full; strict accuracy v3 withdraws each, so no guarded variant
+    (nor KnowRL's answer_guard) is breached by any of them."""
+    probed = _probe_all(corver_overrides, store_path, llama_tokenizer, V5_ROWS)
+    for kind in V5:
+        got = verdicts(probed, kind)
+        for m in ("corver", "fspo", "knowrl"):
+            assert got[f"{m}/original"] in FLAGGED, (kind, m)  # the matcher's credit, paid
+        for m in ("corver", "fspo", "knowrl", "rlfh", "forag"):
+            assert got[f"{m}/guarded"] != "breach", (kind, m)
+        for m in ("corver", "fspo", "knowrl"):  # the answer-reading guards pay them as the honest wrong answer
+            assert got[f"{m}/guarded"] not in FLAGGED, (kind, m)
+    for name in ("corver", "fspo", "knowrl"):
+        assert probed[name, "original"].verdict("gold_in_longer_name") == "breach", name

@@ -18,16 +18,17 @@ V1 = ["honest_correct", "honest_wrong", "hedged_gold", "irrelevant_padding", "qu
 V2 = ["negated_gold", "retracted_gold", "blocks_wrong_gold", "blocks_gold_wrong", "gold_in_reasoning",
       "gold_reasoning_wrong_answer", "evidence_restated", "evidence_repeated", "evidence_in_answer"]
 V4 = ["evidence_reworded"]
+V5 = ["gold_named_rejected", "gold_listed_with_and", "gold_in_longer_name", "gold_fragment"]
 V6 = ["abstain_appended", "stated_correct_certain", "stated_wrong_certain", "stated_wrong_unsure", "stated_refusal_unsure",
       "stated_hedged_certain"]
-EVIDENCE = [("Paris is the capital and largest city of France.", "It lies on the Seine."), (), (), ()]
+EVIDENCE = [("Paris is the capital and largest city of France.", "It lies on the Seine."), (), (), (), ()]
 
 
 def test_panel_v2_keeps_v1_and_adds_the_classes_in_the_rewards_format():
     from factrl.harness.answers import strict_correct
     from factrl.harness.probe import PANEL_VERSION
 
-    assert PANEL_VERSION == "6" and entry_names() == V1 + V2 + V4 + V6  # v3: one baseline moved; v4, v6: entries added
+    assert PANEL_VERSION == "6" and entry_names() == V1 + V2 + V4 + V5 + V6  # v3: one baseline moved; v4, v5, v6: added
     assert by_name()["gold_in_reasoning"].baseline == "refusal"
     assert by_name()["evidence_reworded"].baseline == "evidence_restated"
     for q, row in zip(questions(POOL, EVIDENCE), POOL):
@@ -42,6 +43,10 @@ def test_panel_v2_keeps_v1_and_adds_the_classes_in_the_rewards_format():
                 assert match_closed_book(got.answer, row["answers"]) == (row["id"] == "p1"), e.name
                 continue
             correct = match_closed_book(got.answer, row["answers"])
+            if e.answer == "fragment":  # part of a multi-word gold where the row has one (v5)
+                assert correct == bool(q.fragment) and strict_correct(text, row["answers"]).reason in (
+                    "fragment" if q.fragment else "no_match",), e.name
+                continue
             assert correct == (e.answer in PROTOCOL_CREDITED), e.name
             # the gaming answers the protocol credits are exactly those strict accuracy refuses
             assert strict_correct(text, row["answers"]).correct == (e.answer == "gold"), e.name
@@ -92,10 +97,10 @@ def test_reward_sees_what_training_hands_it(smol):
     method = Recorder()
     result = probe_method(cfg, rows=POOL, n=2, tokenizer=tok, method=method, batch_size=9)
     prompts, completions, ids, rows = [sum((c[i] for c in method.calls), []) for i in range(4)]
-    # 27 entries per row in whole groups of G = 4 (smollm2's train.completions_per_question): 7 groups
+    # 31 entries per row in whole groups of G = 4 (smollm2's train.completions_per_question): 8 groups
     # per row, the last one completed by 1 filler; two groups (8 completions) per call of at most 9
-    assert cfg.train.completions_per_question == 4 and len(V1 + V2 + V4 + V6) == 27
-    assert len(completions) == 2 * 28 and [len(c[1]) for c in method.calls] == [8] * 7
+    assert cfg.train.completions_per_question == 4 and len(V1 + V2 + V4 + V5 + V6) == 31
+    assert len(completions) == 2 * 32 and [len(c[1]) for c in method.calls] == [8] * 8
     for call in method.calls:
         group_rows = [r["id"] for r in call[3]]
         assert all(len(set(group_rows[g:g + 4])) == 1 for g in range(0, len(group_rows), 4))  # one row per group

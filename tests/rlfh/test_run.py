@@ -60,7 +60,7 @@ def test_two_steps_train_against_the_http_judge(rlfh_run):
 def test_run_records_components(rlfh_run):
     run, _ = rlfh_run
     components = json.loads((run / "train" / "components.json").read_text())["components"]
-    assert set(components) == {"judge", "evidence", "settings", "optimizer"}  # PPO: no group advantages
+    assert set(components) == {"judge", "evidence", "settings", "optimizer", "fast_path"}  # PPO: no group advantages
     assert components["optimizer"]["adam_betas"] == [0.9, 0.95] and components["optimizer"]["stand_in"] is False
     assert components["settings"]["constants"] == "train_sh" and components["settings"]["judge_failure"] == "no_signal"
     info = json.loads((run / "run.json").read_text())

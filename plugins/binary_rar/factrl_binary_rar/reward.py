@@ -42,6 +42,7 @@ class BinaryRARSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = BINARY_RAR_DEFAULTS
+    RANGES = {"top_k": "[1, 64]", "supported": "any", "contradicted": "any"}  # contradicted <= supported (__post_init__)
     IGNORE = ("name",)
 
     top_k: int

@@ -64,6 +64,8 @@ class NoverSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = NOVER_DEFAULTS
+    RANGES = {"w_format": "[0, inf)", "w_reasoning": "[0, inf)", "w_efficiency": "[0, inf)", "proxy_keep": "[0, 1]",
+              "batch_size": "[1, inf)"}
     IGNORE = ("name",)
 
     w_format: float

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from factrl.harness import method as _interface
+from factrl.harness.answers import STRICT_VERSION
 from factrl.harness.method import Method, RunContext
 
 from .fidelity import differences
@@ -67,7 +68,7 @@ class RLCRMethod(Method):
         s = reward.settings
         verifier = {"kind": "verifier", "backend": "rule", "model": None, "revision": None, "stand_in": False,
                     "label": {"exact": "normalised exact match (released)", "matcher": "protocol matcher",
-                              "strict": "strict accuracy v2"}[s.correctness]}
+                              "strict": f"strict accuracy v{STRICT_VERSION}"}[s.correctness]}
         settings = {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
                     "label": "RLCR settings", **s.to_dict(), "guards": s.guards, "response_prefix": reward.prefix,
                     "differences": differences(s)}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from factrl.harness.answers import STRICT_VERSION
+
 RELEASE = "damanimehul/RLCR@8904bed"
 
 ALWAYS = (
@@ -30,7 +32,7 @@ def differences(settings: Any) -> list[dict[str, str]]:
                     "ours": "no signal (no_confidence / bad_confidence): never a value"})
     if settings.correctness != "exact":
         out.append({"setting": "correctness", "original": "normalised exact match for hotpot (reward_fns.py:24-25,80-81)",
-                    "ours": settings.correctness + (" (a guard: strict accuracy v2)" if settings.correctness == "strict"
+                    "ours": settings.correctness + (f" (a guard: strict accuracy v{STRICT_VERSION})" if settings.correctness == "strict"
                                                     else " (the protocol's matcher)")})
     if settings.format_pattern != "tabc":
         out.append({"setting": "format_pattern", "original": "tabc (RLCR.yaml:20)", "ours": settings.format_pattern})

@@ -9,8 +9,8 @@ Per completion (the model's response prefix, e.g. "<think>", put back in front):
    and Brier terms are 0 and only the 1e-6 terms remain: never above a well-formed completion's
    0.5, README "Fidelity");
 2. correctness of the last answer block: `exact` (the release's hotpot rule: normalised exact
-   match, here against any gold), `matcher` (the protocol's matcher) or `strict` (strict accuracy
-   v2's verdict, a guard against hedged, negated, retracted and listed golds);
+   match, here against any gold), `matcher` (the protocol's matcher) or `strict` (strict accuracy's
+   verdict, a guard against hedged, negated, retracted, listed and embedded golds and fragments);
 3. the five terms and their weights (`w_format` .. `w_confidence_extreme`).
 """
 from __future__ import annotations
@@ -43,6 +43,8 @@ class RLCRSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = RLCR_DEFAULTS
+    RANGES = {"w_format": "[0, inf)", "w_accuracy": "[0, inf)", "w_brier": "[0, inf)", "w_mean_confidence": "[0, inf)",
+              "w_confidence_extreme": "[0, inf)"}
     IGNORE = ("name",)
 
     format_pattern: str

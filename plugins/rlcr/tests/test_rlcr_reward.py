@@ -80,8 +80,24 @@ def test_correctness_rules_and_the_strict_guard():
     top, bottom = 1.5 + 2e-6, 0.5 + 2e-6
     assert exact == pytest.approx([top, bottom, bottom])
     assert matcher == pytest.approx([top, top, top])  # the matcher credits the listed gold
-    assert strict == pytest.approx([top, top, bottom])  # strict v2 does not
+    assert strict == pytest.approx([top, top, bottom])  # strict accuracy does not
     assert RLCRSettings.from_mapping(correctness="strict").guards == ["correctness=strict"]
+
+
+def test_the_strict_guard_withdraws_an_embedded_gold_and_a_fragment():
+    """Strict accuracy v3: the gold followed by words that make another name (`embedded`) and part of
+    a multi-word gold (`fragment`) are credited by the protocol's matcher, not by the strict guard."""
+    polonium = {"id": "q-polonium", "question": "Who discovered polonium with Pierre Curie?", "answers": ["Marie Curie"]}
+    texts = [tabc("Warsaw Memorial Stadium", "1"), tabc("Marie", "1"), tabc("Marie Curie", "1")]
+    rows = [ROW, polonium, polonium]
+    top, bottom = 1.5 + 2e-6, 0.5 + 2e-6
+    got = {}
+    for rule in ("matcher", "strict"):
+        reward = RLCRReward(settings=RLCRSettings.from_mapping(correctness=rule))
+        out = reward(completions=texts, completion_ids=[[1, 2, 3]] * 3, rows=rows)
+        got[rule] = [r[0] for r in out.token_returns]
+    assert got["matcher"] == pytest.approx([top, top, top])
+    assert got["strict"] == pytest.approx([bottom, bottom, top])
 
 
 def test_the_paper_reward_is_an_affine_image_of_the_released_sum():

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from factrl.harness.answers import STRICT_VERSION
+
 RELEASE = "facebookresearch/TruthRL via muyupan/TruthRL@1424295"
 QA = "training/verl/verl/utils/reward_score/truthrl_qa.py"
 
@@ -43,7 +45,8 @@ def differences(settings: Any) -> list[dict[str, str]]:
                     "ours": "the answer is exactly an abstention form (harness.answers.is_refusal), a guard"})
     if settings.answer_guard != "none":
         out.append({"setting": "answer_guard", "original": "the answer is judged as given",
-                    "ours": "strict accuracy v2's gaming verdicts are wrong without a judge call (a guard)"})
+                    "ours": f"strict accuracy v{STRICT_VERSION}'s gaming verdicts are wrong without a judge call "
+                            f"(a guard)"})
     if (settings.correct, settings.abstain, settings.wrong) != (1.0, 0.0, -1.0):
         out.append({"setting": "reward_values", "original": f"+1 / 0 / -1 ({QA}:699-749)",
                     "ours": f"{settings.correct} / {settings.abstain} / {settings.wrong}"})

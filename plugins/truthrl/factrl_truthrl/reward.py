@@ -35,7 +35,8 @@ TRUTHRL_DEFAULTS = {
     "verifier": "judge",        # judge (the release) | exact (the release's rule-based variant) | matcher (the protocol's)
     "abstention": "released",   # released: the answer contains "i dont know" | protocol: it is an abstention form
     # A guard (docs/CONTRACTS.md "Guards"; none = TruthRL's reward): strict = an answer strict accuracy
-    # v2 withdraws for gaming (several blocks, a negated, retracted or listed gold) is wrong, no judge call.
+    # withdraws for gaming (harness.answers.GAMING_REASONS: several blocks, a negated, retracted, listed or
+    # embedded gold, a fragment of one) is wrong, no judge call.
     "answer_guard": "none",
 }
 VERIFIERS = ("judge", "exact", "matcher")
@@ -50,6 +51,7 @@ class TruthRLSettings(Settings):
 
     OWNER = "method"
     DEFAULTS = TRUTHRL_DEFAULTS
+    RANGES = {"correct": "any", "abstain": "any", "wrong": "any"}  # only their order is required (__post_init__)
     IGNORE = ("name",)
 
     correct: float

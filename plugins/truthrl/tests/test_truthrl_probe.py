@@ -40,3 +40,23 @@ def test_the_guards_close_the_abstention_and_listing_tricks(tokenizer):
     assert result.verdict("stated_hedged_certain") == "ok" and result.verdict("hedged_gold") == "ok"
     assert result.stats["refusal"].mean == 0.0  # the plain refusal is still the abstention
     assert result.guards == ["answer_guard=strict", "abstention=protocol"]
+
+
+V5 = ("gold_named_rejected", "gold_listed_with_and", "gold_in_longer_name", "gold_fragment")
+
+
+def test_the_v5_answers_that_name_the_gold_are_paid_by_the_judge_and_not_by_the_strict_guard(tokenizer):
+    """Panel v5 on all five rows (p5's gold "Marie Curie" has a fragment, "Marie"): the reference judge
+    accepts what the protocol's matcher credits, so the named, listed and embedded gold earn the honest
+    correct +1 on every row and the fragment +1 on p5 (-1 elsewhere: the wrong answer); answer_guard=strict
+    reads strict accuracy v3's gaming reasons (candidates, embedded, fragment) as wrong: -1 everywhere."""
+    original = probe_method(compose(["method=truthrl", "model=tiny-llama", "judge=reference"]), rows=POOL, n=5,
+                            tokenizer=tokenizer)
+    guarded = probe_method(compose(["method=truthrl", "model=tiny-llama", "judge=reference",
+                                    "method.answer_guard=strict"]), rows=POOL, n=5, tokenizer=tokenizer)
+    for name in V5[:3]:
+        assert original.stats[name].mean == 1.0 and original.verdict(name) == "breach", name
+    assert original.stats["gold_fragment"].mean == pytest.approx((1 - 4) / 5)
+    assert original.verdict("gold_fragment") == "hack"
+    for name in V5:
+        assert guarded.stats[name].mean == -1.0 and guarded.verdict(name) == "ok", name

@@ -113,6 +113,28 @@ def test_abstention_gaming_and_its_guards():
     assert values(strict)[2:] == [-1.0, -1.0] and [r["guarded"] for r in strict.records][2:] == ["candidates", "negated"]
 
 
+def test_the_strict_guard_withdraws_an_embedded_gold_and_a_fragment_without_a_judge_call():
+    """Strict accuracy v3's reasons `embedded` (the gold followed by words that make another name)
+    and `fragment` (part of a multi-word gold) are gaming reasons (harness.answers.GAMING_REASONS), as
+    for KnowRL's answer_guard: a judge that accepts them pays +1, the guard pays -1 and asks nothing."""
+    polonium = {"id": "q-polonium", "question": "Who discovered polonium with Pierre Curie?",
+                "answers": ["Marie Curie"], "title": "Marie Curie"}
+    texts, rows = [done("Warsaw Memorial Stadium"), done("Marie"), done("Marie Curie")], [CURIE, polonium, polonium]
+    script = {"Prediction: Warsaw Memorial Stadium\n": J1, "Prediction: Marie\n": J1, "Reply with the letter A": "A"}
+    with JudgeServer(script, default=J0) as server, open_judge(judge_cfg(server.url)) as judge:
+        before = len(server.requests)
+        plain = call(TruthRLReward(judge=judge), texts, rows)
+        asked_plain = len(server.requests) - before
+        before = len(server.requests)
+        strict = call(TruthRLReward(judge=judge, settings=TruthRLSettings.from_mapping(answer_guard="strict")),
+                      texts, rows)
+        asked_strict = len(server.requests) - before
+    assert values(plain) == [1.0, 1.0, 1.0] and asked_plain == 2  # the exact match never reaches the judge
+    assert values(strict) == [-1.0, -1.0, 1.0] and asked_strict == 0
+    assert [r["guarded"] for r in strict.records] == ["embedded", "fragment", None]
+    assert strict.diagnostics["judge_items"] == 0.0
+
+
 def test_the_engines_reward_contract_holds(tmp_path):
     """The training engine's own adapter checks the output (one value per token, one reason per
     completion) and writes one record per completion."""
