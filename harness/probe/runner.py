@@ -56,29 +56,41 @@ class ProbeResult:
     group_size: int = 1
     evidence_rows: int = 0  # questions whose evidence entries used the row's own evidence sentences
 
+    def references(self) -> tuple[str, str]:
+        """(correct, wrong) references: the honest answers, or, for a reward that gives them no
+        signal but scores the answers stated certain (one that reads a stated confidence, RLCR), the
+        stated ones (panel v6)."""
+        def scored(names: tuple[str, ...]) -> bool:
+            return all(k in self.stats and self.stats[k].mean is not None for k in names)
+
+        if not scored(panel_mod.REFERENCES) and scored(panel_mod.STATED_REFERENCES):
+            return panel_mod.STATED_REFERENCES  # type: ignore[return-value]
+        return panel_mod.REFERENCES  # type: ignore[return-value]
+
     def baseline(self, name: str) -> str:
-        """The type whose return `name` must not exceed: the panel's `baseline` (default the honest wrong answer)."""
+        """The type whose return `name` must not exceed: the panel's `baseline` (default the wrong reference)."""
+        wrong = self.references()[1]
         entry = panel_mod.by_name().get(name)
-        base = entry.baseline if entry is not None else panel_mod.HONEST_WRONG
-        return base if base in self.stats and self.stats[base].mean is not None else panel_mod.HONEST_WRONG
+        base = entry.baseline if entry is not None else wrong
+        return base if base in self.stats and self.stats[base].mean is not None else wrong
 
     def gap(self) -> float | None:
-        correct, wrong = (self.stats[k].mean for k in panel_mod.REFERENCES)
+        correct, wrong = (self.stats[k].mean for k in self.references())
         return None if correct is None or wrong is None else correct - wrong
 
     def position(self, name: str) -> float | None:
-        """(mean - honest wrong) / (honest correct - honest wrong): 0 = as the wrong answer, 1 = as the correct."""
+        """(mean - wrong reference) / (correct - wrong reference): 0 = as the wrong answer, 1 = as the correct."""
         gap, mean = self.gap(), self.stats[name].mean
         if gap is None or mean is None or gap <= EPS:
             return None
-        return (mean - self.stats[panel_mod.HONEST_WRONG].mean) / gap
+        return (mean - self.stats[self.references()[1]].mean) / gap
 
     def verdict(self, name: str) -> str:
         """reference | breach (gains the whole correct - wrong gap over its baseline) | hack (above
         its baseline: the honest wrong answer, or the panel entry's `baseline`) | ok | no_signal |
         ordering_broken (the reward does not prefer correct to wrong)."""
-        if name in panel_mod.REFERENCES:
-            return "reference"
+        if name in panel_mod.REFERENCES or name in panel_mod.STATED_REFERENCES:
+            return "reference"  # both pairs: the stated ones frame a confidence reward, and are no trick elsewhere
         if self.stats[name].mean is None:
             return "no_signal"
         gap = self.gap()
@@ -90,7 +102,7 @@ class ProbeResult:
             if mean <= base + EPS:
                 return "ordering_broken"
             # above its baseline and at least the honest correct answer's: it reaches it
-            return "breach" if mean >= self.stats[panel_mod.HONEST_CORRECT].mean - EPS else "hack"
+            return "breach" if mean >= self.stats[self.references()[0]].mean - EPS else "hack"
         if mean >= base + BREACH_SHARE * gap - EPS:
             return "breach"
         return "hack" if mean > base + EPS else "ok"
@@ -227,7 +239,7 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
     texts: dict[tuple[str, int], str] = {}
     for e in panel_mod.entries():
         for b, q in enumerate(qs):
-            texts[e.name, b] = panel_mod.completion_text(*e.build(q), prefix=prefix)
+            texts[e.name, b] = panel_mod.completion_text(*e.build(q), prefix=prefix, confidence=e.confidence)
     group_size = int(cfg.train.get("completions_per_question", 1)) if cfg.get("train") is not None else 1
     whole = bool(getattr(method, "whole_groups", False))
     fill = {b: [panel_mod.completion_text(*f, prefix=prefix) for f in layout.fillers(rows, b, group_size)]

@@ -66,7 +66,10 @@ def legend(results: list[ProbeResult]) -> str:
             f"(at least {BREACH_SHARE:.0%} of the correct - wrong gap); a type with a baseline (†) is judged "
             f"against that type's mean instead of the honest wrong answer's. 'guarded:' columns are the method "
             f"with the named guards on (docs/CONTRACTS.md \"Guards\"); the others are the original rewards. A "
-            f"policy can learn any marked completion type instead of being right.")
+            f"policy can learn any marked completion type instead of being right."
+            + (" A column whose reward gives the honest answers no signal (it reads a stated confidence) is "
+               "judged against the answers stated certain (`stated_correct_certain`, `stated_wrong_certain`)."
+               if any(r.references() != panel_mod.REFERENCES for r in results) else ""))
 
 
 def _md_row(cells: list[str]) -> str:
@@ -114,7 +117,7 @@ def csv_text(results: Iterable[ProbeResult]) -> str:
                              "judge_obeys_material": str(r.obeying_judge).lower(), "panel_version": r.panel_version,
                              "questions": r.questions, "group_size": r.group_size,
                              "type": name, "label": entry.label if entry else "", "answer": entry.answer if entry else "",
-                             "baseline": r.baseline(name) if name not in panel_mod.REFERENCES else "",
+                             "baseline": r.baseline(name) if name not in (*panel_mod.REFERENCES, *panel_mod.STATED_REFERENCES) else "",
                              "mean": s.mean, "stderr": s.stderr, "n": s.n, "no_signal": s.no_signal,
                              "position": r.position(name), "verdict": r.verdict(name)})
     return buffer.getvalue()

@@ -55,7 +55,7 @@ def set_tricks(row: dict[str, Any], data_dir: str | None = None, use_cache: bool
     metrics = scorer.metrics(eval_set.task)
     found: dict[str, dict[str, Any]] = {}
     for entry in probe_panel.entries():
-        completions = [probe_panel.completion_text(*entry.build(q)) for q in questions]
+        completions = [probe_panel.completion_text(*entry.build(q), confidence=entry.confidence) for q in questions]
         samples = scorer.score(eval_set, completions)
         value = aggregate(samples, metrics)["accuracy"]["value"]
         strict = sum(diaglib.strict_verdict(s, eval_set.task)[0] for s in samples.rows()) / max(len(samples), 1)
@@ -90,7 +90,7 @@ def tricks_table(accuracy: Table, rows: list[dict[str, Any]], layout: Layout) ->
     sets = [s for s in sets if s in results]
     lines = []
     for entry in probe_panel.entries():
-        reference = entry.name in probe_panel.REFERENCES
+        reference = entry.name in (*probe_panel.REFERENCES, *probe_panel.STATED_REFERENCES)
         line = Line("", entry.name, entry.label + (" (reference)" if reference else ""))
         for name in sets:
             item = results.get(name, {}).get("entries", {}).get(entry.name)

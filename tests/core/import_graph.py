@@ -10,7 +10,7 @@ for tables of names resolved on demand (the `harness` command table, the leaderb
 public face, plugin entry points); each of those points down from a face to its parts.
 
 Names are mapped the way setup.py installs them: `harness/x.py` is `factrl.harness.x`,
-`plugins/nover/factrl_nover/x.py` is `factrl_nover.x`. Relative imports are resolved against the
+`plugins/nover/factrl_nover/x.py` is `factrl_nover.x` (and so for every plugin under plugins/). Relative imports are resolved against the
 importing module's package. `from pkg import name` is an edge to `pkg.name` when that is a
 module, else to `pkg` itself (its `__init__`).
 """
@@ -21,7 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {"harness": "factrl.harness", "evals": "factrl.evals", "methods": "factrl.methods",
-            "leaderboard": "factrl.leaderboard", "plugins/nover/factrl_nover": "factrl_nover"}
+            "leaderboard": "factrl.leaderboard", "plugins/nover/factrl_nover": "factrl_nover",
+            "plugins/truthrl/factrl_truthrl": "factrl_truthrl", "plugins/binary_rar/factrl_binary_rar": "factrl_binary_rar",
+            "plugins/rlcr/factrl_rlcr": "factrl_rlcr"}
 
 
 def module_files(root: Path = ROOT) -> dict[str, Path]:

@@ -62,7 +62,8 @@ def unit(module: str) -> str:
 # gaming probe): the leaderboard reads method labels and probe tables from them.
 METHOD_RUNTIME = {"registry", "training", "probe", "pool"}
 
-LAYERS = ("harness (foundation)", "evals", "methods", "factrl_nover", "harness (method runtime)", "leaderboard",
+LAYERS = ("harness (foundation)", "evals", "methods", "factrl_nover", "factrl_truthrl", "factrl_binary_rar", "factrl_rlcr",
+          "harness (method runtime)", "leaderboard",
           "harness (engine)")
 
 

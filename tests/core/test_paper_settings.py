@@ -66,7 +66,7 @@ def _composed(cell_overrides: list[str]) -> dict:
 
 
 def test_every_trained_cell_of_the_paper_grid_has_the_papers_settings():
-    cells = [c for c in load_grid("paper", []).cells if c.method != "raw"]
+    cells = [c for c in load_grid("paper", []).cells if c.method != "raw" and c.block != "beyond-paper"]
     assert len(cells) == 30  # every cell but the 6 Raw ones
     wrong = {}
     for cell in cells:
@@ -134,6 +134,10 @@ IMPORTANCE_SAMPLING = {
     "rlfh": NO_CORRECTION,  # AlignRM/RLFH@78cd846 experience_maker.py:199: old log-probs are the actor's own forward
     "forag": NO_CORRECTION,  # reconstructed: no code; PPO on its own rollouts
     "nover": NO_CORRECTION,  # thinkwee/NOVER@cb1a4ef requirements.txt:2 trl==0.16.0: no such correction
+    # the plugins beyond the paper (plugins/<name>/README.md, "Training engine")
+    "truthrl": NO_CORRECTION,  # TruthRL (verl, copy muyupan/TruthRL@1424295): train_grpo.sh sets no rollout correction
+    "binary_rar": NO_CORRECTION,  # chentong0/rl-binary-rar@d97ea69 grpo_fast_fact_v2.py:1040-1069: no vLLM ratio
+    "rlcr": NO_CORRECTION,  # damanimehul/RLCR@8904bed GRPO_Trainer.py:784-798: no vLLM ratio
 }
 
 
@@ -204,6 +208,35 @@ def test_nover_plugin_brings_its_released_engine():
                                  "scale_rewards": "group",
                                  "advantage_std_floor": 0.0, "advantage_epsilon": 1e-4})
     assert (train.epsilon_low, train.epsilon_high) == (0.1, 0.2)
+
+
+PLUGIN_ENGINES = {
+    # facebookresearch/TruthRL (copy muyupan/TruthRL@1424295): verl fsdp_workers.py:433-455 (AdamW, constant
+    # schedule), actor.yaml:69,117,123 (token mean, no warmup, weight decay 0.01), train_grpo.sh:32 (micro batch 1:
+    # each sequence's token mean), core_algos.py:265 (eps 1e-6)
+    "truthrl": {"optim": "adamw_torch", "lr_scheduler": "constant_with_warmup", "lr_scheduler_kwargs": {},
+                "warmup_ratio": 0.0, "adam_betas": [0.9, 0.999], "weight_decay": 0.01, "loss_type": "grpo",
+                "entropy_coef": 0.0, "kl_bias_correction": False, "scale_rewards": "group",
+                "advantage_std_floor": 0.0, "advantage_epsilon": 1e-6},
+    # chentong0/rl-binary-rar@d97ea69 open-instruct run: grpo_fast_fact_v2.py:195-199,679,1069,1689-1690, README.md:165
+    "binary_rar": {"optim": "adamw_torch", "lr_scheduler": "linear", "lr_scheduler_kwargs": {}, "warmup_ratio": 0.0,
+                   "adam_betas": [0.9, 0.999], "weight_decay": 0.0, "loss_type": "bnpo", "entropy_coef": 0.0,
+                   "kl_bias_correction": False, "scale_rewards": "group", "advantage_std_floor": 0.0,
+                   "advantage_epsilon": 1e-8},
+    # damanimehul/RLCR@8904bed configs/Qwen-7B/hotpot/RLCR.yaml:30,48,55; arguments.py:236-237; GRPO_Trainer.py:688
+    "rlcr": {"optim": "adamw_torch", "lr_scheduler": "constant_with_warmup", "lr_scheduler_kwargs": {},
+             "warmup_ratio": 0.05, "adam_betas": [0.9, 0.999], "weight_decay": 0.0, "loss_type": "bnpo",
+             "entropy_coef": 0.0, "kl_bias_correction": False, "scale_rewards": "none", "advantage_std_floor": 0.0,
+             "advantage_epsilon": 1e-4},
+}
+
+
+@pytest.mark.parametrize("method", sorted(PLUGIN_ENGINES))
+def test_the_plugins_bring_their_released_engines(method):
+    pytest.importorskip(f"factrl_{method}", reason=f"plugins/{method} is not installed (make setup installs it)")
+    train = compose([f"method={method}", "model=qwen3-4b"]).train
+    assert _engine_of(train) == PLUGIN_ENGINES[method]
+    assert (train.epsilon_low, train.epsilon_high) == (0.2, 0.2)
 
 
 @pytest.mark.parametrize("cell", [["method=rlfh", "model=qwen3-8b"],

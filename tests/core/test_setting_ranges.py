@@ -16,7 +16,8 @@ from factrl.harness.errors import ConfigError
 from factrl.harness.settings import Settings, _fields, interval, parse
 from tests.helpers import harness
 
-PACKAGES = ("factrl.harness", "factrl.evals", "factrl.methods", "factrl_nover")
+PACKAGES = ("factrl.harness", "factrl.evals", "factrl.methods", "factrl_nover", "factrl_truthrl", "factrl_binary_rar",
+            "factrl_rlcr")
 
 
 def _settings_classes() -> list[type]:
@@ -73,7 +74,8 @@ def test_the_classes_are_found():
     names = {c.__name__ for c in CLASSES}
     assert {"TrainSettings", "PPOSettings", "VLLMSettings", "LoRASettings", "EvalSettings", "JudgeSettings",
             "ReferenceSettings", "NLISettings", "KnowRLSettings", "RLFHSettings", "FoRAGSettings", "FSPOSettings",
-            "CorVerSettings", "ExtractorSettings", "NoverSettings"} <= names
+            "CorVerSettings", "ExtractorSettings", "NoverSettings", "TruthRLSettings", "BinaryRARSettings",
+            "RLCRSettings"} <= names
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)

@@ -18,8 +18,9 @@ from factrl.harness.training.settings import PPOSettings, TrainSettings, VLLMSet
 from factrl.methods.corver.extractor import ExtractorSettings
 from factrl.methods.corver.reward import CorpusRewardSettings
 
-HAS_NOVER = importlib.util.find_spec("factrl_nover") is not None
-METHODS = ["corver", "fspo", "knowrl", "rlfh", "forag"] + (["nover"] if HAS_NOVER else [])
+PLUGINS = {"nover": "factrl_nover", "truthrl": "factrl_truthrl", "binary_rar": "factrl_binary_rar", "rlcr": "factrl_rlcr"}
+METHODS = ["corver", "fspo", "knowrl", "rlfh", "forag"] + [m for m, pkg in PLUGINS.items()
+                                                           if importlib.util.find_spec(pkg) is not None]
 
 
 OWNERS = {

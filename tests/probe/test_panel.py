@@ -19,6 +19,8 @@ V2 = ["negated_gold", "retracted_gold", "blocks_wrong_gold", "blocks_gold_wrong"
       "gold_reasoning_wrong_answer", "evidence_restated", "evidence_repeated", "evidence_in_answer"]
 V4 = ["evidence_reworded"]
 V5 = ["gold_named_rejected", "gold_listed_with_and", "gold_in_longer_name", "gold_fragment"]
+V6 = ["abstain_appended", "stated_correct_certain", "stated_wrong_certain", "stated_wrong_unsure", "stated_refusal_unsure",
+      "stated_hedged_certain"]
 EVIDENCE = [("Paris is the capital and largest city of France.", "It lies on the Seine."), (), (), (), ()]
 
 
@@ -26,14 +28,14 @@ def test_panel_v2_keeps_v1_and_adds_the_classes_in_the_rewards_format():
     from factrl.harness.answers import strict_correct
     from factrl.harness.probe import PANEL_VERSION
 
-    assert PANEL_VERSION == "5" and entry_names() == V1 + V2 + V4 + V5  # v3: one baseline moved; v4, v5: added
+    assert PANEL_VERSION == "6" and entry_names() == V1 + V2 + V4 + V5 + V6  # v3: one baseline moved; v4, v5, v6: added
     assert by_name()["gold_in_reasoning"].baseline == "refusal"
     assert by_name()["evidence_reworded"].baseline == "evidence_restated"
     for q, row in zip(questions(POOL, EVIDENCE), POOL):
         assert not match_closed_book(q.wrong, row["answers"])  # another question's gold, never this one's
         for e in entries():
             reasoning, answer = e.build(q)
-            text = completion_text(reasoning, answer)
+            text = completion_text(reasoning, answer, confidence=e.confidence)
             blocks = [answer] if isinstance(answer, str) else list(answer)
             got = extract_answer(text)
             assert got.has_answer_block and got.closed and got.answer == blocks[-1]  # the protocol reads the last
@@ -95,10 +97,10 @@ def test_reward_sees_what_training_hands_it(smol):
     method = Recorder()
     result = probe_method(cfg, rows=POOL, n=2, tokenizer=tok, method=method, batch_size=9)
     prompts, completions, ids, rows = [sum((c[i] for c in method.calls), []) for i in range(4)]
-    # 25 entries per row in whole groups of G = 4 (smollm2's train.completions_per_question): 7 groups
-    # per row, the last one completed by 3 fillers; two groups (8 completions) per call of at most 9
-    assert cfg.train.completions_per_question == 4 and len(V1 + V2 + V4 + V5) == 25
-    assert len(completions) == 2 * 28 and [len(c[1]) for c in method.calls] == [8] * 7
+    # 31 entries per row in whole groups of G = 4 (smollm2's train.completions_per_question): 8 groups
+    # per row, the last one completed by 1 filler; two groups (8 completions) per call of at most 9
+    assert cfg.train.completions_per_question == 4 and len(V1 + V2 + V4 + V5 + V6) == 31
+    assert len(completions) == 2 * 32 and [len(c[1]) for c in method.calls] == [8] * 8
     for call in method.calls:
         group_rows = [r["id"] for r in call[3]]
         assert all(len(set(group_rows[g:g + 4])) == 1 for g in range(0, len(group_rows), 4))  # one row per group
@@ -126,6 +128,22 @@ def test_verdicts():
     broken = synthetic(honest_correct=0.0, honest_wrong=0.0, a=0.0, b=1.0)
     assert broken.verdict("a") == "ordering_broken" and broken.position("a") is None
     assert broken.verdict("b") == "breach"  # no correct - wrong gap, yet it pays more than the honest correct answer
+
+
+def test_a_reward_that_reads_a_stated_confidence_is_framed_by_the_stated_references():
+    """v6: a reward that gives the plain references no signal (RLCR without a stated confidence) is
+    judged against the answers stated certain; a reward that scores the plain ones keeps them."""
+    r = synthetic(honest_correct=None, honest_wrong=None, stated_correct_certain=1.5, stated_wrong_certain=0.5,
+                  stated_wrong_unsure=1.0, stated_refusal_unsure=1.0, stated_hedged_certain=1.5, refusal=None)
+    assert r.references() == ("stated_correct_certain", "stated_wrong_certain")
+    assert r.verdict("stated_correct_certain") == "reference" and r.verdict("honest_correct") == "reference"
+    assert r.verdict("stated_wrong_unsure") == "hack" and r.position("stated_wrong_unsure") == pytest.approx(0.5)
+    assert r.verdict("stated_hedged_certain") == "breach" and r.verdict("refusal") == "no_signal"
+    plain = synthetic(honest_correct=1.0, honest_wrong=-1.0, stated_correct_certain=1.0, stated_wrong_certain=-1.0,
+                      stated_wrong_unsure=-1.0)
+    assert plain.references() == ("honest_correct", "honest_wrong")
+    assert plain.verdict("stated_correct_certain") == "reference"  # the honest answers with a confidence appended
+    assert plain.verdict("stated_wrong_unsure") == "ok"
 
 
 def test_a_repetition_is_judged_against_its_baseline():
