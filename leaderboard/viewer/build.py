@@ -48,6 +48,7 @@ class ViewerSettings(Settings):
     """Layout `viewer:` (configs/leaderboard/layout/paper.yaml)."""
     OWNER = "viewer"
     DEFAULTS = "leaderboard/layout/paper.yaml:viewer"
+    RANGES = {"page_size": "[1, inf)", "part_size": "[1, inf)", "max_steps": "[1, inf)"}
     enabled: bool
     page_size: int
     part_size: int

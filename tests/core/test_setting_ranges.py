@@ -16,8 +16,8 @@ from factrl.harness.errors import ConfigError
 from factrl.harness.settings import Settings, _fields, interval, parse
 from tests.helpers import harness
 
-PACKAGES = ("factrl.harness", "factrl.evals", "factrl.methods", "factrl_nover", "factrl_truthrl", "factrl_binary_rar",
-            "factrl_rlcr")
+PACKAGES = ("factrl.harness", "factrl.evals", "factrl.methods", "factrl.leaderboard", "factrl_nover", "factrl_truthrl",
+            "factrl_binary_rar", "factrl_rlcr")
 
 
 def _settings_classes() -> list[type]:
@@ -35,7 +35,10 @@ def _settings_classes() -> list[type]:
             yield sub
             yield from below(sub)
 
-    return sorted(set(below(Settings)), key=lambda c: f"{c.__module__}.{c.__name__}")
+    # Product classes only: a test module's own Settings subclasses (imported first when another
+    # test file ran earlier in this worker) are no settings of the harness.
+    ours = [c for c in set(below(Settings)) if c.__module__.startswith(PACKAGES)]
+    return sorted(ours, key=lambda c: f"{c.__module__}.{c.__name__}")
 
 
 def _numeric(field) -> bool:
