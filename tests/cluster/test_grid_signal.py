@@ -9,7 +9,7 @@ from factrl.harness.errors import ConfigError, HarnessError
 from factrl.harness.grid import load_grid
 from factrl.harness.grid.cli import main
 
-DEMO_METHODS = ["raw", "corver", "fspo", "knowrl", "rlfh", "forag", "nover", "truthrl", "binary_rar"]
+DEMO_METHODS = ["raw", "corver", "fspo", "knowrl", "rlfh", "forag", "nover"]
 
 
 def test_demo_grid_runs_every_method_on_the_embedded_model_and_publishes_the_probe():
@@ -17,7 +17,7 @@ def test_demo_grid_runs_every_method_on_the_embedded_model_and_publishes_the_pro
 
     grid = load_grid("demo", [])
     assert [c.method for c in grid.cells] == DEMO_METHODS and {c.model for c in grid.cells} == {"smollm2-135m"}
-    assert set(DEMO_METHODS) <= set(all_methods())  # NOVER, TruthRL, Binary RAR: plugins, installed by make setup
+    assert set(DEMO_METHODS) <= set(all_methods())  # NOVER: a plugin, installed by make setup
     assert grid.max_no_signal_share == 0.5
     assert grid.publish["probe"]["methods"] == ["corver", "fspo", "knowrl", "rlfh", "forag"]
     assert load_grid("tiny", []).publish is None and load_grid("tiny", []).max_no_signal_share == 0.5  # defaults

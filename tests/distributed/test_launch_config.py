@@ -108,7 +108,7 @@ def test_vllm_settings_map_to_grpo_config_fields():
 @pytest.mark.parametrize("override, message", [
     ("train.vllm.mode=remote", "train.vllm.mode='remote'"),
     ("train.vllm.max_model_length=100", "train.vllm.max_model_length=100 is under"),
-    ("train.vllm.gpu_memory_utilization=1.5", "train.vllm.gpu_memory_utilization=1.5 must be in"),
+    ("train.vllm.gpu_memory_utilization=1.5", "train.vllm.gpu_memory_utilization=1.5 is out of range; allowed: (0, 1]"),
     ("train.vllm.server_port=0", "server_port=0"),
     ("+train.vllm.gpu_memory=0.3", "train.vllm.gpu_memory: unknown key"),
     ("train.vllm.importance_sampling_mode=sequence", "train.vllm.importance_sampling_mode='sequence'"),
