@@ -43,8 +43,7 @@ class JudgedEvals:
                 opts = settings.factscore_options
                 evidence = cfg.get("evidence") if hasattr(cfg, "get") else None
                 store = open_store(opts["store"]) if opts.get("store") else open_evidence(evidence or {"store": None})
-                npm, component = load_npm(opts.get("npm") or {}, device=str((opts.get("npm") or {}).get("device")
-                                                                          or "cpu"))
+                npm, component = load_npm(opts["npm"], device=str(opts["npm"]["device"]))  # merged over the YAML
             judge = open_judge(cfg.get("judge"), run_dir=Path(out_dir))
         except BaseException:
             if store is not None:
@@ -80,7 +79,7 @@ class JudgedEvals:
 
         opts = self.settings.factscore_options
         indexes = sample_indexes(eval_set.count, opts.get("sample"), int(opts["seed"]))
-        retriever = ClaimRetriever(self.store, k=int(opts.get("passages") or 3))
+        retriever = ClaimRetriever(self.store, k=int(opts["passages"]))  # merged over the YAML (judged_settings.py)
         ids = [eval_set.records[i].id for i in indexes]
         mode = str(opts["claims"])
         demos, demos_info = load_demos(opts.get("demos")) if mode == "factscore" else (None, None)

@@ -127,7 +127,7 @@ def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
 
         from factrl.harness.models.shapes import torch_dtype
 
-        device = cfg.get("device") or "auto"
+        device = str(cfg.device)  # the composed root key (RootSettings checks it)
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         dtype = torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)
@@ -138,22 +138,21 @@ def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
         return {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": settings.batch_size,
                 **fast, **_processes(settings)}
     if settings.backend == "vllm":
-        return {**{k: settings.vllm.get(k) for k in ("max_model_len", "tensor_parallel_size", "enforce_eager")},
+        return {**{k: getattr(settings.vllm, k) for k in ("max_model_len", "tensor_parallel_size", "enforce_eager")},
                 **_processes(settings)}
     # Written to metrics.json and the leaderboard: no credentials in the URL, no secret-looking keys.
     from urllib.parse import urlsplit, urlunsplit
 
     from factrl.harness.config_values import redact
 
-    url = settings.openai.get("base_url")
+    url = settings.openai.base_url
     if url:
         parts = urlsplit(str(url))
         netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
         url = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
     from .backends.openai import endpoint_for
 
-    recorded = {"base_url": url, "model": settings.openai.get("model"),
-                "extra_body": redact(dict(settings.openai.get("extra_body") or {}))}
+    recorded = {"base_url": url, "model": settings.openai.model, "extra_body": redact(dict(settings.openai.extra_body))}
     endpoint = endpoint_for(model_cfg, settings.openai)
     if endpoint != "chat":  # a response-prefix model's route is a choice; plain chat runs keep their cache keys
         recorded["endpoint"] = endpoint

@@ -16,7 +16,8 @@ from typing import Any
 from factrl.harness.models import ModelIdentity, writable_cache_dir
 from factrl.harness.prompts import system_prompt
 
-from .backends import Decoding, build_backend
+from .backends import build_backend
+from .backends.settings import decoding_of
 from .cache import ResponseCache
 from .generate import SetJob, Shard, generate_sets, read_generations
 from .judged import JudgedEvals
@@ -42,8 +43,7 @@ def evaluate(cfg: Any, *, identity: ModelIdentity, adapter: str | Path | None = 
     settings = EvalSettings.from_config(cfg.get("eval"))
     out = Path(out_dir)
     model_cfg = cfg.get("model")
-    decoding = Decoding.from_config(model_cfg.get("decoding") if model_cfg is not None else None,
-                                    max_new_tokens=settings.max_new_tokens, seed=cfg.get("seed"))
+    decoding = decoding_of(model_cfg, max_new_tokens=settings.max_new_tokens, seed=cfg.get("seed"))
     system = system_prompt(settings.anti_loop)
     descriptor = describe_generation(settings, cfg, identity, decoding, adapter)
 

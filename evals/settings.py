@@ -12,6 +12,7 @@ from factrl.harness.errors import ConfigError
 from factrl.harness.settings import Settings, plain
 
 from .backends import BACKENDS
+from .backends.settings import OpenAIEvalSettings, VLLMEvalSettings
 from .judged_settings import check_judged
 from .scorers import get_scorer, unused_options
 from .sets import get_spec
@@ -43,8 +44,8 @@ class EvalSettings(Settings):
     data: dict[str, Any]
     aliases: dict[str, Any]
     revision: dict[str, Any]
-    vllm: dict[str, Any]
-    openai: dict[str, Any]
+    vllm: VLLMEvalSettings  # backend=vllm (evals/backends/settings.py)
+    openai: OpenAIEvalSettings  # backend=openai
     # The judged evaluations (evals/judged.py); their options are checked in judged_settings.py.
     factscore: bool
     semantic: bool

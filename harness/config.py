@@ -152,7 +152,11 @@ def _one_line(err: Exception, prepared: list[str], config_name: str) -> str:
         parent, _, key = full_key.rpartition(".")
         node = (OmegaConf.select(cfg, parent) if parent else cfg) if cfg is not None else None
         if isinstance(node, DictConfig):
-            return unknown_key(parent, key, [str(k) for k in node.keys()])
+            from .settings import keys_of_options
+
+            # A key of another option of the same group (judge.base_url on judge=reference): say which.
+            elsewhere = keys_of_options(parent) if parent in GROUPS and parent != "experiment" else None
+            return unknown_key(parent, key, [str(k) for k in node.keys()], elsewhere)
     lines = [line.strip() for line in str(err).strip().splitlines()
              if line.strip() and not line.strip().startswith(("To append to your config", "Set the environment"))]
     return " ".join(lines)

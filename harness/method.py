@@ -115,7 +115,7 @@ class RunContext:
         from .errors import ConfigError
 
         found = self.config.get(group) if self.config is not None else None
-        if found is None or (group == "judge" and str(found.get("backend", "none")) == "none"):
+        if found is None or (group == "judge" and found.get("backend") in (None, "none")):  # judge/none.yaml
             raise ConfigError(f"method={method} needs {self._SERVICE_HINTS[group]}")
         return found
 

@@ -159,7 +159,7 @@ def find_run(cfg: DictConfig, kind: str = "run") -> RunDir | None:
 
     `open_run` resumes it; `harness grid` asks it whether a cell is already done, so both
     decide by the same hash."""
-    base = Path(cfg.get("output_dir") or "runs")
+    base = Path(cfg.output_dir)  # the root keys of a composed config (harness/run/settings.py RootSettings)
     suffix = f"-{run_key(cfg, kind)}"
     existing = sorted(base.glob(f"*{suffix}")) if base.is_dir() else []
     return RunDir(existing[-1]) if existing else None
@@ -169,11 +169,11 @@ def open_run(cfg: DictConfig, kind: str = "run") -> RunDir:
     """Create the run directory for `cfg`, or return the unfinished one with the same hash."""
     digest = config_hash(cfg)
     method = cfg.method.name if kind == "run" else kind
-    base = Path(cfg.get("output_dir") or "runs")
+    base = Path(cfg.output_dir)  # the root keys of a composed config (harness/run/settings.py RootSettings)
     suffix = f"-{_slug(method)}-{_slug(cfg.model.name)}-{digest}"
     run: RunDir | None = None
-    candidate = find_run(cfg, kind) if cfg.get("resume", True) else None
-    if candidate is not None and not (candidate.finished and cfg.get("force", False)):
+    candidate = find_run(cfg, kind) if cfg.resume else None
+    if candidate is not None and not (candidate.finished and cfg.force):
         run = candidate
     if run is None:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -69,15 +69,64 @@ def defaults_from_yaml(spec: str) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=None)
 def _load_yaml(path: str) -> Any:
+    data = copy.deepcopy(_raw_yaml(path))
+    if isinstance(data, dict):
+        data.pop("defaults", None)
+    return _drop_unset(data)
+
+
+def option_defaults(group: str, option: str) -> dict[str, Any]:
+    """The values of the config option `group=option` (configs/<group>/<option>.yaml) over those
+    of the same group's files its `defaults:` list names first (launcher/accelerate.yaml starts
+    from none.yaml), as `harness run group=option` composes them; `???` and `${...}` left out."""
+    out: dict[str, Any] = {}
+    for name in _same_group_defaults(group, option):
+        out.update(option_defaults(group, name))
+    out.update(defaults_from_yaml(f"{group}/{option}.yaml"))
+    return out
+
+
+def option_names(group: str) -> list[str]:
+    """The options of a config group: the names of configs/<group>/*.yaml."""
+    from importlib import resources
+
+    folder = resources.files("factrl.configs").joinpath(group)
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def option_keys(group: str, option: str) -> tuple[str, ...]:
+    """Every key of `group=option`, the ones still to be filled in (`???`, `${...}`) included."""
+    keys: dict[str, None] = {}
+    for name in _same_group_defaults(group, option):
+        keys.update(dict.fromkeys(option_keys(group, name)))
+    data = _raw_yaml(f"{group}/{option}.yaml")
+    keys.update(dict.fromkeys(str(k) for k in data if k != "defaults") if isinstance(data, dict) else {})
+    return tuple(keys)
+
+
+def keys_of_options(group: str) -> dict[str, list[str]]:
+    """{key: the options of `group` that have it} over every configs/<group>/*.yaml."""
+    out: dict[str, list[str]] = {}
+    for option in option_names(group):
+        for key in option_keys(group, option):
+            out.setdefault(key, []).append(option)
+    return out
+
+
+def _same_group_defaults(group: str, option: str) -> list[str]:
+    data = _raw_yaml(f"{group}/{option}.yaml")
+    listed = data.get("defaults") if isinstance(data, dict) else None
+    return [item for item in listed or [] if isinstance(item, str) and item != "_self_" and "/" not in item]
+
+
+@functools.lru_cache(maxsize=None)
+def _raw_yaml(path: str) -> Any:
     from importlib import resources
 
     from omegaconf import OmegaConf
 
     text = resources.files("factrl.configs").joinpath(path).read_text(encoding="utf-8")
-    data = OmegaConf.to_container(OmegaConf.create(text), resolve=False)
-    if isinstance(data, dict):
-        data.pop("defaults", None)
-    return _drop_unset(data)
+    return OmegaConf.to_container(OmegaConf.create(text), resolve=False)
 
 
 def _drop_unset(data: Any) -> Any:
@@ -190,13 +239,25 @@ def _given(cls: type) -> frozenset[str]:
     return frozenset(f.name for f in _fields(cls) if f.given)
 
 
-def unknown_key(owner: str, key: str, valid: typing.Iterable[str]) -> str:
+def unknown_key(owner: str, key: str, valid: typing.Iterable[str],
+                elsewhere: Mapping[str, typing.Sequence[str]] | None = None) -> str:
     """The one-line message for a key `owner` does not have: `owner.key: unknown key (did you
-    mean owner.k?); valid: a, b, ...` (also used for Hydra's "not in struct", harness/config.py)."""
+    mean owner.k?); valid: a, b, ...` (also used for Hydra's "not in struct", harness/config.py).
+
+    `elsewhere`: keys that other options of the same config group have ({key: [option, ...]});
+    when the closest key is one of them, the line names the options that have it:
+    `judge.bse_url: unknown key (did you mean judge.base_url? an option of judge=embedded,
+    judge=openai); valid: ...`."""
     valid = list(valid)
+    others = {k: v for k, v in (elsewhere or {}).items() if k not in valid}
     where = f"{owner}.{key}" if owner else str(key)
-    hint = closest(str(key), valid)
-    suggestion = f" (did you mean {owner + '.' if owner else ''}{hint}?)" if hint else ""
+    hint = closest(str(key), [*valid, *others])
+    prefix = owner + "." if owner else ""
+    if hint in others:
+        options = ", ".join(f"{owner}={option}" for option in others[hint])
+        suggestion = f" (did you mean {prefix}{hint}? an option of {options})"
+    else:
+        suggestion = f" (did you mean {prefix}{hint}?)" if hint else ""
     return f"{where}: unknown key{suggestion}; valid: {', '.join(valid)}"
 
 
@@ -387,5 +448,5 @@ def in_range(key: str, value: float, low: float | None = None, high: float | Non
         raise ValueError(f"{key}={value:g} is out of range; set a value {bound}")
 
 
-__all__ = ["FLAT", "GIVEN", "Settings", "check_range", "check_ranges", "coerce", "defaults_from_yaml", "in_range", "interval", "parse",
-           "plain", "unknown_key"]
+__all__ = ["FLAT", "GIVEN", "Settings", "check_range", "check_ranges", "coerce", "defaults_from_yaml", "in_range", "interval",
+           "keys_of_options", "option_defaults", "option_keys", "option_names", "parse", "plain", "unknown_key"]

@@ -33,10 +33,28 @@ import platform
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .settings import Settings
+
 SCHEMA = "factrl.timings/1"
+_YAML = object()  # a keyword left out: the value of configs/timer/default.yaml
+
+
+@dataclass(frozen=True)
+class TimerSettings(Settings):
+    """`timer.*` (configs/timer/default.yaml documents each key)."""
+
+    OWNER = "timer"
+    DEFAULTS = "timer/default.yaml"
+    RANGES = {"autosave_s": "[0, inf)"}
+
+    enabled: bool
+    sync_cuda: bool  # synchronise CUDA at phase boundaries
+    autosave_s: float | None  # rewrite timings.json on a phase exit at most this often; None: only write()
+
 PHASES = ("init", "rollout", "reward", "update", "save")
 SCOPE = ("docs/PROTOCOL.md §7: initialisation, rollout generation, reward computation (remote waiting included), "
          "policy update and saving; queueing and evaluation excluded")
@@ -101,18 +119,19 @@ class Timer:
 
     path: where `write()` goes by default; an existing file there is loaded and added to.
     sync_cuda: synchronise CUDA at phase boundaries (when torch + CUDA are in use) so
-        asynchronous GPU work is charged to the phase that launched it.
+        asynchronous GPU work is charged to the phase that launched it (left out: the YAML's).
     autosave_s: rewrite `path` on a phase exit when this many seconds passed since the
-        last write (None: only explicit `write()` calls).
+        last write (None: only explicit `write()` calls; left out: the YAML's).
     clock: monotonic seconds; tests pass a fake one.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, *, sync_cuda: bool = True,
-                 autosave_s: float | None = 60.0, clock: Callable[[], float] = time.perf_counter,
+    def __init__(self, path: str | os.PathLike | None = None, *, sync_cuda: Any = _YAML,
+                 autosave_s: Any = _YAML, clock: Callable[[], float] = time.perf_counter,
                  device: dict[str, Any] | None = None):
+        defaults = TimerSettings.from_mapping() if _YAML in (sync_cuda, autosave_s) else None
         self.path = Path(path) if path is not None else None
-        self.sync_cuda = sync_cuda
-        self.autosave_s = autosave_s
+        self.sync_cuda = defaults.sync_cuda if sync_cuda is _YAML else sync_cuda
+        self.autosave_s = defaults.autosave_s if autosave_s is _YAML else autosave_s
         self._clock = clock
         self._device = device
         self.steps: int | None = None
@@ -297,8 +316,8 @@ class NullTimer(Timer):
 
 
 def from_config(timer_cfg: Any, path: str | os.PathLike | None) -> Timer:
-    """The run's timer from the `timer` config group (enabled, sync_cuda, autosave_s)."""
-    get = (lambda key, default: timer_cfg.get(key, default)) if timer_cfg is not None else (lambda k, d: d)
-    if not get("enabled", True):
+    """The run's timer from the `timer` config group or its parsed `TimerSettings` (None: the YAML's)."""
+    settings = timer_cfg if isinstance(timer_cfg, TimerSettings) else TimerSettings.from_mapping(timer_cfg)
+    if not settings.enabled:
         return NullTimer(device={"kind": "none", "name": "", "count": 0})
-    return Timer(path, sync_cuda=bool(get("sync_cuda", True)), autosave_s=get("autosave_s", 60.0))
+    return Timer(path, sync_cuda=settings.sync_cuda, autosave_s=settings.autosave_s)

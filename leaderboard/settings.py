@@ -1,12 +1,13 @@
 """Leaderboard settings, read without Hydra.
 
-`configs/leaderboard/default.yaml` is also `harness run`'s `leaderboard` group (enabled,
-store, version); `configs/leaderboard/layout/paper.yaml` is the table layout (labels,
+`configs/leaderboard/default.yaml` is also `harness run`'s `leaderboard` group (enabled, mode,
+store, version: `LeaderboardSettings`); `configs/leaderboard/layout/paper.yaml` is the table layout (labels,
 order, macro sets, focus and reference methods), read only here so that editing a label
 never changes a run's config hash. `harness leaderboard publish --layout FILE` replaces it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -14,34 +15,39 @@ from typing import Any
 import yaml
 
 from factrl.harness.errors import ConfigError
+from factrl.harness.settings import Settings
 
-FALLBACK: dict[str, Any] = {
-    "enabled": True,
-    "store": "leaderboard.sqlite",
-    "version": None,
-    "focus_method": None,  # neutral: no method is "(ours)" unless `publish --focus M` asks
-    "reference_method": "corver",
-    "raw_method": "raw",
-    "macro_sets": ["triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa"],
-    "set_order": ["triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa", "hotpotqa", "2wikimultihopqa"],
-    "set_labels": {},
-    "method_labels": {},
-    "reported": ["corver-paper"],  # reported results shown beside measured rows (reported.py); [] = none
-    "vs_raw_table": True,  # the difference-to-Raw view of the accuracy table (tables/ci.py)
-}
+MODES = ("store", "rundir")
+
+
+@dataclass(frozen=True)
+class LeaderboardSettings(Settings):
+    """`harness run`'s `leaderboard.*` (configs/leaderboard/{default,rundir}.yaml document each key)."""
+
+    OWNER = "leaderboard"
+    DEFAULTS = "leaderboard/default.yaml"
+    RANGES = {"version": "[1, inf)"}
+
+    enabled: bool  # record the run's rows when it finishes
+    mode: str  # store: into `store` | rundir: the run directory only (`harness leaderboard rebuild` later)
+    store: str  # the SQLite store, relative to the working directory
+    version: int | str | None  # None: the current leaderboard version
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode={self.mode!r}: use store (record to leaderboard.store) or rundir (write only the "
+                             f"run directory; `harness leaderboard rebuild` later)")
 
 
 def _packaged(*parts: str) -> dict[str, Any]:
-    try:
-        text = resources.files("factrl.configs").joinpath(*parts).read_text(encoding="utf-8")
-    except (FileNotFoundError, ModuleNotFoundError):
-        return {}
+    text = resources.files("factrl.configs").joinpath(*parts).read_text(encoding="utf-8")
     return yaml.safe_load(text) or {}
 
 
 def load(layout: str | Path | None = None) -> dict[str, Any]:
-    """Store defaults and table layout, with FALLBACK for any key the files lack."""
-    data = {**_packaged("leaderboard", "default.yaml"), **_packaged("leaderboard", "layout", "paper.yaml")}
+    """The store settings (configs/leaderboard/default.yaml) and the table layout
+    (configs/leaderboard/layout/paper.yaml, or `layout`, whose absent keys keep paper.yaml's)."""
+    data = {**LeaderboardSettings.from_mapping().to_dict(), **_packaged("leaderboard", "layout", "paper.yaml")}
     if layout is not None:
         try:
             custom = yaml.safe_load(Path(layout).read_text(encoding="utf-8")) or {}
@@ -50,5 +56,5 @@ def load(layout: str | Path | None = None) -> dict[str, Any]:
                               "configs/leaderboard/layout/paper.yaml.") from None
         if not isinstance(custom, dict):
             raise ConfigError(f"--layout {layout}: must be a mapping like configs/leaderboard/layout/paper.yaml.")
-        data.update(custom)
-    return {**FALLBACK, **{k: v for k, v in data.items() if v is not None or k == "version"}}
+        data.update({k: v for k, v in custom.items() if v is not None or k in ("version", "focus_method")})
+    return data

@@ -8,10 +8,11 @@ out-of-memory show up in the first batch) and report results under the caller's 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Sequence
 
 from factrl.harness.errors import HarnessError
+from factrl.harness.settings import GIVEN, Settings, plain
 
 
 @dataclass(frozen=True)
@@ -32,32 +33,41 @@ class Generation:
 
 
 @dataclass(frozen=True)
-class Decoding:
-    """A decoding preset (configs/model/*.yaml `decoding`, with eval overrides applied)."""
+class Decoding(Settings):
+    """A decoding preset (configs/model/*.yaml `decoding`, with eval overrides applied). A key a
+    preset leaves out takes the generic preset's value (configs/model/custom.yaml: greedy, 1,000
+    new tokens): `Decoding.from_mapping(max_new_tokens=4)`."""
 
-    do_sample: bool = False
-    temperature: float = 0.0
-    top_p: float = 1.0
-    top_k: int = 0
-    repetition_penalty: float = 1.0
-    presence_penalty: float = 0.0
-    max_new_tokens: int = 1000
-    seed: int | None = None
+    OWNER = "model.decoding"
+    DEFAULTS = "model/custom.yaml:decoding"
+    RANGES = {"temperature": "[0, inf)", "top_p": "(0, 1]", "top_k": "[0, inf)", "repetition_penalty": "(0, inf)",
+              "presence_penalty": "[-2, 2]", "max_new_tokens": "[1, inf)", "seed": "[0, 4294967295]"}
+
+    do_sample: bool
+    temperature: float
+    top_p: float
+    top_k: int
+    repetition_penalty: float
+    presence_penalty: float
+    max_new_tokens: int
+    seed: int | None = field(default=None, metadata=GIVEN)  # the run's seed, kept only when sampling
+
+    def __post_init__(self) -> None:
+        if self.do_sample and self.temperature <= 0:
+            raise ValueError("do_sample=true needs temperature > 0 (greedy: do_sample=false).")
 
     @classmethod
     def from_config(cls, node: Any, *, max_new_tokens: int | None = None, seed: int | None = None) -> "Decoding":
-        values = {k: node.get(k) for k in cls.__dataclass_fields__ if node is not None and node.get(k) is not None}
+        """The preset `node` (None: the generic one) with `eval.max_new_tokens` (None: the preset's)
+        and the run's seed."""
+        values = {k: v for k, v in dict(plain(node) or {}).items() if v is not None}
         if max_new_tokens is not None:
-            values["max_new_tokens"] = int(max_new_tokens)
-        decoding = cls(**values)
+            values["max_new_tokens"] = max_new_tokens
+        values.pop("seed", None)
+        decoding = cls.from_mapping(values)
         # The seed only matters when sampling; leaving it out of greedy presets keeps greedy
         # cache keys and resume checks independent of it.
-        decoding = cls(**{**values, "seed": seed if decoding.do_sample else None})
-        if decoding.max_new_tokens < 1:
-            raise HarnessError(f"max_new_tokens={decoding.max_new_tokens}: must be at least 1.")
-        if decoding.do_sample and decoding.temperature <= 0:
-            raise HarnessError("decoding.do_sample=true needs temperature > 0 (greedy: do_sample=false).")
-        return decoding
+        return cls.from_mapping(values, seed=seed) if decoding.do_sample and seed is not None else decoding
 
     @property
     def greedy(self) -> bool:

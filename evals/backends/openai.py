@@ -32,7 +32,7 @@ import os
 from concurrent.futures import as_completed
 from typing import Any, Iterator, Sequence
 
-from factrl.harness.errors import ConfigError, HarnessError
+from factrl.harness.errors import HarnessError
 from factrl.harness.models import ModelIdentity
 from factrl.harness.prompts import chat_messages, format_prompt, response_prefix
 
@@ -40,47 +40,43 @@ from factrl.harness.judge.loop import LoopThread
 from factrl.harness.judge.transport import Completion, RequestFailed, Transport, parse_chat, parse_completion
 
 from .base import Backend, BackendError, Decoding, Generation, Request
+from .settings import OpenAIEvalSettings
 
 log = logging.getLogger("factrl.evals")
 
-PREFIX_ENDPOINTS = ("completions", "chat-continue")
-
 
 def endpoint_for(model_cfg: Any, settings: Any) -> str:
-    """"chat", "completions" or "chat-continue": where this model's requests go (recorded in results)."""
+    """"chat", "completions" or "chat-continue": where this model's requests go (recorded in results).
+    `settings`: eval.openai (a mapping or OpenAIEvalSettings; None: the YAML's)."""
     if not response_prefix(model_cfg):
         return "chat"
-    choice = str((settings or {}).get("prefix_endpoint") or "completions")
-    if choice not in PREFIX_ENDPOINTS:
-        raise ConfigError(f"eval.openai.prefix_endpoint={choice!r}: use completions (any server) or "
-                          f"chat-continue (vLLM's server only).")
-    return choice
+    return openai_settings(settings).prefix_endpoint
+
+
+def openai_settings(settings: Any) -> OpenAIEvalSettings:
+    return settings if isinstance(settings, OpenAIEvalSettings) else OpenAIEvalSettings.from_mapping(settings)
 
 
 class OpenAIBackend(Backend):
     name = "openai"
 
     def __init__(self, identity: ModelIdentity, model_cfg: Any, decoding: Decoding, *, settings: Any = None):
-        settings = settings or {}
-        base_url = settings.get("base_url")
+        settings = openai_settings(settings)
+        base_url = settings.base_url
         if not base_url:
             raise HarnessError("backend=openai needs eval.openai.base_url (e.g. http://127.0.0.1:8000/v1).")
-        self.served_model = str(settings.get("model") or identity.id)
-        self.concurrency = max(1, int(settings.get("concurrency") or 8))
-        max_retries = settings.get("max_retries")
-        backoff = settings.get("backoff")
-        self.extra_body = dict(settings.get("extra_body") or {})
+        self.served_model = str(settings.model or identity.id)
+        self.concurrency = settings.concurrency
+        self.extra_body = dict(settings.extra_body)
         self.model_cfg, self.decoding = model_cfg, decoding
         self.endpoint = endpoint_for(model_cfg, settings)
         self.tokenizer, self._bos = None, ""
         if self.endpoint == "completions":
             self.tokenizer, self._bos = _prompt_tokenizer(identity, model_cfg)
-        key_env = str(settings.get("api_key_env") or "OPENAI_API_KEY")
+        key_env = settings.api_key_env
         # Local servers accept any key; the client refuses an empty one.
-        self.client = Transport(str(base_url), os.environ.get(key_env) or "EMPTY",
-                                timeout=float(settings.get("timeout") or 120.0),
-                                max_retries=int(max_retries) if max_retries is not None else 3,
-                                backoff=float(backoff) if backoff is not None else 1.0, logger=log,
+        self.client = Transport(str(base_url), os.environ.get(key_env) or "EMPTY", timeout=settings.timeout,
+                                max_retries=settings.max_retries, backoff=settings.backoff, logger=log,
                                 key_setting=f"{key_env} (eval.openai.api_key_env)")
         self.loop = LoopThread("factrl-openai-backend")
         self.base_url = self.client.display_url  # what messages show: no credentials

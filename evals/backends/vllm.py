@@ -23,6 +23,7 @@ from factrl.harness.models import ModelIdentity, load_tokenizer
 from factrl.harness.prompts import format_prompt
 
 from .base import Backend, Decoding, Generation, Request
+from .settings import VLLMEvalSettings
 
 log = logging.getLogger("factrl.evals")
 
@@ -30,12 +31,12 @@ log = logging.getLogger("factrl.evals")
 LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
 
-def gpu_share(requested: float | None, free: int, total: int) -> float:
-    """The engine's gpu_memory_utilization: the configured share (default 0.85), lowered to what is
+def gpu_share(requested: float, free: int, total: int) -> float:
+    """The engine's gpu_memory_utilization: the configured share (eval.vllm), lowered to what is
     free when another process holds part of the GPU (vLLM refuses to start when the share exceeds
     the free memory: e.g. a training run's leftovers, or a second engine). Lowering it only shrinks
     the KV cache; below 10% of the GPU the evaluation stops with the reason."""
-    requested = float(requested or 0.85)
+    requested = float(requested)
     available = free / total - 0.02  # a margin for the engine's own CUDA context
     if requested <= available:
         return requested
@@ -78,20 +79,20 @@ class VLLMBackend(Backend):
                                f"eval.backend=openai (e.g. against `vllm serve`).") from None
         if not torch.cuda.is_available():
             raise HarnessError("backend=vllm needs a CUDA GPU; use eval.backend=hf on CPU.")
-        settings = settings or {}
+        settings = settings if isinstance(settings, VLLMEvalSettings) else VLLMEvalSettings.from_mapping(settings)
         self.identity, self.model_cfg, self.decoding = identity, model_cfg, decoding
-        self.chunk_size = int(settings.get("chunk_size") or 1024)
+        self.chunk_size = settings.chunk_size
         self.tokenizer = load_tokenizer(identity, model_cfg)
         dtype = str(torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)).removeprefix("torch.")
         self.engine_args: dict[str, Any] = {
             "model": identity.path, "tokenizer": identity.path, "dtype": dtype,
             "seed": decoding.seed if decoding.seed is not None else 0,
-            "gpu_memory_utilization": gpu_share(settings.get("gpu_memory_utilization"), *torch.cuda.mem_get_info()),
-            "tensor_parallel_size": int(settings.get("tensor_parallel_size") or 1),
-            "enforce_eager": bool(settings.get("enforce_eager", False)),
+            "gpu_memory_utilization": gpu_share(settings.gpu_memory_utilization, *torch.cuda.mem_get_info()),
+            "tensor_parallel_size": settings.tensor_parallel_size,
+            "enforce_eager": settings.enforce_eager,
         }
-        if settings.get("max_model_len"):
-            self.engine_args["max_model_len"] = int(settings["max_model_len"])
+        if settings.max_model_len:
+            self.engine_args["max_model_len"] = settings.max_model_len
         self.lora = None
         if adapter:
             self.engine_args.update(enable_lora=True, max_loras=1, max_lora_rank=adapter_rank(Path(adapter)))

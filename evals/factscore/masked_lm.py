@@ -134,8 +134,12 @@ def load_npm(options: dict[str, Any], device: str = "cpu") -> tuple[NPMScorer, d
     path, facts = locate_model(str(options.get("model") or STANDIN), options.get("revision"))
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModelForMaskedLM.from_pretrained(path, local_files_only=True, dtype=torch.float32).to(device).eval()
-    scorer = NPMScorer(model, tokenizer, device=device, batch_size=int(options.get("batch_size") or 32),
-                       stopwords=str(options.get("stopwords") or "auto"))
+    from factrl.harness.settings import defaults_from_yaml
+
+    defaults = defaults_from_yaml("eval/base.yaml:factscore_options.npm")  # for a caller's partial options
+    scorer = NPMScorer(model, tokenizer, device=device,
+                       batch_size=int(options.get("batch_size") or defaults["batch_size"]),
+                       stopwords=str(options.get("stopwords") or defaults["stopwords"]))
     component = {"kind": "masked_lm", "backend": "npm", **facts, "dtype": "float32",
                  "label": "NPM stand-in" if facts["stand_in"] else "NPM (npm-single)", **scorer.describe()}
     return scorer, component

@@ -46,8 +46,9 @@ def _pad(rows: list[list[int]], pad_id: int) -> tuple[list[list[int]], list[list
 class NPMScorer:
     """Scores claims against passages with a masked LM (`model` in eval mode, FP32)."""
 
-    def __init__(self, model: Any, tokenizer: Any, *, device: str = "cpu", batch_size: int = 32,
-                 cache_size: int = 4096, stopwords: str = "auto"):
+    def __init__(self, model: Any, tokenizer: Any, *, device: str, batch_size: int, stopwords: str,
+                 cache_size: int = 4096):
+        """device, batch_size, stopwords: eval.factscore_options.npm (load_npm reads them)."""
         import torch
 
         self.torch, self.model, self.tokenizer, self.device = torch, model, tokenizer, device

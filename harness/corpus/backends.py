@@ -56,7 +56,7 @@ class EngineBackend:
     name = "engine"
 
     def __init__(self, info: layout.IndexInfo, encoder: TermEncoder, *, vocab_size: int, eos_token_id: int,
-                 max_clause_freq: int, max_diff_tokens: int, case_variants: bool = False):
+                 max_clause_freq: int, max_diff_tokens: int, case_variants: bool):
         from infini_gram.engine import InfiniGramEngine
 
         if not (isinstance(max_clause_freq, int) and max_clause_freq > 0

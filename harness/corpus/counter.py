@@ -17,16 +17,17 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import ConfigError, HarnessError
+from ..settings import plain
 from . import layout
 from .backends import ExactBackend, LocalBackend
 from .cache import CountCache, params_key, query_key
 from .formats import check_format
 from .query import QUERY_VERSION, normalize_text, parse_query
 from .remote import RemoteBackend
+from .settings import CorpusSettings
 from .tokens import TermEncoder, identify, load_index_tokenizer
 
 log = logging.getLogger(__name__)
-BACKENDS = ("local", "exact", "remote", "none")
 
 
 @dataclass(frozen=True)
@@ -159,32 +160,12 @@ class Counter:
         self.close()
 
 
-def _get(cfg: Any, key: str, default: Any = None) -> Any:
-    """cfg[key] for a DictConfig or dict; a missing mandatory value (`???`) reads as "???"."""
-    from omegaconf import DictConfig, OmegaConf
-
-    if isinstance(cfg, DictConfig):
-        if key in cfg and OmegaConf.is_missing(cfg, key):
-            return "???"
-        value = cfg.get(key, default)
-    else:
-        value = cfg.get(key, default) if hasattr(cfg, "get") else getattr(cfg, key, default)
-    return default if value is None else value
-
-
-def _positive_int(cfg: Any, key: str, default: int) -> int:
-    value = _get(cfg, key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"corpus.{key}={value!r}: must be a positive integer.")
-    return value
-
-
-def _cache(cfg: Any, manifest_hash: str) -> CountCache | None:
-    if not _get(cfg, "cache", True):
+def _cache(settings: CorpusSettings, manifest_hash: str) -> CountCache | None:
+    if not settings.cache:
         return None
     from ..models import writable_cache_dir
 
-    path = _get(cfg, "cache_path") or (writable_cache_dir() / "corpus_counts.sqlite3")
+    path = settings.cache_path or (writable_cache_dir() / "corpus_counts.sqlite3")
     return CountCache(Path(str(path)).expanduser(), manifest_hash, QUERY_VERSION)
 
 
@@ -197,50 +178,50 @@ def _probe(info: layout.IndexInfo, encoder: TermEncoder, vocab_size: int, eos: i
 
 
 def open_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
-    """A Counter for a corpus config node (configs/corpus/*.yaml; DictConfig or dict).
+    """A Counter for a corpus config node (configs/corpus/*.yaml; DictConfig, dict or
+    `CorpusSettings`; absent keys from the option's file, harness/corpus/settings.py).
 
     `tokenizer`: the index tokenizer if the caller already loaded it; it must be the one the
     index was built with (checked by fingerprint).
     """
-    backend_name = str(_get(corpus_cfg, "backend", "local"))
-    if backend_name not in BACKENDS:
-        raise ConfigError(f"corpus.backend={backend_name!r}: choose one of {', '.join(BACKENDS)}.")
-    if backend_name == "none":
+    given = corpus_cfg if isinstance(corpus_cfg, CorpusSettings) else None
+    if given is None:
+        data = dict(plain(corpus_cfg) or {})
+        if tokenizer is not None and not data.get("tokenizer"):
+            data["tokenizer"] = str(getattr(tokenizer, "name_or_path", "") or "")  # the given tokenizer's own name
+        given = CorpusSettings.from_mapping(data)
+    settings = given
+    if not settings.counts:
         raise ConfigError("corpus=none has no counter; choose a corpus (corpus=demo, corpus=wikipedia, "
                           "corpus=remote) for a method that counts co-occurrences.")
-    max_clause_freq = _positive_int(corpus_cfg, "max_clause_freq", 500000)
-    max_diff_tokens = _positive_int(corpus_cfg, "max_diff_tokens", 1000)
-    if backend_name == "remote":
+    if settings.backend == "remote":
         try:
             backend = RemoteBackend(
-                api_url=str(_get(corpus_cfg, "api_url", "")), index=str(_get(corpus_cfg, "index", "")),
-                max_clause_freq=max_clause_freq, max_diff_tokens=max_diff_tokens,
-                timeout_s=float(_get(corpus_cfg, "timeout_s", 30.0)), max_retries=int(_get(corpus_cfg, "max_retries", 5)),
-                backoff_s=float(_get(corpus_cfg, "backoff_s", 2.0)),
-                min_interval_s=float(_get(corpus_cfg, "min_interval_s", 1.0)),
-                overflow=str(_get(corpus_cfg, "overflow", "fail")),
-                breaker_failures=int(_get(corpus_cfg, "breaker_failures", 3)),
-                breaker_cooldown_s=float(_get(corpus_cfg, "breaker_cooldown_s", 60.0)))
+                api_url=str(settings.api_url or ""), index=str(settings.index or ""),
+                max_clause_freq=settings.max_clause_freq, max_diff_tokens=settings.max_diff_tokens,
+                timeout_s=settings.timeout_s, max_retries=settings.max_retries, backoff_s=settings.backoff_s,
+                min_interval_s=settings.min_interval_s, overflow=settings.overflow,
+                breaker_failures=settings.breaker_failures, breaker_cooldown_s=settings.breaker_cooldown_s)
         except ValueError as err:
             raise ConfigError(f"corpus (remote): {err}.") from None
         if not backend.api_url.startswith(("http://", "https://")) or not backend.index or backend.index == "???":
             raise ConfigError("corpus.api_url must be an http(s) URL and corpus.index an API index name.")
-        return Counter(backend, manifest_hash=backend.manifest_hash, cache=_cache(corpus_cfg, backend.manifest_hash),
+        return Counter(backend, manifest_hash=backend.manifest_hash, cache=_cache(settings, backend.manifest_hash),
                        description={"backend": "remote", "index": backend.index, "api_url": backend.api_url})
 
-    spec = str(_get(corpus_cfg, "tokenizer", "") or getattr(tokenizer, "name_or_path", ""))
+    spec = str(settings.tokenizer or getattr(tokenizer, "name_or_path", ""))
     if tokenizer is None:
         tokenizer = load_index_tokenizer(spec)
     identity = identify(tokenizer, spec)
-    index_dir = _get(corpus_cfg, "index_dir")
-    if index_dir in (None, "") and _get(corpus_cfg, "source", "demo") == "demo":
+    index_dir = settings.index_dir
+    if index_dir in (None, "") and settings.source == "demo":
         from .build import ensure_demo_index
 
         info = ensure_demo_index(tokenizer, identity)
     elif index_dir in (None, "", "???"):
         raise ConfigError("corpus.index_dir is not set: give the index directory (corpus.index_dir=/path).")
     else:
-        info = layout.inspect_index(str(index_dir), _get(corpus_cfg, "token_dtype"))
+        info = layout.inspect_index(str(index_dir), settings.token_dtype)
     built_with = (info.manifest or {}).get("tokenizer") or {}
     if info.manifest is not None and built_with.get("fingerprint") != identity.fingerprint:
         raise HarnessError(
@@ -254,13 +235,13 @@ def open_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
         raise HarnessError(f"index {info.path} stores {info.token_dtype} ids, but tokenizer '{spec}' has "
                            f"{identity.vocab_size} ids; the index cannot have been built with it.")
     encoder = TermEncoder(tokenizer, max_id)
-    if _get(corpus_cfg, "probe", True):
+    if settings.probe:
         _probe(info, encoder, identity.vocab_size, identity.eos_token_id)
-    cls = ExactBackend if backend_name == "exact" else LocalBackend
+    cls = ExactBackend if settings.backend == "exact" else LocalBackend
     backend = cls(info, encoder, vocab_size=identity.vocab_size, eos_token_id=identity.eos_token_id,
-                  max_clause_freq=max_clause_freq, max_diff_tokens=max_diff_tokens,
-                  case_variants=bool(_get(corpus_cfg, "case_variants", False)))
-    description = {"backend": backend_name, "index_dir": str(info.path), "token_dtype": info.token_dtype,
+                  max_clause_freq=settings.max_clause_freq, max_diff_tokens=settings.max_diff_tokens,
+                  case_variants=bool(settings.case_variants))
+    description = {"backend": settings.backend, "index_dir": str(info.path), "token_dtype": info.token_dtype,
                    "documents": info.documents, "tokens": info.tokens, "tokenizer": identity.to_dict()}
-    return Counter(backend, manifest_hash=info.manifest_hash, cache=_cache(corpus_cfg, info.manifest_hash),
+    return Counter(backend, manifest_hash=info.manifest_hash, cache=_cache(settings, info.manifest_hash),
                    description=description)

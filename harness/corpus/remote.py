@@ -52,9 +52,9 @@ class RemoteBackend:
     name = "remote"
 
     def __init__(self, *, api_url: str, index: str, max_clause_freq: int, max_diff_tokens: int,
-                 timeout_s: float = 30.0, max_retries: int = 5, backoff_s: float = 2.0,
-                 min_interval_s: float = 1.0, overflow: str = "fail", max_backoff_s: float = 120.0,
-                 breaker_failures: int = 3, breaker_cooldown_s: float = 60.0):
+                 timeout_s: float, max_retries: int, backoff_s: float, min_interval_s: float, overflow: str,
+                 breaker_failures: int, breaker_cooldown_s: float, max_backoff_s: float = 120.0):
+        """Every setting from `corpus.*` (configs/corpus/remote.yaml, through CorpusSettings)."""
         if overflow not in ("fail", "truncate"):
             raise ValueError("overflow must be 'fail' or 'truncate'")
         if not (0 < max_diff_tokens <= API_MAX_DIFF_TOKENS and 0 < max_clause_freq <= API_MAX_CLAUSE_FREQ):

@@ -161,9 +161,11 @@ def _store_manifest(db: Path, manifest: dict[str, Any]) -> None:
 
 
 def build_store(source: str | os.PathLike | None, out: str | os.PathLike, *, tokenizer: str = DEFAULT_TOKENIZER,
-                passage_tokens: int = 256, text_field: str = "text", title_field: str = "title",
+                passage_tokens: int | None = None, text_field: str = "text", title_field: str = "title",
                 force: bool = False, progress: bool | None = None) -> Manifest:
-    """Build (or reuse) the evidence store of `source` (a JSONL path, or None / "demo") at `out`."""
+    """Build (or reuse) the evidence store of `source` (a JSONL path, or None / "demo") at `out`.
+    passage_tokens: None is evidence.passage_tokens of configs/evidence/demo.yaml."""
+    passage_tokens = _passage_tokens(passage_tokens)
     kind, path = _source(source)
     target = Path(os.path.expanduser(str(out))).resolve()
     if target.is_dir():
@@ -192,9 +194,17 @@ def build_store(source: str | os.PathLike | None, out: str | os.PathLike, *, tok
         return read_manifest(target)
 
 
-def demo_store_path(tokenizer: str = DEFAULT_TOKENIZER, passage_tokens: int = 256) -> Path:
+def _passage_tokens(given: int | None) -> int:
+    from .settings import EvidenceSettings
+
+    return int(EvidenceSettings.from_mapping().passage_tokens) if given is None else int(given)
+
+
+def demo_store_path(tokenizer: str = DEFAULT_TOKENIZER, passage_tokens: int | None = None) -> Path:
     """Where the demo store for these settings lives: keyed by format, split rule, asset
-    version, the lead sections' bytes and the tokenizer's fingerprint."""
+    version, the lead sections' bytes and the tokenizer's fingerprint (passage_tokens: None is
+    evidence.passage_tokens)."""
+    passage_tokens = _passage_tokens(passage_tokens)
     from ..corpus.sources import demo_corpus_path
     from ..models import cache_dir
 
@@ -207,8 +217,9 @@ def demo_store_path(tokenizer: str = DEFAULT_TOKENIZER, passage_tokens: int = 25
     return cache_dir() / "evidence" / f"demo-{name}-{passage_tokens}-{key}.sqlite3"
 
 
-def ensure_demo_store(tokenizer: str = DEFAULT_TOKENIZER, passage_tokens: int = 256) -> Path:
+def ensure_demo_store(tokenizer: str = DEFAULT_TOKENIZER, passage_tokens: int | None = None) -> Path:
     """The demo store (10k Wikipedia lead sections), built once under the harness cache."""
+    passage_tokens = _passage_tokens(passage_tokens)
     target = demo_store_path(tokenizer, passage_tokens)
     if not target.is_file():
         log.info("building the demo evidence store in %s (once; a few seconds)", target)

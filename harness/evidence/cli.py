@@ -55,7 +55,8 @@ def _add_split_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokenizer", default=DEFAULT_TOKENIZER,
                         help=f"passage tokenizer: `words`, a model config name, a local directory or a hub id "
                              f"(default {DEFAULT_TOKENIZER}; for the demo store, which one)")
-    parser.add_argument("--passage-tokens", type=int, default=256, help="tokens per passage at most (default 256)")
+    parser.add_argument("--passage-tokens", type=int, default=None,
+                        help="tokens per passage at most (default: evidence.passage_tokens of configs/evidence/demo.yaml)")
 
 
 def _build(args) -> int:

@@ -48,11 +48,15 @@ def split_titles(value: Any) -> list[str]:
 class EvidenceStore:
     """One open store (read-only). Safe to share between threads; a forked child reopens."""
 
-    def __init__(self, path: Path, max_terms: int = fts.MAX_TERMS, fuzzy_titles: bool = True):
+    def __init__(self, path: Path, max_terms: int = fts.MAX_TERMS, fuzzy_titles: bool | None = None):
+        from .settings import EvidenceSettings
+
+        defaults = EvidenceSettings.from_mapping()  # evidence.* of configs/evidence/demo.yaml
         self.path = Path(path).resolve()
         self.manifest = read_manifest(self.path)
         self.max_terms = max_terms
-        self.fuzzy_titles = fuzzy_titles
+        self.fuzzy_titles = defaults.fuzzy_titles if fuzzy_titles is None else fuzzy_titles
+        self.k = defaults.k  # passages per query when a caller gives no k (evidence.k)
         self._lock = threading.Lock()
         self._conn_pid: tuple[sqlite3.Connection, int] | None = None
         self._titles: dict[str, str | None] = {}
@@ -109,9 +113,10 @@ class EvidenceStore:
         return [Passage(pid, t, text, 0.0) for pid, t, text in self._rows(
             "SELECT passage_id, title, text FROM passages WHERE title = ? ORDER BY doc_index, chunk", (title,))]
 
-    def by_title(self, titles: list[str] | str, k: int = 5) -> list[Passage]:
+    def by_title(self, titles: list[str] | str, k: int | None = None) -> list[Passage]:
         """Up to k passages of the given articles in document order, taken round-robin
-        across titles (each title's lead passage first)."""
+        across titles (each title's lead passage first). k: None is evidence.k."""
+        k = self.k if k is None else k
         resolved = [t for t in dict.fromkeys(self.resolve_title(t) for t in split_titles(titles)) if t]
         articles = [self._article(t) for t in resolved]
         out: list[Passage] = []
@@ -120,10 +125,11 @@ class EvidenceStore:
         return out[:k]
 
     # -- ranked search ----------------------------------------------------------------
-    def search(self, query: str, k: int = 5, *, titles: list[str] | str | None = None) -> list[Passage]:
+    def search(self, query: str, k: int | None = None, *, titles: list[str] | str | None = None) -> list[Passage]:
         """The k best passages by BM25 (title weight 5, text 1) for the words of `query`
         (quoted: FTS operators in it are plain words). With `titles`, only passages of
-        those articles compete; unknown titles are dropped, and none known gives []."""
+        those articles compete; unknown titles are dropped, and none known gives []. k: None is evidence.k."""
+        k = self.k if k is None else k
         started = time.perf_counter()
         self._stats["queries"] += 1
         try:
@@ -149,12 +155,13 @@ class EvidenceStore:
         finally:
             self._stats["seconds"] += time.perf_counter() - started
 
-    def for_row(self, row: dict[str, Any], query: str, k: int = 5) -> list[Passage]:
+    def for_row(self, row: dict[str, Any], query: str, k: int | None = None) -> list[Passage]:
         """Evidence for one pool row: its `;`-joined `title` selects the articles, `query`
         ranks their passages by BM25, and the articles' other passages (document order)
         fill the list up to k. A row without a title returns [] and counts as
         `no_title`; one whose titles are all unknown returns [] and counts as
-        `rows_title_missing`. The method decides what an empty list means."""
+        `rows_title_missing`. The method decides what an empty list means. k: None is evidence.k."""
+        k = self.k if k is None else k
         self._stats["rows"] += 1
         titles = split_titles(row.get("title") if isinstance(row, dict) else None)
         if not titles:
@@ -194,7 +201,7 @@ class EvidenceStore:
         return entry
 
 
-def open_store(path: str | os.PathLike, *, max_terms: int = fts.MAX_TERMS, fuzzy_titles: bool = True
+def open_store(path: str | os.PathLike, *, max_terms: int = fts.MAX_TERMS, fuzzy_titles: bool | None = None
                ) -> EvidenceStore:
     """Open an evidence store; DataError naming the path and the build command when it is
     missing, empty, foreign or of another format."""
@@ -204,18 +211,16 @@ def open_store(path: str | os.PathLike, *, max_terms: int = fts.MAX_TERMS, fuzzy
 
 
 def open_evidence(cfg: Any) -> EvidenceStore:
-    """The store a configs/evidence node names: `store: null` means the demo store."""
-    from omegaconf import DictConfig, OmegaConf
+    """The store a configs/evidence node (or its parsed `EvidenceSettings`) names: `store: null`
+    means the demo store."""
+    from .settings import EvidenceSettings
 
-    # A plain dict keeps a required `???` as text: DictConfig.get would read it as the default
+    # Parsed from plain data, which keeps a required `???` as text: DictConfig.get would read it as
     # None, and a missing store would silently become the demo store.
-    node = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
-    get = node.get
-    store = get("store", None)
+    settings = cfg if isinstance(cfg, EvidenceSettings) else EvidenceSettings.from_mapping(cfg)
+    store = settings.store
     if store is None:
         from .build import ensure_demo_store
-        from .passages import DEFAULT_TOKENIZER
 
-        store = ensure_demo_store(get("tokenizer", None) or DEFAULT_TOKENIZER, int(get("passage_tokens", 256)))
-    return open_store(store, max_terms=int(get("max_terms", fts.MAX_TERMS)),
-                      fuzzy_titles=bool(get("fuzzy_titles", True)))
+        store = ensure_demo_store(settings.tokenizer, settings.passage_tokens)
+    return open_store(store, max_terms=settings.max_terms, fuzzy_titles=settings.fuzzy_titles)

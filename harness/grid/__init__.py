@@ -199,6 +199,7 @@ def look_up(grid: Grid, token: str | None = None) -> None:
     from ..run.claims import claim_path, holder
     from ..config import compose
     from ..rundir import find_run
+    from ..run.settings import ClaimSettings
 
     for cell in grid.cells:
         cfg = compose(cell.overrides)
@@ -208,7 +209,7 @@ def look_up(grid: Grid, token: str | None = None) -> None:
         cell.claim_path = claim_path(cfg)
         cell.holder = None
         if cell.status != "done":
-            cell.holder = holder(cell.claim_path, float((cfg.get("claim") or {}).get("stale_s", 900)), token)
+            cell.holder = holder(cell.claim_path, ClaimSettings.from_mapping(cfg.get("claim")).stale_s, token)
             if cell.holder is not None:
                 cell.status = "claimed"
 

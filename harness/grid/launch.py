@@ -18,7 +18,7 @@ import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import Cell, Grid
@@ -56,8 +56,8 @@ def cells_of(line: list[str], cells: list["Cell"]) -> list["Cell"]:
 class PendingClaims:
     """The grid's `pending` claims of the cells it submits (harness/run/claims.py)."""
 
-    def __init__(self, token: str, settings: dict):
-        self.token, self.settings, self.held = token, settings, []
+    def __init__(self, token: str, settings: Any):
+        self.token, self.settings, self.held = token, settings, []  # settings: the ClaimSettings
 
     def take(self, cells: list["Cell"]) -> list["Cell"]:
         """Claim each cell; the ones another process claimed meanwhile are returned (skipped)."""
@@ -67,8 +67,8 @@ class PendingClaims:
         for cell in cells:
             try:
                 self.held.append(acquire(cell.claim_path, state="pending", token=self.token,
-                                         stale_after_s=float(self.settings.get("pending_stale_s", 172800)),
-                                         heartbeat_s=float(self.settings.get("heartbeat_s", 60)), what=cell.label))
+                                         stale_after_s=self.settings.pending_stale_s,
+                                         heartbeat_s=self.settings.heartbeat_s, what=cell.label))
             except ClaimedError:
                 lost.append(cell)
         return lost
@@ -87,8 +87,9 @@ def launch_all(grid: "Grid", todo: list["Cell"], args: argparse.Namespace, hydra
     from . import _output_dir, sweeps
 
     token = uuid.uuid4().hex
-    settings = dict(compose(todo[0].overrides).get("claim") or {})
-    pending = PendingClaims(token, settings)
+    from ..run.settings import ClaimSettings
+
+    pending = PendingClaims(token, ClaimSettings.from_mapping(compose(todo[0].overrides).get("claim")))
     if args.relaunch:  # the other holders' claims go; ours replace them
         for cell in todo:
             if cell.status == "claimed" and holder(cell.claim_path, 0.0, token) is not None:

@@ -60,6 +60,6 @@ def save_random(identity: Any, model_cfg: Any, root: Any = None) -> Any:
 
 def for_disk_loaders(identity: Any, cfg: Any) -> Any:
     """`save_random` when this run hands the model to vLLM (train.use_vllm or eval.backend=vllm)."""
-    vllm = bool(cfg.train.get("use_vllm", False)) if cfg.get("train") is not None else False
-    vllm = vllm or (cfg.get("eval") is not None and str(cfg.eval.get("backend", "hf")) == "vllm")
+    vllm = cfg.get("train") is not None and bool(cfg.train.use_vllm)  # composed: every key present
+    vllm = vllm or (cfg.get("eval") is not None and str(cfg.eval.backend) == "vllm")
     return save_random(identity, cfg.model) if vllm else identity

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
+from .settings import PoolSettings
 
 log = logging.getLogger(__name__)
 
@@ -118,16 +119,14 @@ def load_pool(pool_cfg: Any, eval_cfg: Any = None, report: dict | None = None, e
     store has articles for about a quarter of the demo pool, and the rest would give the
     evidence-based methods (RLFH, FoRAG) no signal (configs/grid/demo.yaml).
     """
-    source = pool_cfg.get("source", "file")
-    if source == "demo":
+    settings = pool_cfg if isinstance(pool_cfg, PoolSettings) else PoolSettings.from_mapping(pool_cfg)
+    if settings.source == "demo":
         from ..demo_data import demo_pool
 
         rows = validate_rows(demo_pool(), "demo pool")
-    elif source == "file":
-        path = Path(str(pool_cfg.get("path")))
-        rows = validate_rows(_read_records(path), str(path))
     else:
-        raise DataError(f"pool.source={source!r} is not valid; use demo or file")
+        path = Path(str(settings.path))
+        rows = validate_rows(_read_records(path), str(path))
     # Repeated questions (same normalised text as the evaluation-set check) are kept once.
     seen: set[str] = set()
     unique = []
@@ -137,20 +136,17 @@ def load_pool(pool_cfg: Any, eval_cfg: Any = None, report: dict | None = None, e
         if key not in seen:
             seen.add(key)
             unique.append(row)
-    rows, removed = dedup_against(unique, list(pool_cfg.get("dedup_against") or []), eval_cfg,
-                                  missing=str(pool_cfg.get("dedup_missing", "error")))
+    rows, removed = dedup_against(unique, list(settings.dedup_against), eval_cfg, missing=settings.dedup_missing)
     if report is not None:
         report.update(removed, repeated_in_pool=total - len(unique))
-    seed = pool_cfg.get("shuffle_seed")
-    if seed is not None:
-        random.Random(int(seed)).shuffle(rows)
-    if pool_cfg.get("evidence_only"):
+    if settings.shuffle_seed is not None:
+        random.Random(int(settings.shuffle_seed)).shuffle(rows)
+    if settings.evidence_only:
         rows = rows_with_evidence(rows, evidence_cfg)
-    limit = pool_cfg.get("limit")
-    if limit:
-        rows = rows[: int(limit)]
+    if settings.limit:
+        rows = rows[: int(settings.limit)]
     if not rows:
-        raise DataError(f"the pool ({pool_cfg.get('name')}) has no questions left after deduplication and limit")
+        raise DataError(f"the pool ({settings.name}) has no questions left after deduplication and limit")
     return rows
 
 

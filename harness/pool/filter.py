@@ -25,6 +25,7 @@ from omegaconf import DictConfig
 
 from ..errors import DataError
 from ..rundir import write_json
+from .settings import PoolSettings
 
 log = logging.getLogger("factrl.pool")
 
@@ -51,7 +52,7 @@ def _output_path(cfg: DictConfig) -> Path:
     out = cfg.pool.filter.get("out")
     if out:
         return Path(str(out))
-    return Path(cfg.get("output_dir") or "runs") / "pools" / f"{cfg.pool.name}-{cfg.model.name}-filtered.json"
+    return Path(cfg.output_dir) / "pools" / f"{cfg.pool.name}-{cfg.model.name}-filtered.json"
 
 
 def progress_key(cfg: DictConfig, identity: Any, rows: list[dict]) -> dict[str, Any]:
@@ -75,7 +76,7 @@ def progress_key(cfg: DictConfig, identity: Any, rows: list[dict]) -> dict[str, 
         "top_p": float(settings.top_p), "max_new_tokens": int(settings.max_new_tokens), "seed": int(cfg.seed),
         "prompt": {"version": PROMPT_VERSION, "hash": prompt_hash(), "variant": prompt_variant(cfg.model)},
         "scorer_version": SCORER_VERSION,
-        "pool": {"file_sha256": sha256_file(path) if cfg.pool.get("source", "file") == "file" and path else None,
+        "pool": {"file_sha256": sha256_file(path) if PoolSettings.from_mapping(cfg.pool).source == "file" and path else None,
                  "rows_sha256": pool_fingerprint(rows)},
     }
 
@@ -92,7 +93,7 @@ def _differences(old: dict, new: dict, prefix: str = "") -> list[str]:
     return out
 
 
-def read_progress(path: Path, key: dict[str, Any], restart: bool = False) -> dict[str, int]:
+def read_progress(path: Path, key: dict[str, Any], *, restart: bool) -> dict[str, int]:
     """n_correct per question id from a progress file made with the same `key`.
 
     A file made with other settings (or by a release that recorded none) is refused with a
@@ -172,7 +173,7 @@ def filter_task(cfg: DictConfig) -> Path:
     progress = out.with_name(out.stem + ".progress.jsonl")
     identity = models.resolve(cfg.model)
     key = progress_key(cfg, identity, rows)
-    done = read_progress(progress, key, restart=bool(cfg.pool.filter.get("restart", False)))
+    done = read_progress(progress, key, restart=PoolSettings.from_mapping(cfg.pool).filter.restart)
     reused = sum(r["id"] in done for r in rows)
     counts = sample_counts(cfg, rows, progress, identity, done)
     group = int(cfg.pool.filter.completions)

@@ -93,7 +93,7 @@ def main(argv: list[str]) -> int:
 
     def task(cfg: Any) -> ProbeResult:
         result = probed(cfg)
-        output_dir.setdefault("value", str(cfg.get("output_dir", "runs")))
+        output_dir.setdefault("value", str(cfg.output_dir))
         if guards is not None:
             from .guards import guarded_config
 

@@ -86,11 +86,11 @@ def build_policy(cfg: Any, method: Any, tokenizer: Any) -> Any:
     from ..training.kl_reference import reference_adapter
     from ..training.policy import PolicyHandle
 
-    device = str(cfg.get("device", "auto"))
-    torch.manual_seed(int(cfg.get("seed", 42)))
+    device = str(cfg.device)  # the composed root keys (harness/run/settings.py RootSettings)
+    torch.manual_seed(int(cfg.seed))
     model = models.load_model(models.resolve(cfg.model), cfg.model, device=None if device == "auto" else device)
     model = get_peft_model(model, lora_config(cfg.lora))
     policy = PolicyHandle(model, tokenizer)
     method.setup_policy(policy)
-    reference_adapter(method, policy, float(cfg.train.get("beta", 0.0)))  # the check training makes
+    reference_adapter(method, policy, float(cfg.train.beta))  # the check training makes
     return policy

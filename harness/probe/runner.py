@@ -240,7 +240,7 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
     for e in panel_mod.entries():
         for b, q in enumerate(qs):
             texts[e.name, b] = panel_mod.completion_text(*e.build(q), prefix=prefix, confidence=e.confidence)
-    group_size = int(cfg.train.get("completions_per_question", 1)) if cfg.get("train") is not None else 1
+    group_size = int(cfg.train.completions_per_question) if cfg.get("train") is not None else 1
     whole = bool(getattr(method, "whole_groups", False))
     fill = {b: [panel_mod.completion_text(*f, prefix=prefix) for f in layout.fillers(rows, b, group_size)]
             for b in range(len(rows))}

@@ -24,6 +24,7 @@ from ..errors import ConfigError, HarnessError
 from ..models.disk import for_disk_loaders
 from ..registry import get_method
 from ..rundir import RunDir, attach_log, detach_log, disk_full, open_run, release_reserve, write_json
+from .settings import check_run_settings
 
 log = logging.getLogger("factrl.run")
 
@@ -61,17 +62,18 @@ def _leaderboard_line(entry: dict | None, recording: bool = True) -> str:
     return f"leaderboard: NOT recorded: {entry.get('why') or entry.get('refused')} (run.json `leaderboard` says more)"
 
 
-def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: RunDir):
+def _train(cfg: DictConfig, method: Any, identity: models.ModelIdentity, run: RunDir, parsed: dict[str, Any]):
     from ..pool import load_pool, pool_fingerprint
     from ..timer import from_config
     from ..training.engine import train
 
     dedup: dict = {}
-    rows = load_pool(cfg.pool, cfg.eval, report=dedup, evidence_cfg=cfg.get("evidence"))
-    run.update(pool={"name": cfg.pool.name, "path": cfg.pool.get("path"), "size": len(rows),
+    pool = parsed["pool"]
+    rows = load_pool(pool, cfg.eval, report=dedup, evidence_cfg=parsed.get("evidence"))
+    run.update(pool={"name": pool.name, "path": pool.path, "size": len(rows),
                      "sha256": pool_fingerprint(rows), "dedup": dedup})
-    timer = from_config(cfg.timer, run / "timings.json")
-    steps = int(cfg.train.steps)  # checked before the run started (_check_settings): cannot fail here
+    timer = from_config(parsed.get("timer"), run / "timings.json")
+    steps = parsed["train"].steps  # checked before the run started (check_run_settings)
     try:
         return train(cfg, method, identity, run.path, rows, timer=timer)
     finally:
@@ -114,9 +116,6 @@ def _follow_main(cfg: DictConfig, method: Any) -> None:
     return None
 
 
-STAGES = ("all", "train", "eval")
-
-
 def run_task(cfg: DictConfig) -> dict | None:
     """Run one composed config end to end; returns the run-level metrics.
 
@@ -127,28 +126,21 @@ def run_task(cfg: DictConfig) -> dict | None:
     from .launcher import run_job
     from ..rundir import find_run, run_key
 
-    mode = cfg.leaderboard.get("mode", "store")
-    if mode not in ("store", "rundir"):  # checked before training, not after hours of it
-        raise ConfigError(f"leaderboard.mode = {mode!r}: use store (record to leaderboard.store) or rundir "
-                          "(write only the run directory; `harness leaderboard rebuild` later).")
-    stage = str(cfg.get("stage", "all"))
-    if stage not in STAGES:
-        raise ConfigError(f"stage={stage!r}: use all (train, then evaluate), train (train only) or eval "
-                          f"(evaluate a trained run)")
     method_cls = get_method(str(cfg.method.name))
     method = method_cls(cfg.method)  # parses method.* (Method.settings_class): a bad value stops here
-    _check_settings(cfg)
+    parsed = check_run_settings(cfg)  # every other group: checked before training, not after hours of it
+    stage = parsed["root"].stage
     if stage == "train" and method.algorithm not in ("grpo", "ppo"):
         print(f"harness run: stage=train: method '{method.name}' trains nothing")
         return None
     from ..training import distributed  # torch: imported once a run starts, not for `--help`
 
-    distributed.configure(60.0 * float((cfg.get("launcher") or {}).get("timeout_min") or 60))
+    distributed.configure(60.0 * parsed["launcher"].timeout_min)
     if not distributed.is_main():
         return _follow_main(cfg, method)
-    claim_cfg = cfg.get("claim") or {}
-    with claims.acquire(claims.claim_path(cfg), stale_after_s=float(claim_cfg.get("stale_s", 900)),
-                        heartbeat_s=float(claim_cfg.get("heartbeat_s", 60)), what=f"run {run_key(cfg)}") as claim:
+    held = parsed["claim"]
+    with claims.acquire(claims.claim_path(cfg), stale_after_s=held.stale_s, heartbeat_s=held.heartbeat_s,
+                        what=f"run {run_key(cfg)}") as claim:
         code = run_job(cfg, claim_token=claim.token)  # launcher=accelerate|torchrun: N processes, then here
         if code is not None:
             if code != 0:
@@ -159,19 +151,20 @@ def run_task(cfg: DictConfig) -> dict | None:
         if method.algorithm in ("grpo", "ppo") and stage != "eval":
             gpus.check_one_process("harness run")  # before anything initialises CUDA
         gpus.warn_if_cpu_torch()
-        return _run_here(cfg, method, stage)
+        return _run_here(cfg, method, parsed)
 
 
-def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
+def _run_here(cfg: DictConfig, method: Any, parsed: dict[str, Any]) -> dict | None:
     """Rank 0 (or the only process): open the run directory, train, evaluate, record."""
     from ..training import distributed
 
     run = open_run(cfg)
-    recording = bool(cfg.leaderboard.get("enabled", True))
-    if run.finished and not cfg.get("force", False):
+    root, board, stage = parsed["root"], parsed["leaderboard"], parsed["root"].stage
+    recording = board.enabled
+    if run.finished and not root.force:
         distributed.share_from_main(None)  # the other processes have nothing to train
         if recording and not run.info.get("leaderboard"):
-            _record(run, cfg)  # finished, then stopped (a kill, SIGTERM) before its rows were recorded
+            _record(run, board)  # finished, then stopped (a kill, SIGTERM) before its rows were recorded
         print(f"harness run: already finished (force=true reruns it)\n{_summary(run, _read_metrics(run), recording)}")
         return _read_metrics(run)
     handler = attach_log(run)
@@ -181,7 +174,7 @@ def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
         log.info("run directory: %s", run.path)
         from . import threads
 
-        count, why = threads.apply(cfg.get("threads", "auto"))  # before the model loads
+        count, why = threads.apply(root.threads)  # before the model loads
         log.info("torch threads: %d (%s)", count, why)
         identity = models.resolve(cfg.model)
         run.update(model_identity=identity.to_dict(), method_version=method.version,
@@ -193,7 +186,7 @@ def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
             raise ConfigError(f"stage=eval: {run.path} has not finished training; run it with stage=train (or "
                               f"stage=all) first")
         distributed.share_from_main(str(run.path))  # the other processes train in this directory
-        trained = _train(cfg, method, identity, run) if trains else None
+        trained = _train(cfg, method, identity, run, parsed) if trains else None
         # Which reward components made the result; {} / [] for evaluation-only runs.
         provenance = _provenance(trained.components if trained else None, cfg.model)
         run.update(**provenance)
@@ -207,7 +200,7 @@ def _run_here(cfg: DictConfig, method: Any, stage: str) -> dict | None:
         write_json(run / "metrics.json", metrics)
         run.finish()  # a stop from here until recorded is recorded by the rerun (the finished path above)
         if recording:
-            _record(run, cfg)
+            _record(run, board)
         log.info("finished in %.1f s", time.time() - started)
         print(_summary(run, metrics, recording))
         return metrics
@@ -266,35 +259,18 @@ def _evaluate(cfg: DictConfig, identity: models.ModelIdentity, trained: Any, run
                     model=trained.model if trained else None, tokenizer=trained.tokenizer if trained else None)
 
 
-def _check_settings(cfg: DictConfig) -> None:
-    """The `train`, `lora`, `eval` and `judge` groups, typed and range-checked (harness/settings.py)
-    before a model is loaded or a run directory made: `train.steps=two`, `+train.stepz=2` or
-    `train.learning_rate=-1` fails in a second, in one line naming the key and its range."""
-    from factrl.evals.settings import EvalSettings
-
-    from ..judge.settings import JudgeSettings
-    from ..settings import check_ranges
-    from ..training.settings import LoRASettings, TrainSettings
-
-    TrainSettings.from_mapping(cfg.train)
-    if cfg.get("lora") is not None:
-        LoRASettings.from_mapping(cfg.lora)
-    EvalSettings.from_config(cfg.eval)
-    if cfg.get("judge") is not None:  # its numbers now; the rest when a method opens it
-        check_ranges(JudgeSettings, cfg.judge)
-
-
-def _record(run: RunDir, cfg: DictConfig) -> None:
-    """Add the run's rows to the leaderboard. Never raises (short of an interrupt): the run
-    is already finished, so a refusal (invalid rows, a changed re-add, a locked or corrupt
-    store, even a bug) is written to run.json with the exact command that records it later."""
+def _record(run: RunDir, board: Any) -> None:
+    """Add the run's rows to the leaderboard (`board`: the run's LeaderboardSettings). Never raises
+    (short of an interrupt): the run is already finished, so a refusal (invalid rows, a changed
+    re-add, a locked or corrupt store, even a bug) is written to run.json with the exact command
+    that records it later."""
     import shlex
 
     from factrl.leaderboard import RowRefused, StoreError, add_run
 
-    store = Path(str(cfg.leaderboard.store)).resolve()  # absolute: the command works from anywhere
-    version = cfg.leaderboard.get("version")
-    if cfg.leaderboard.get("mode", "store") == "rundir":
+    store = Path(str(board.store)).resolve()  # absolute: the command works from anywhere
+    version = board.version
+    if board.mode == "rundir":
         _defer_record(run, store, version)
         return
     if os.environ.get("SLURM_JOB_ID"):  # many jobs, one SQLite file, usually on a network file system

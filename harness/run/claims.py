@@ -56,7 +56,7 @@ def claim_path(cfg: Any, kind: str = "run") -> Path:
     """Where the claim of `cfg`'s run lives (same key as its run directory, rundir.run_key)."""
     from ..rundir import run_key
 
-    return Path(cfg.get("output_dir") or "runs") / CLAIMS_DIR / f"{run_key(cfg, kind)}.json"
+    return Path(cfg.output_dir) / CLAIMS_DIR / f"{run_key(cfg, kind)}.json"  # the composed root key
 
 
 def job_id(environ: dict | None = None) -> str | None:
@@ -133,8 +133,8 @@ class Claim:
 
     path: Path
     info: dict
-    owned: bool = True
-    heartbeat_s: float = 60.0
+    owned: bool
+    heartbeat_s: float  # claim.heartbeat_s
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
 
@@ -212,11 +212,18 @@ def _take_stale(path: Path, stale: dict) -> None:
     aside.unlink(missing_ok=True)
 
 
-def acquire(path: Path, *, state: str = "running", stale_after_s: float = 900.0, heartbeat_s: float = 60.0,
-            token: str | None = None, what: str = "run") -> Claim:
+def acquire(path: Path, *, state: str = "running", stale_after_s: float | None = None,
+            heartbeat_s: float | None = None, token: str | None = None, what: str = "run") -> Claim:
     """Claim `path` (module docstring) and start its heartbeat; ClaimedError when another live
     holder has it. With the token of an existing claim: a `pending` one is taken over, a
-    `running` one is joined (no heartbeat, never deleted by this process)."""
+    `running` one is joined (no heartbeat, never deleted by this process). `stale_after_s` and
+    `heartbeat_s` left out: claim.stale_s and claim.heartbeat_s of configs/config.yaml."""
+    if stale_after_s is None or heartbeat_s is None:
+        from .settings import ClaimSettings
+
+        defaults = ClaimSettings.from_mapping()
+        stale_after_s = defaults.stale_s if stale_after_s is None else stale_after_s
+        heartbeat_s = defaults.heartbeat_s if heartbeat_s is None else heartbeat_s
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     token = token or os.environ.get(TOKEN_ENV) or uuid.uuid4().hex

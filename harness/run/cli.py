@@ -34,11 +34,19 @@ Main keys (key=value):
   seed=42  force=true (rerun a finished run)  resume=true
   method.<key>=...                the method's options (configs/method/<name>.yaml documents each)
 
-A mistyped key or option, or a value of the wrong type, stops the run in a second with one line."""
+A mistyped key or option, or a value of the wrong type, stops the run in a second with one line.
+`harness run --help KEY` (e.g. claim.stale_s, train.ppo.gamma, method.threshold method=fspo) prints
+one key's type, allowed range, default and help."""
 
 
 def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
+        if len(argv) > 1 and "=" not in argv[1]:  # `--help claim.stale_s [method=fspo]`: one key
+            from .settings_help import describe
+
+            method = next((a.split("=", 1)[1] for a in argv[2:] if a.startswith("method=")), None)
+            print(describe(argv[1], method))
+            return 0
         print(run_doc.strip())
         print(HELP_KEYS)
         return 0

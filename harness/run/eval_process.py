@@ -39,10 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, HarnessError
+from .settings import EVAL_PROCESS
 
 log = logging.getLogger("factrl.eval_process")
 
-MODES = ("auto", "fresh", "same")
+MODES = EVAL_PROCESS  # auto | fresh | same (RootSettings checks the value)
 # What torchrun, `accelerate launch`, DeepSpeed and a colocated vLLM engine put into the
 # environment of the processes they start or run in.
 LAUNCHER_KEYS = frozenset({
@@ -66,11 +67,10 @@ def clean_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def mode_of(cfg: Any) -> str:
-    mode = str(cfg.get("eval_process", "auto"))
-    if mode not in MODES:
-        raise ConfigError(f"eval_process={mode!r}: use auto (a fresh process on GPUs, several processes, DeepSpeed "
-                          f"or vLLM), fresh (always) or same (in the training process)")
-    return mode
+    """The root's `eval_process` (RootSettings checks it)."""
+    from .settings import root_settings
+
+    return root_settings(cfg).eval_process
 
 
 def needs_fresh(cfg: Any, *, trained: bool, world_size: int) -> bool:
@@ -82,7 +82,7 @@ def needs_fresh(cfg: Any, *, trained: bool, world_size: int) -> bool:
         return False  # nothing of training's state exists in this process
     import torch
 
-    vllm = str(cfg.eval.get("backend", "hf")) == "vllm" or bool(cfg.train.get("use_vllm", False))
+    vllm = str(cfg.eval.backend) == "vllm" or bool(cfg.train.use_vllm)  # composed: every key present
     deepspeed = os.environ.get("ACCELERATE_USE_DEEPSPEED", "").lower() == "true"
     return torch.cuda.is_available() or world_size > 1 or vllm or deepspeed
 
@@ -113,7 +113,7 @@ def _request(cfg: Any, identity: Any, adapter: Path | None, out_dir: Path, log_f
 
 
 def processes_of(cfg: Any) -> int:
-    return int((cfg.get("eval") or {}).get("processes") or 1)
+    return int(cfg.eval.processes)  # the composed eval group (EvalSettings checks it)
 
 
 def _devices(count: int) -> list[str | None]:

@@ -28,9 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-
-LAUNCHERS = ("none", "accelerate", "torchrun")
-ACCELERATE_CONFIGS = ("ddp", "zero2", "zero3")
+from .settings import ACCELERATE_CONFIGS, LAUNCHERS, LauncherSettings
 
 
 def accelerate_config_file(name: str) -> Path:
@@ -72,23 +70,19 @@ def launch_command(argv: list[str], *, python: str | None = None) -> list[str] |
 def command_for(node: Any, rest: list[str], *, python: str | None = None) -> list[str] | None:
     """The launcher command line for the composed `launcher` node and the run's other overrides,
     or None for one process (launcher=none, or already inside a launched process)."""
-    name = str(node.get("name", "none"))
-    if name not in LAUNCHERS:
-        raise ConfigError(f"launcher={name!r}: use one of {', '.join(LAUNCHERS)}")
+    settings = node if isinstance(node, LauncherSettings) else LauncherSettings.from_mapping(node)
+    name = settings.name
     if name == "none" or "LOCAL_RANK" in os.environ:
         return None
-    processes = int(node.get("num_processes", 1))
-    if processes < 1:
-        raise ConfigError(f"launcher.num_processes={processes} must be >= 1")
-    extra = [str(x) for x in (node.get("extra_args") or [])]
+    processes = settings.num_processes
+    extra = [str(x) for x in (settings.extra_args or [])]
     python = python or sys.executable
-    timeout = node.get("timeout_min")
-    target = ["-m", "factrl.harness.cli", "run", *rest, "launcher=none"]
-    target += [f"launcher.timeout_min={timeout}"] if timeout is not None else []
+    timeout = _number(settings.timeout_min)
+    target = ["-m", "factrl.harness.cli", "run", *rest, "launcher=none", f"launcher.timeout_min={timeout}"]
     if name == "torchrun":
         return [python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes),
                 *extra, *target]
-    config = str(node.get("config", "ddp"))
+    config = str(settings.config)
     file = accelerate_config_file(config)
     if config.startswith("zero"):
         import importlib.util
@@ -96,10 +90,15 @@ def command_for(node: Any, rest: list[str], *, python: str | None = None) -> lis
         if importlib.util.find_spec("deepspeed") is None:
             raise ConfigError(f"launcher.config={config} needs DeepSpeed: pip install 'factrl-harness[deepspeed]' "
                               f"(or launcher.config=ddp)")
-    port = node.get("main_process_port")
-    port_args = ["--main_process_port", str(int(port))] if port not in (None, "") else []
+    port = settings.main_process_port
+    port_args = ["--main_process_port", str(port)] if port is not None else []
     return [python, "-m", "accelerate.commands.launch", "--config_file", str(file), "--num_processes",
             str(processes), *port_args, *extra, *target]
+
+
+def _number(value: float) -> int | float:
+    """`60.0` as `60` (the launched command line keeps the form the YAML writes)."""
+    return int(value) if float(value).is_integer() else value
 
 
 def job_overrides() -> list[str]:
@@ -115,8 +114,8 @@ def job_overrides() -> list[str]:
 def run_job(cfg: Any, overrides: list[str] | None = None, *, claim_token: str | None = None) -> int | None:
     """Re-execute this job under its launcher and return the exit status; None when the job runs
     in this process (launcher=none, or already inside a launched process)."""
-    node = cfg.get("launcher") or {}
-    if str(node.get("name", "none")) == "none" or "LOCAL_RANK" in os.environ:
+    node = LauncherSettings.from_mapping(cfg.get("launcher"))
+    if node.name == "none" or "LOCAL_RANK" in os.environ:
         return None
     overrides = job_overrides() if overrides is None else overrides
     command = command_for(node, _launcher_overrides(overrides)[1])

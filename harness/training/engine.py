@@ -112,7 +112,7 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     with phase("init"):
         tokenizer = models.load_tokenizer(identity, cfg.model)
         model = models.load_model(identity, cfg.model)
-        if bool(cfg.train.get("use_vllm", False)) and not getattr(model, "name_or_path", ""):
+        if bool(cfg.train.use_vllm) and not getattr(model, "name_or_path", ""):
             # TRL's vLLM engine loads the weights from model.name_or_path, which from_config leaves empty.
             raise ConfigError("train.use_vllm=true: vLLM loads the model from disk, and this random model "
                               "(model.source=random) has no folder; `harness run` saves it first "

@@ -187,13 +187,11 @@ def plan(arch: Mapping[str, Any], *, micro_batch: int, sequences: int, prompt_le
 
 def _vllm_settings(train: Any) -> tuple[float, bool]:
     """(gpu_memory_utilization, sleep) from `train.vllm.*` or the older `train.vllm_gpu_memory_utilization`."""
-    nested = train.get("vllm") if hasattr(train, "get") else None
-    nested = nested if isinstance(nested, Mapping) or hasattr(nested, "get") else {}
-    fraction = (nested or {}).get("gpu_memory_utilization") if nested else None
-    if fraction is None:
-        fraction = train.get("vllm_gpu_memory_utilization", 0.3)
-    sleep = bool((nested or {}).get("enable_sleep_mode", False)) if nested else False
-    return float(fraction), sleep
+    from .vllm_settings import VLLMSettings
+
+    node = VLLMSettings.from_mapping(train.vllm)
+    fraction = train.vllm_gpu_memory_utilization if node.gpu_memory_utilization is None else node.gpu_memory_utilization
+    return float(fraction), node.enable_sleep_mode
 
 
 def _algorithm(cfg: Any) -> str:
@@ -223,9 +221,9 @@ def plan_for_config(cfg: Any, *, gpu_bytes: int = GPU_BYTES) -> MemoryPlan:
     return plan(arch, micro_batch=geometry["per_device_train_batch_size"], sequences=geometry["generation_batch_size"],
                 prompt_len=int(train.max_prompt_length), completion_len=int(train.max_completion_length),
                 lora_r=int(cfg.lora.r), lora_targets=list(cfg.lora.target_modules),
-                gradient_checkpointing=bool(train.get("gradient_checkpointing", False)),
+                gradient_checkpointing=bool(train.gradient_checkpointing),
                 dtype_bytes=DTYPE_BYTES.get(cfg.model.get("dtype"), 2),
-                rollout="vllm" if bool(train.get("use_vllm", False)) else "hf",
+                rollout="vllm" if bool(train.use_vllm) else "hf",
                 vllm_fraction=fraction, vllm_sleep=sleep, gpu_bytes=gpu_bytes, critic=critic)
 
 

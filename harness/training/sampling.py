@@ -47,7 +47,7 @@ def sampling_args(train_cfg: Any) -> dict[str, Any]:
     penalty natively through generation_kwargs (HF rollouts: the trainer's logits processor)."""
     s = sampling_settings(train_cfg)
     args: dict[str, Any] = {"top_k": s["top_k"], "repetition_penalty": s["repetition_penalty"]}
-    if bool(train_cfg.get("use_vllm", False)) and s["presence_penalty"]:
+    if bool(train_cfg.use_vllm) and s["presence_penalty"]:
         args["generation_kwargs"] = {"presence_penalty": s["presence_penalty"]}
     return args
 

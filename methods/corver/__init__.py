@@ -28,7 +28,9 @@ def reward_from_config(settings: CorVerSettings | Any, *, tokenizer: Any, corpus
         if counter is None:
             from factrl.harness.corpus import open_counter
 
-            if corpus_cfg is None or str(corpus.get("backend", "none")) == "none":
+            from factrl.harness.corpus.settings import CorpusSettings
+
+            if corpus_cfg is None or not CorpusSettings.from_mapping(corpus_cfg).counts:
                 raise ConfigError("method=corver needs a corpus (corpus=demo or corpus=<your index>); "
                                   "with corpus=none only method.lambda_c=0 (ablation A1) runs.")
             counter = open_counter(corpus_cfg)

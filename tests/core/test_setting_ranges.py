@@ -51,7 +51,7 @@ CLASSES = _settings_classes()
 # How to build each class whose defaults leave something for the caller (a GIVEN value, the
 # root's ${seed}, a backend file).
 EXTRA = {"TrainSettings": {"seed": 42}, "ExtractorSettings": {"seed": 42}}
-GIVEN = {"PPOSettings": {"kl_coef": 0.01}}
+GIVEN = {"PPOSettings": {"kl_coef": 0.01}, "Decoding": {"seed": None}}
 
 
 def _build(cls, key=None, value=None):

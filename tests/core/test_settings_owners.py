@@ -23,6 +23,23 @@ METHODS = ["corver", "fspo", "knowrl", "rlfh", "forag"] + [m for m, pkg in PLUGI
                                                            if importlib.util.find_spec(pkg) is not None]
 
 
+def _run_groups() -> dict:
+    """The run's other groups (harness/run/settings.py `check_run_settings` parses them all)."""
+    from factrl.evals.backends.base import Decoding
+    from factrl.evals.backends.settings import OpenAIEvalSettings, VLLMEvalSettings
+    from factrl.harness.corpus.settings import CorpusSettings
+    from factrl.harness.evidence.settings import EvidenceSettings
+    from factrl.harness.pool.settings import PoolFilterSettings, PoolSettings
+    from factrl.harness.run.settings import ClaimSettings, LauncherSettings
+    from factrl.harness.timer import TimerSettings
+    from factrl.leaderboard.settings import LeaderboardSettings
+
+    return {"claim": ClaimSettings, "launcher": LauncherSettings, "timer": TimerSettings,
+            "leaderboard": LeaderboardSettings, "pool": PoolSettings, "pool.filter": PoolFilterSettings,
+            "corpus": CorpusSettings, "evidence": EvidenceSettings, "eval.openai": OpenAIEvalSettings,
+            "eval.vllm": VLLMEvalSettings, "model.decoding": Decoding}
+
+
 OWNERS = {
     **{f"method={name}": ("method", name) for name in METHODS},
     "train": ("train", TrainSettings),
@@ -34,6 +51,7 @@ OWNERS = {
     "corpus reward": ("method", CorpusRewardSettings),
     "response reward": ("method", ResponseRewardSettings),
     "corver extractor": ("method.extractor", ExtractorSettings),
+    **{owner: (owner, cls) for owner, cls in _run_groups().items()},
 }
 
 

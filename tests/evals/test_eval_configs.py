@@ -63,7 +63,7 @@ def test_vllm_backend_needs_vllm_and_a_gpu():
     except ImportError:
         pass
     with pytest.raises(HarnessError, match="backend=vllm needs"):
-        build_backend("vllm", identity, {"dtype": "float32"}, Decoding())
+        build_backend("vllm", identity, {"dtype": "float32"}, Decoding.from_mapping())
 
 
 @pytest.mark.gpu
@@ -94,7 +94,7 @@ def test_vllm_backend_generates_with_an_adapter(tmp_path):
                                 LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"]))
     peft_model.save_pretrained(tmp_path / "adapter")
     for adapter in (None, tmp_path / "adapter"):
-        backend = build_backend("vllm", identity, cfg.model, Decoding(max_new_tokens=8), adapter=adapter,
+        backend = build_backend("vllm", identity, cfg.model, Decoding.from_mapping(max_new_tokens=8), adapter=adapter,
                                 settings={"gpu_memory_utilization": 0.3, "enforce_eager": True, "chunk_size": 2})
         try:
             results = dict(backend.generate([Request(f"question {i}", "S") for i in range(5)]))
@@ -106,12 +106,15 @@ def test_vllm_backend_generates_with_an_adapter(tmp_path):
 def test_the_vllm_share_is_lowered_to_what_another_process_left_free():
     """vLLM refuses a gpu_memory_utilization above the free memory (e.g. a training process still
     holds part of the GPU); the backend asks for what is free instead, or stops with the reason."""
+    from factrl.evals.backends.settings import VLLMEvalSettings
     from factrl.evals.backends.vllm import gpu_share
     from factrl.harness.errors import HarnessError
 
     gib = 2**30
-    assert gpu_share(None, 80 * gib, 80 * gib) == 0.85  # an idle GPU: the configured share
+    configured = VLLMEvalSettings.from_mapping().gpu_memory_utilization
+    assert configured == 0.85  # configs/eval/base.yaml
+    assert gpu_share(configured, 80 * gib, 80 * gib) == 0.85  # an idle GPU: the configured share
     assert gpu_share(0.5, 60 * gib, 80 * gib) == 0.5
-    assert gpu_share(None, 61 * gib, 80 * gib) == round(61 / 80 - 0.02, 3)  # 8B training left 61 GiB free
+    assert gpu_share(configured, 61 * gib, 80 * gib) == round(61 / 80 - 0.02, 3)  # 8B training left 61 GiB free
     with pytest.raises(HarnessError, match="only 4.0 of 80.0 GiB of the GPU are free"):
-        gpu_share(None, 4 * gib, 80 * gib)
+        gpu_share(configured, 4 * gib, 80 * gib)

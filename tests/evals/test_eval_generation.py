@@ -30,7 +30,7 @@ def _cfg(*overrides):
 
 def test_hf_backend_batches_longest_first_and_restores_order(tiny):
     cfg, identity = tiny
-    backend = build_backend("hf", identity, cfg.model, Decoding(max_new_tokens=5), batch_size=2)
+    backend = build_backend("hf", identity, cfg.model, Decoding.from_mapping(max_new_tokens=5), batch_size=2)
     questions = ["a", "a much longer question with many more words in it", "mid length question", "b"]
     forward = dict(backend.generate([Request(q, "S") for q in questions]))
     reverse = dict(backend.generate([Request(q, "S") for q in reversed(questions)]))
@@ -46,7 +46,7 @@ def test_hf_backend_applies_the_presence_penalty(tiny):
     cfg, identity = tiny
 
     def tokens(penalty):
-        backend = build_backend("hf", identity, cfg.model, Decoding(max_new_tokens=24, presence_penalty=penalty))
+        backend = build_backend("hf", identity, cfg.model, Decoding.from_mapping(max_new_tokens=24, presence_penalty=penalty))
         (_, generation), = backend.generate([Request("Say something", "S")])
         return backend.tokenizer(generation.text, add_special_tokens=False)["input_ids"]
 
@@ -185,7 +185,7 @@ def test_hf_fast_gives_the_same_greedy_tokens_and_is_recorded(tiny, tmp_path):
     for model in (load_model(identity, cfg.model, device="cpu"), peft_model):
         texts = {}
         for fast in (False, True):
-            backend = build_backend("hf", identity, cfg.model, Decoding(max_new_tokens=12), batch_size=2,
+            backend = build_backend("hf", identity, cfg.model, Decoding.from_mapping(max_new_tokens=12), batch_size=2,
                                     model=model, tokenizer=None, hf_fast=fast)
             assert backend.fast is fast
             texts[fast] = [g.text for _, g in sorted(backend.generate(questions))]

@@ -27,7 +27,7 @@ def _backend(server, monkeypatch, **settings):
     config = {"base_url": server.url, "api_key_env": "TEST_KEY", "concurrency": 4, "timeout": 0.5,
               "max_retries": 2, "backoff": 0.01, **settings}
     model_cfg = {"system_role": True, "enable_thinking": None}
-    return build_backend("openai", IDENTITY, model_cfg, Decoding(max_new_tokens=32), settings=config)
+    return build_backend("openai", IDENTITY, model_cfg, Decoding.from_mapping(max_new_tokens=32), settings=config)
 
 
 def test_generates_in_any_order_under_the_callers_indexes(server, monkeypatch):
@@ -78,8 +78,8 @@ def test_client_errors_fail_at_once(server, monkeypatch):
 
 def test_sampling_and_vllm_extras_go_in_the_body(server, monkeypatch):
     monkeypatch.setenv("TEST_KEY", SECRET)
-    decoding = Decoding(do_sample=True, temperature=0.6, top_p=0.95, top_k=20, presence_penalty=1.5,
-                        repetition_penalty=1.02, max_new_tokens=8, seed=42)
+    decoding = Decoding.from_mapping(do_sample=True, temperature=0.6, top_p=0.95, top_k=20, presence_penalty=1.5,
+                                      repetition_penalty=1.02, max_new_tokens=8, seed=42)
     backend = build_backend("openai", IDENTITY, {"system_role": False, "enable_thinking": True}, decoding,
                             settings={"base_url": server.url, "api_key_env": "TEST_KEY", "model": "adapter"})
     dict(backend.generate([Request("q", "SYS")]))
@@ -113,7 +113,7 @@ def test_demonstration_and_response_prefix_on_vllm_chat_continue(server, monkeyp
     # Opt-in (the default is the completions endpoint, which any server speaks).
     monkeypatch.setenv("TEST_KEY", SECRET)
     model_cfg = {"system_role": True, "demonstration": True, "response_prefix": "<think>"}
-    backend = build_backend("openai", IDENTITY, model_cfg, Decoding(max_new_tokens=8),
+    backend = build_backend("openai", IDENTITY, model_cfg, Decoding.from_mapping(max_new_tokens=8),
                             settings={"base_url": server.url, "api_key_env": "TEST_KEY",
                                       "prefix_endpoint": "chat-continue"})
     dict(backend.generate([Request("q", "SYS")]))

@@ -44,7 +44,7 @@ def evals_log(caplog, monkeypatch):
 def _backend(server, model_cfg=None, **settings):
     config = {"base_url": server.url, "concurrency": 4, "timeout": 0.5, "max_retries": 2, "backoff": 0.01,
               **settings}
-    return build_backend("openai", IDENTITY, model_cfg or {"system_role": True}, Decoding(max_new_tokens=16),
+    return build_backend("openai", IDENTITY, model_cfg or {"system_role": True}, Decoding.from_mapping(max_new_tokens=16),
                          settings=config)
 
 
@@ -160,7 +160,7 @@ def test_a_response_prefix_goes_to_completions_with_the_models_own_template():
     identity = resolve(cfg.model)
     with ScriptedServer(strict=True) as server:  # no vLLM-only field may reach it
         server.questions = ["Who?"]
-        backend = build_backend("openai", identity, cfg.model, Decoding(max_new_tokens=8),
+        backend = build_backend("openai", identity, cfg.model, Decoding.from_mapping(max_new_tokens=8),
                                 settings={"base_url": server.url})
         assert dict(backend.generate([Request("Who?", "SYS")]))[0].text == "<answer>Who?</answer>"
     tokenizer = load_tokenizer(identity, cfg.model)

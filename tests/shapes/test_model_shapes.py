@@ -161,10 +161,10 @@ def test_vllm_refuses_a_random_model_that_is_not_on_disk(tmp_path):
     cfg = _model_cfg("llama-3.2-3b", "model.source=random", "model.dtype=float32", SHRINK)
     identity = models.resolve(cfg)
     with pytest.raises(HarnessError, match="backend=vllm loads weights from disk.*model.path=DIR"):
-        VLLMBackend(identity, cfg, Decoding(max_new_tokens=4))
+        VLLMBackend(identity, cfg, Decoding.from_mapping(max_new_tokens=4))
     saved = disk_models.save_random(identity, cfg, root=tmp_path)
     with pytest.raises(HarnessError) as err:  # past the check: here, no vLLM / no CUDA
-        VLLMBackend(saved, cfg, Decoding(max_new_tokens=4))
+        VLLMBackend(saved, cfg, Decoding.from_mapping(max_new_tokens=4))
     assert "loads weights from disk" not in str(err.value)
 
 
