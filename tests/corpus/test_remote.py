@@ -218,3 +218,22 @@ def test_refused_answers_are_not_backend_calls(api):
         stats = counter.stats()
     assert len(FakeAPI.seen) == 3
     assert stats["backend_calls"] == 1 and stats["refused"] == 2 and stats["failures"] == 3
+
+
+def test_a_counter_from_a_dict_takes_the_remote_files_values():
+    """The defaults of a dict-built remote counter are configs/corpus/remote.yaml's (its
+    min_interval_s once fell back to 1.0 in code while the file, and the reference client, say 2.0)."""
+    import yaml
+
+    from factrl.harness.config import CONFIG_MODULE
+    from importlib import resources
+
+    shipped = yaml.safe_load(resources.files(CONFIG_MODULE).joinpath("corpus", "remote.yaml").read_text())
+    with open_counter({"backend": "remote", "api_url": "http://127.0.0.1:9/", "index": "v4_test_llama",
+                       "cache": False}) as counter:
+        backend = counter.backend
+        assert backend.min_interval_s == shipped["min_interval_s"] == 2.0
+        assert (backend.timeout_s, backend.max_retries, backend.backoff_s, backend.overflow,
+                backend.breaker_failures, backend.breaker_cooldown_s) == (
+            shipped["timeout_s"], shipped["max_retries"], shipped["backoff_s"], shipped["overflow"],
+            shipped["breaker_failures"], shipped["breaker_cooldown_s"])

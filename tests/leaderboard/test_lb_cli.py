@@ -101,7 +101,7 @@ def test_layout_file_and_run_config(runs, store_path, tmp_path):
     with pytest.raises(HarnessError, match="--layout"):
         main(["publish", "--store", str(store_path), "--out", str(tmp_path / "s"), "--layout", str(tmp_path / "x")])
     # The layout stays out of `harness run`'s config (and so out of its config hash).
-    assert set(compose([]).leaderboard) == {"enabled", "store", "version"}
+    assert set(compose([]).leaderboard) == {"enabled", "mode", "store", "version"}
 
 
 def test_schema_prints_json_schema(capsys):

@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
 
 from factrl.harness.errors import DataError, HarnessError
 from factrl.harness.rundir import RunDir
@@ -45,7 +44,10 @@ def corrupt(tmp_path) -> Path:
 
 
 def cfg_for(store: Path):
-    return OmegaConf.create({"leaderboard": {"enabled": True, "store": str(store), "version": None}})
+    """The run's parsed `leaderboard` group (what `harness run` hands to `_record`)."""
+    from factrl.leaderboard.settings import LeaderboardSettings
+
+    return LeaderboardSettings.from_mapping({"enabled": True, "store": str(store), "version": None})
 
 
 def info(run: Path) -> dict:
