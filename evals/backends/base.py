@@ -41,7 +41,8 @@ class Decoding(Settings):
     OWNER = "model.decoding"
     DEFAULTS = "model/custom.yaml:decoding"
     RANGES = {"temperature": "[0, inf)", "top_p": "(0, 1]", "top_k": "[0, inf)", "repetition_penalty": "(0, inf)",
-              "presence_penalty": "[-2, 2]", "max_new_tokens": "[1, inf)", "seed": "[0, 4294967295]"}
+              "presence_penalty": "any", "max_new_tokens": "[1, inf)", "seed": "[0, 4294967295]"}
+    # presence_penalty: the hf backend applies any value; vLLM and OpenAI servers refuse theirs outside [-2, 2]
 
     do_sample: bool
     temperature: float

@@ -56,7 +56,7 @@ def _add_split_options(parser: argparse.ArgumentParser) -> None:
                         help=f"passage tokenizer: `words`, a model config name, a local directory or a hub id "
                              f"(default {DEFAULT_TOKENIZER}; for the demo store, which one)")
     parser.add_argument("--passage-tokens", type=int, default=None,
-                        help="tokens per passage at most (default: evidence.passage_tokens of configs/evidence/demo.yaml)")
+                        help="tokens per passage at most (default: evidence.passage_tokens of evidence=demo)")
 
 
 def _build(args) -> int:

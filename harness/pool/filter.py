@@ -67,6 +67,7 @@ def progress_key(cfg: DictConfig, identity: Any, rows: list[dict]) -> dict[str, 
 
     settings = cfg.pool.filter
     path = cfg.pool.get("path")
+    source = PoolSettings.from_mapping(cfg.pool).source
     template = cfg.model.get("chat_template")
     return {
         "model": {"id": identity.id, "revision": identity.revision, "sha256": identity.sha256,
@@ -76,7 +77,7 @@ def progress_key(cfg: DictConfig, identity: Any, rows: list[dict]) -> dict[str, 
         "top_p": float(settings.top_p), "max_new_tokens": int(settings.max_new_tokens), "seed": int(cfg.seed),
         "prompt": {"version": PROMPT_VERSION, "hash": prompt_hash(), "variant": prompt_variant(cfg.model)},
         "scorer_version": SCORER_VERSION,
-        "pool": {"file_sha256": sha256_file(path) if PoolSettings.from_mapping(cfg.pool).source == "file" and path else None,
+        "pool": {"file_sha256": sha256_file(path) if source == "file" and path else None,
                  "rows_sha256": pool_fingerprint(rows)},
     }
 

@@ -111,7 +111,7 @@ def _default_and_comment(cls: type, owner: str, name: str) -> tuple[Any, str | N
         return None, None, ""
     data = _node(spec)
     path, _, node = spec.partition(":")
-    where = f"configs/{path}" + (f" ({group}={path.split('/')[-1][:-5]})" if group in _groups() else "")
+    where = f"configs/{path}" + (f", {group}={path.split('/')[-1][:-5]}" if group in _groups() else "")
     return data.get(name), where if name in data else None, _comment(path, node, name)
 
 

@@ -46,7 +46,8 @@ def test_hf_backend_applies_the_presence_penalty(tiny):
     cfg, identity = tiny
 
     def tokens(penalty):
-        backend = build_backend("hf", identity, cfg.model, Decoding.from_mapping(max_new_tokens=24, presence_penalty=penalty))
+        decoding = Decoding.from_mapping(max_new_tokens=24, presence_penalty=penalty)
+        backend = build_backend("hf", identity, cfg.model, decoding)
         (_, generation), = backend.generate([Request("Say something", "S")])
         return backend.tokenizer(generation.text, add_special_tokens=False)["input_ids"]
 
