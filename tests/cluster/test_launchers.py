@@ -94,7 +94,7 @@ def test_an_unknown_leaderboard_mode_stops_before_the_run(tmp_path):
     result = harness("run", "method=raw", "model=tiny-llama", "eval.limit=2", f"output_dir={tmp_path}",
                      "leaderboard=rundir", "leaderboard.mode=sqlite")
     assert result.returncode == 2
-    assert "leaderboard.mode = 'sqlite': use store" in result.stderr and result.stderr.strip().count("\n") == 0
+    assert "leaderboard.mode='sqlite': use store" in result.stderr and result.stderr.strip().count("\n") == 0
     assert not list(tmp_path.glob("*-raw-*"))  # no run directory was started
 
 
@@ -105,7 +105,7 @@ def test_a_sweep_whose_job_failed_exits_nonzero(tmp_path, launcher):
                      f"output_dir={tmp_path / 'runs'}", "leaderboard=rundir", "leaderboard.mode=sqlite",
                      timeout=300)
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-3000:]
-    assert "harness run: job 0 failed: leaderboard.mode = 'sqlite': use store" in result.stderr
+    assert "harness run: job 0 failed: leaderboard.mode='sqlite': use store" in result.stderr
     (sweep,) = (tmp_path / "runs" / "multirun").iterdir()
     failed = json.loads((sweep / ".failed" / "0.json").read_text())
     assert failed["exit_code"] == 2 and "leaderboard.mode=sqlite" in failed["overrides"]
