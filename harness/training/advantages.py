@@ -99,7 +99,7 @@ def advantage_std_floor(train_cfg) -> float:
     """`train.advantage_std_floor` (null = 0, the originals' behaviour), checked to be >= 0."""
     from ..errors import ConfigError
 
-    floor = float(train_cfg.get("advantage_std_floor") or 0.0)
+    floor = float(train_cfg.advantage_std_floor)  # the composed train node (TrainSettings checked it)
     if floor < 0:
         raise ConfigError(f"train.advantage_std_floor={floor}: give 0 (no floor, as the released codes) or a "
                           f"positive floor on the group std")

@@ -123,7 +123,7 @@ def optimizer_args(train_cfg: Any) -> dict[str, Any]:
     if scheduler not in _schedulers():
         raise ConfigError(f"train.lr_scheduler={scheduler!r} is not a transformers scheduler; valid: "
                           f"{', '.join(sorted(_schedulers()))}")
-    warmup = float(train_cfg.get("warmup_ratio") or 0.0)
+    warmup = float(train_cfg.warmup_ratio)  # the composed train node (TrainSettings checked it)
     if not 0.0 <= warmup < 1.0:
         raise ConfigError(f"train.warmup_ratio={warmup}: give the warmup share of the optimizer steps, in [0, 1)")
     loss_type = str(train_cfg.get("loss_type"))
@@ -135,13 +135,13 @@ def optimizer_args(train_cfg: Any) -> dict[str, Any]:
         "optim": choice.used,
         "adam_beta1": beta1,
         "adam_beta2": beta2,
-        "weight_decay": float(train_cfg.get("weight_decay") or 0.0),
+        "weight_decay": float(train_cfg.weight_decay),
         "lr_scheduler_type": scheduler,
         "lr_scheduler_kwargs": _scheduler_kwargs(train_cfg, scheduler),
         # transformers 5 reads a float below 1 as a ratio: ceil(max_steps x ratio) warmup steps.
         "warmup_steps": warmup,
         "loss_type": loss_type,
-        "entropy_coef": float(train_cfg.get("entropy_coef") or 0.0),
+        "entropy_coef": float(train_cfg.entropy_coef),
     }
 
 

@@ -28,14 +28,13 @@ PRESENCE_RANGE = (-2.0, 2.0)  # vLLM SamplingParams and the OpenAI API accept [-
 
 def sampling_settings(train_cfg: Any) -> dict[str, float | int]:
     """The validated penalties: {top_k, repetition_penalty, presence_penalty}."""
-    top_k = int(train_cfg.get("top_k") or 0)
+    top_k = int(train_cfg.top_k)  # the composed train node (TrainSettings checked it)
     if top_k < 0:
         raise ConfigError(f"train.top_k={top_k}: give 0 (no top-k filtering) or a positive number of tokens")
-    value = train_cfg.get("repetition_penalty")
-    repetition = 1.0 if value is None else float(value)
+    repetition = float(train_cfg.repetition_penalty)
     if repetition <= 0:
         raise ConfigError(f"train.repetition_penalty={repetition}: must be > 0 (1.0 = off)")
-    presence = float(train_cfg.get("presence_penalty") or 0.0)
+    presence = float(train_cfg.presence_penalty)
     low, high = PRESENCE_RANGE
     if not low <= presence <= high:
         raise ConfigError(f"train.presence_penalty={presence}: must be in [{low:g}, {high:g}] (0 = off), as in vLLM")

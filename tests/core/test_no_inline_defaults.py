@@ -24,8 +24,6 @@ SOURCES = ("harness", "evals", "leaderboard", "methods", "plugins")
 # Files of other tools, not the harness's settings: Hydra's launchers, Accelerate's configs.
 NOT_SETTINGS = ("hydra", "accelerate")
 
-_TRAIN = ("train.* as the engine reads it from the raw node (null reads as off, 0); goes when the engine "
-          "receives the parsed TrainSettings")
 _MODEL = "the model group has no settings class yet (a hand-built model node: {'id': ...} is a hub model)"
 _GRID = "grid files (configs/grid/) have no settings class yet: publish/probe/seeds defaults written in code"
 _LAYOUT = ("an optional node of the table layout (floors:, absent from layout/paper.yaml) or a hand-built Layout; "
@@ -36,12 +34,6 @@ _NOT_A_SETTING = "same name, not the setting: a CLI flag or a result record's fi
 
 # (file, key) -> why it stays.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("harness/training/advantages.py", "advantage_std_floor"): _TRAIN,
-    ("harness/training/optim.py", "entropy_coef"): _TRAIN,
-    ("harness/training/optim.py", "warmup_ratio"): _TRAIN,
-    ("harness/training/optim.py", "weight_decay"): _TRAIN,
-    ("harness/training/sampling.py", "presence_penalty"): _TRAIN,
-    ("harness/training/sampling.py", "top_k"): _TRAIN,
     ("harness/training/gae.py", "lam"): _OPTION + " (train.ppo.lam: PPOSettings passes it)",
     ("harness/models/__init__.py", "seed"): _MODEL,
     ("harness/models/__init__.py", "source"): _MODEL,
