@@ -75,8 +75,15 @@ class Grid:
     name: str
     source: str
     cells: list[Cell] = field(default_factory=list)
-    max_no_signal_share: float = 0.5  # signal.max_no_signal_share (configs/grid/_defaults.yaml; grid/checks.py)
+    max_no_signal_share: float | None = None  # signal.max_no_signal_share over configs/grid/_defaults.yaml (load_grid)
     publish: dict | None = None       # publish: (grid/publish.py), None: nothing published
+
+
+def _root_seed() -> int:
+    """A block without `seeds:` trains at the root's seed (configs/config.yaml)."""
+    from ..settings import defaults_from_yaml
+
+    return int(defaults_from_yaml("config.yaml")["seed"])
 
 
 def _share(value: Any, where: str) -> float:
@@ -100,13 +107,18 @@ def check_settings(value: Any, source: str) -> dict | None:
     if not isinstance(value, dict) or set(value) - PUBLISH_KEYS:
         raise ConfigError(f"{source}: publish must be a mapping with keys {', '.join(sorted(PUBLISH_KEYS))}, "
                           "e.g. {out: site, store: leaderboard.sqlite}.")
+    from ..settings import defaults_from_yaml
+
+    defaults = defaults_from_yaml("grid/_defaults.yaml:publish_options")
     probe = value.get("probe")
     if probe is not None:
         methods = probe.get("methods") if isinstance(probe, dict) else None
+        questions = probe.get("questions", defaults["probe_questions"]) if isinstance(probe, dict) else None
         if (not isinstance(probe, dict) or set(probe) - PROBE_KEYS or not isinstance(methods, list) or not methods
-                or not isinstance(probe.get("questions", 20), int) or int(probe.get("questions", 20)) < 1):
+                or not isinstance(questions, int) or questions < 1):
             raise ConfigError(f"{source}: publish.probe must be {{methods: [corver, ...], questions: N >= 1}}.")
-    return {"out": str(value.get("out") or "site"), "store": str(value.get("store") or "leaderboard.sqlite"),
+        probe = {**probe, "questions": questions}
+    return {"out": str(value.get("out") or defaults["out"]), "store": str(value.get("store") or defaults["store"]),
             "probe": probe}
 
 
@@ -177,7 +189,7 @@ def load_grid(name: str, extra: list[str], seeds: list[int] | None = None,
         if blocks and label not in blocks:
             continue
         try:
-            block_seeds = seeds or [int(s) for s in _strings(block.get("seeds", [42]), f"{where}.seeds")]
+            block_seeds = seeds or [int(s) for s in _strings(block.get("seeds", [_root_seed()]), f"{where}.seeds")]
         except ValueError:
             raise ConfigError(f"{where}.seeds: must be integers, e.g. [42, 43, 44].") from None
         fixed = tuple(common + _strings(block.get("overrides"), f"{where}.overrides", required=False) + extra)

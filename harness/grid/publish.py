@@ -36,7 +36,7 @@ def _probe(grid: "Grid", probe: dict, out: Path) -> Path:
     for method in probe["methods"]:
         started = time.monotonic()
         cfg = compose([*cell.fixed, f"method={method}", f"model={cell.model}", f"seed={cell.seed}"])
-        results.append(probe_method(cfg, n=int(probe.get("questions", 20))))
+        results.append(probe_method(cfg, n=int(probe["questions"])))  # filled in by check_settings
         print(f"  probe: {method} ({time.monotonic() - started:.1f} s)", flush=True)
     return write_tables(results, out)["json"]
 

@@ -25,7 +25,6 @@ SOURCES = ("harness", "evals", "leaderboard", "methods", "plugins")
 NOT_SETTINGS = ("hydra", "accelerate")
 
 _MODEL = "the model group has no settings class yet (a hand-built model node: {'id': ...} is a hub model)"
-_GRID = "grid files (configs/grid/) have no settings class yet: publish/probe/seeds defaults written in code"
 _LAYOUT = ("an optional node of the table layout (floors:, absent from layout/paper.yaml) or a hand-built Layout; "
            "no layout settings class yet")
 _OPTION = ("a library function's own option (callers that run pass the method's or scorer's parsed value); "
@@ -40,12 +39,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("harness/models/__init__.py", "vocab_size"): _MODEL,
     ("harness/models/shapes.py", "name"): _MODEL,
     ("harness/run/__init__.py", "seed"): _MODEL + " (model.seed of a random model)",
-    ("harness/grid/__init__.py", "max_no_signal_share"): _GRID,
-    ("harness/grid/__init__.py", "out"): _GRID,
-    ("harness/grid/__init__.py", "questions"): _GRID,
-    ("harness/grid/__init__.py", "seeds"): _GRID,
-    ("harness/grid/__init__.py", "store"): _GRID,
-    ("harness/grid/publish.py", "questions"): _GRID,
     ("leaderboard/tables/__init__.py", "raw_method"): _LAYOUT,
     ("leaderboard/tables/floors.py", "cache"): _LAYOUT,
     ("leaderboard/tables/floors.py", "enabled"): _LAYOUT,
@@ -126,7 +119,8 @@ def _literal(node: ast.AST) -> tuple[bool, Any]:
         return True, node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
         return True, -node.operand.value
-    if isinstance(node, (ast.List, ast.Tuple, ast.Dict)) and (getattr(node, "elts", None) or getattr(node, "keys", None)):
+    items = node.elts if isinstance(node, (ast.List, ast.Tuple)) else node.values if isinstance(node, ast.Dict) else []
+    if items and all(isinstance(item, ast.Constant) for item in items):  # [42], not [settings.seed]
         return True, None
     return False, None
 
