@@ -104,9 +104,11 @@ def test_a_bundle_installs_without_an_index_and_the_harness_runs_there(tmp_path)
     assert "method" in helped.stdout
     # Where each piece comes from: the harness, the left-out requirements and the asset from the
     # bundle; torch from the image.
-    where = subprocess.run([python, "-c", "import factrl.harness, omegaconf, antlr4, rank_bm25, tinycoder, torch\n"
-                            "for m in (factrl.harness, omegaconf, antlr4, rank_bm25, tinycoder, torch): "
-                            "print(m.__file__)"], capture_output=True, text=True, timeout=300, env=node_env, cwd=tmp_path)
+    # (tinycoder is found, not imported: the harness reads its GGUF by path, and importing it needs ctransformers.)
+    where = subprocess.run([python, "-c", "import importlib.util\n"
+                            "for m in ('factrl.harness', 'omegaconf', 'antlr4', 'rank_bm25', 'tinycoder', 'torch'): "
+                            "print(importlib.util.find_spec(m).origin)"], capture_output=True, text=True, timeout=300,
+                           env=node_env, cwd=tmp_path)
     assert where.returncode == 0, where.stderr[-3000:]
     files = where.stdout.split()
     assert all(f.startswith(str(target)) for f in files[:5]), files
