@@ -100,6 +100,13 @@ def _build_from_sdist(pip: Pip, requirement: str, why: str, staging: Path, built
         built[name] = pip.build_pure_wheel(requirement, staging)
     except NoWheel:
         raise HarnessError(f"{why}, nor an sdist to build one from") from None
+    except HarnessError as err:
+        if "compiled wheel" in str(err):
+            raise
+        short = requirement.split(";", 1)[0].strip()
+        raise HarnessError(f"{short} has no wheel for the target in the index, and building one here from its sdist "
+                           f"failed ({str(err).split(': ', 1)[-1]}): build its wheel on a machine like the target and "
+                           f"pass the folder with --find-links, or leave out what needs it with --without NAME") from None
 
 
 def _build_missing(pip: Pip, conflict: Conflict, have: set[str], staging: Path, built: dict[str, Path]) -> bool:

@@ -140,8 +140,8 @@ class Pip:
 
 
 def failure(what: str, output: str, options: Options) -> HarnessError:
-    """One line for a failed pip call. pip's calls are not --quiet: with no retries left, an index it
-    cannot reach shows only in its "Could not fetch URL ... connection error" line, at info level."""
+    """One line for a failed pip call. pip's calls are not --quiet, and retry at least once: an index
+    pip cannot reach shows only in its retry warnings ("connection broken by NewConnectionError")."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     unreachable = [line for line in lines if _UNREACHABLE.search(line)]
     if unreachable and not options.no_index:
@@ -171,8 +171,9 @@ def failure(what: str, output: str, options: Options) -> HarnessError:
         requirement = missing[-1].strip()
         return NoWheel(requirement, f"{what}: no wheel of {requirement} for CPython {options.python} on "
                                     f"{options.platform} (nor an older compatible platform tag) in the index")
-    errors = [line for line in lines if line.startswith("ERROR")] or lines[-1:]
-    return HarnessError(f"{what}: pip failed: {errors[-1] if errors else 'no output'}")
+    # "ERROR: Exception:" heads a traceback, whose last line says what went wrong.
+    errors = [line for line in lines if line.startswith("ERROR") and not line.endswith("Exception:")] or lines[-1:]
+    return HarnessError(f"{what}: pip failed: {errors[-1][:300] if errors else 'no output'}")
 
 
 def requirement_name(text: str) -> str:
