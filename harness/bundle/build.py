@@ -6,6 +6,7 @@ cache makes the downloads of a rerun local).
 """
 from __future__ import annotations
 
+import hashlib
 import shutil
 import sys
 import tempfile
@@ -128,8 +129,6 @@ def _build_missing(pip: Pip, conflict: Conflict, have: set[str], staging: Path, 
 
 
 def _gguf_sha256(wheel: Path, member: str) -> str | None:
-    import hashlib
-
     with zipfile.ZipFile(wheel) as archive:
         try:
             info = archive.getinfo(member)

@@ -7,6 +7,7 @@ requirements.txt: NAME==VERSION of every wheel, for
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -47,8 +48,6 @@ def wheel_entry(path: Path, why: str, root: Path) -> Entry:
 
 def folder_entry(path: Path, name: str, version: str, why: str, root: Path) -> Entry:
     """A folder carried as is (a converted model): its bytes, and a sha256 over its files' names and hashes."""
-    import hashlib
-
     digest, size = hashlib.sha256(), 0
     for file in sorted(p for p in path.rglob("*") if p.is_file()):
         size += file.stat().st_size

@@ -16,7 +16,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from ..errors import HarnessError
+from ..errors import HarnessError, did_you_mean
 
 PLATFORM = re.compile(
     r"^(?:(?P<many>manylinux_(?P<glibc_major>\d+)_(?P<glibc_minor>\d+))|(?P<legacy>manylinux(?:2014|2010|1))"
@@ -202,8 +202,6 @@ def check(args: argparse.Namespace, requires_python: str | None = None, extras_k
         have[name] = version
     extras = _split(args.extras)
     if extras_known is not None:
-        from ..errors import did_you_mean
-
         for extra in extras:
             if extra not in extras_known:
                 raise HarnessError(f"--extras {extra}: not an optional dependency group of the project"
@@ -216,8 +214,6 @@ def check(args: argparse.Namespace, requires_python: str | None = None, extras_k
     else:
         assets = [canonicalize_name(a) for a in _split([args.assets])]
         if assets_known is not None:
-            from ..errors import did_you_mean
-
             for asset in assets:
                 if asset not in assets_known:
                     raise HarnessError(f"--assets {asset}: not one of the project's assets (the Makefile's "

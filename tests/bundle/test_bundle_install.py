@@ -12,6 +12,7 @@ Needs the package index (pip resolves and downloads; CI has it); skipped, saying
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -77,8 +78,6 @@ def test_a_bundle_installs_without_an_index_and_the_harness_runs_there(tmp_path)
     for entry in manifest["entries"]:  # each size and hash is the file's own
         path = bundle / entry["file"]
         if entry["kind"] == "wheel":
-            import hashlib
-
             assert path.stat().st_size == entry["bytes"]
             assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"]
     assert "total" in made.stdout and "MiB budget" in made.stdout
