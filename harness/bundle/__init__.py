@@ -1,7 +1,7 @@
 """`harness bundle`: the wheels a machine without a package index needs to run the harness.
 
-    harness bundle --python 3.12 --platform manylinux_2_28_x86_64 --out DIR \
-        --have torch==2.11.0,transformers==5.17.0,peft,accelerate==1.15.0 [--extras gpu --without vllm]
+    harness bundle --python 3.12 --platform manylinux_2_28_x86_64 --out DIR --have-file node-packages.txt
+    harness bundle ... --have torch==2.11.0,transformers==5.17.0,peft,accelerate==1.15.0 --extras gpu --without vllm
 
 Gathers, for the target Python and platform (`pip download --only-binary=:all:`), the wheels of the
 project's requirements that the target lacks (the dependency closure, resolved against the versions
