@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "nli": ("factrl.harness.nli.cli:main", "score a (premise, hypothesis) pair with an NLI backend (score)"),
     "probe": ("factrl.harness.probe.cli:main", "score constructed gaming completions through methods' real rewards"),
     "grid": ("factrl.harness.grid.cli:main", "launch a comparison grid (models x methods x seeds), skipping finished cells"),
+    "bundle": ("factrl.harness.bundle.cli:main", "gather the wheels a machine without a package index needs (--python, --platform)"),
 }
 
 
