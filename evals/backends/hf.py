@@ -140,3 +140,10 @@ def _presence_penalty(penalty: float, prompt_length: int):
             return scores - penalty * seen.to(scores.dtype)
 
     return LogitsProcessorList([PresencePenalty()])
+
+
+def build(identity: ModelIdentity, model_cfg: Any, decoding: Decoding, options: dict[str, Any]) -> HFBackend:
+    """The registry's `generation` entry `hf` (evals/backends/__init__.py build_backend)."""
+    return HFBackend(identity, model_cfg, decoding, adapter=options["adapter"], batch_size=options["batch_size"],
+                     device=options["device"], model=options["model"], tokenizer=options["tokenizer"],
+                     fast=options["hf_fast"])

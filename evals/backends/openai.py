@@ -195,3 +195,8 @@ def bos_to_strip(tokenizer: Any) -> str:
     bos, bos_id = tokenizer.bos_token, tokenizer.bos_token_id
     adds_bos = bos_id is not None and tokenizer("x")["input_ids"][:1] == [bos_id]
     return bos if bos and adds_bos else ""
+
+
+def build(identity: ModelIdentity, model_cfg: Any, decoding: Decoding, options: dict[str, Any]) -> OpenAIBackend:
+    """The registry's `generation` entry `openai` (evals/backends/__init__.py build_backend)."""
+    return OpenAIBackend(identity, model_cfg, decoding, settings=options["settings"])

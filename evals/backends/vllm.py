@@ -135,3 +135,8 @@ class VLLMBackend(Backend):
             torch.cuda.empty_cache()
         except Exception:  # noqa: BLE001 - best effort
             pass
+
+
+def build(identity: ModelIdentity, model_cfg: Any, decoding: Decoding, options: dict[str, Any]) -> VLLMBackend:
+    """The registry's `generation` entry `vllm` (evals/backends/__init__.py build_backend)."""
+    return VLLMBackend(identity, model_cfg, decoding, adapter=options["adapter"], settings=options["settings"])
