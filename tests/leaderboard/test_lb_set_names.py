@@ -34,12 +34,12 @@ def test_published_multihop_table_heads_2wiki_by_its_label_in_its_place(runs, st
     assert "2WikiMultiHopQA" in header and "twowiki" not in header
     assert header.index("HotpotQA") < header.index("2WikiMultiHopQA")  # the registry's order, not the name's
     assert "| 31.00 | 42.00 |" in section.replace("**", "")  # CorVer's 2Wiki EM and F1 under that header
-    # The HTML page: the group header cells of the multi-hop table, in order.
+    # The HTML page: the multi-hop table's column headers (set label, then metric), in order.
     table = page[page.index('id="t-multihop"'):]
-    table = table[:table.index("</table>")]
-    groups = [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<th[^>]*colspan[^>]*>(.*?)</th>", table)]
-    assert groups == ["HotpotQA", "2WikiMultiHopQA"], groups
-    assert ">twowiki<" not in table
+    table = table[:table.index("</thead>")]
+    headers = re.findall(r'<th data-key="([^"]+)"[^>]*><span class="grp">([^<]+)</span>([^<]+)</th>', table)
+    assert headers == [("hotpotqa:em", "HotpotQA", "EM"), ("hotpotqa:f1", "HotpotQA", "F1"),
+                       ("twowiki:em", "2WikiMultiHopQA", "EM"), ("twowiki:f1", "2WikiMultiHopQA", "F1")], headers
 
 
 def test_layout_takes_labels_order_and_macro_from_the_registry():
