@@ -213,3 +213,39 @@ def test_the_scan_catches_an_unregistered_name(tmp_path):
     found = config_names(tmp_path)
     bad = [(kind, name) for _, kind, name in found if name not in registry.names(kind)]
     assert bad == [("eval_sets", "twowikki"), ("eval_sets", "2wikimultihopqa")]
+
+
+BACKENDS_PLUGIN = '''
+from factrl.evals.scorers.default import DefaultScorer
+from factrl.harness.nli.standin import StandinScorer
+
+
+class Always(StandinScorer):
+    backend = "always"
+
+    def _score(self, pairs):
+        return [0.75 for _ in pairs]
+
+
+def build_nli(settings):
+    return Always(settings.batch_size)
+
+
+class Lenient(DefaultScorer):
+    name = "lenient"
+'''
+
+
+def test_a_plugin_backend_and_scorer_are_dispatched_by_name(plugin_path):
+    # The services' own dispatch (load_nli, get_scorer) reaches a plugin's entries: no edit of theirs.
+    from factrl.evals.scorers import get_scorer, scorer_names
+    from factrl.harness.nli import load_nli
+
+    plugin_path("backends-demo", {"harness.nli": {"always": "backends_plugin:build_nli"},
+                                  "harness.scorers": {"lenient": "backends_plugin:Lenient"}},
+                {"backends_plugin": BACKENDS_PLUGIN})
+    assert "always" in registry.names("nli") and "lenient" in scorer_names()
+    assert load_nli({"backend": "always"}).score([("Paris is in France.", "Paris is in Spain.")]) == [0.75]
+    assert get_scorer("lenient").name == "lenient"
+    with pytest.raises(ValueError, match=r"backend='alway' is not valid; use one of always, deberta, hhem, standin"):
+        load_nli({"backend": "alway"})
