@@ -48,6 +48,8 @@ def test_the_example_set_is_listed_evaluated_and_published(site, tmp_path, monke
     metrics = json.loads((run / "metrics.json").read_text())
     mine = metrics["sets"]["capitals_yesno"]
     assert mine["set"]["task"] == "yes_no" and mine["set"]["source"] == "embedded:factrl-example-set"
+    assert mine["set"]["task_rule"] == {"target": "factrl_example_set.rule:RULE", "version": "1"}
+    assert "task_rule" not in metrics["sets"]["demo"]["set"]
     assert mine["metrics"]["accuracy"]["n"] == 3 and set(mine["metrics"]) == {"accuracy", "na_rate"}
     samples = [json.loads(s) for s in (run / "eval" / "capitals_yesno" / "samples.jsonl").read_text().splitlines()]
     assert [s["id"] for s in samples] == ["cap-1", "cap-2", "cap-3"]
