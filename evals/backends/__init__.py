@@ -2,8 +2,8 @@
 (hf, vllm, openai in tree; plugins under the `harness.generation` entry points).
 
 Each backend module is imported only when chosen, so `import factrl.evals` pulls in neither
-torch nor vLLM nor the OpenAI client. A backend's registered target is a function
-`build(identity, model_cfg, decoding, options) -> Backend` taking what it uses from `options`.
+torch nor vLLM nor the OpenAI client. A backend's registered target is a `GenerationEntry`
+(base.py): its `build` and its `provenance`.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 from factrl.harness import registry
 from factrl.harness.models import ModelIdentity
 
-from .base import Backend, BackendError, Decoding, Generation, Request
+from .base import Backend, BackendError, Decoding, Generation, GenerationEntry, Request
 
-__all__ = ["Backend", "BackendError", "Decoding", "Generation", "Request", "build_backend"]
+__all__ = ["Backend", "BackendError", "Decoding", "Generation", "GenerationEntry", "Request", "build_backend"]
 
 
 def build_backend(name: str, identity: ModelIdentity, model_cfg: Any, decoding: Decoding, *,
@@ -30,4 +30,4 @@ def build_backend(name: str, identity: ModelIdentity, model_cfg: Any, decoding: 
     """
     options = {"adapter": adapter, "settings": settings, "batch_size": batch_size, "device": device, "model": model,
                "tokenizer": tokenizer, "hf_fast": hf_fast}
-    return registry.get("generation", name)(identity, model_cfg, decoding, options)
+    return registry.get("generation", name).build(identity, model_cfg, decoding, options)

@@ -98,11 +98,12 @@ TARGETS: dict[str, dict[str, str]] = {
         "openai": "factrl.harness.judge.service:open_openai",
         "reference": "factrl.harness.judge.service:open_reference",
     },
-    # (identity, model_cfg, decoding, options) -> Backend
+    # factrl.evals.backends.base.GenerationEntry: build(identity, model_cfg, decoding, options) -> Backend,
+    # provenance(eval settings, cfg, model_cfg, processes) -> dict
     "generation": {
-        "hf": "factrl.evals.backends.hf:build",
-        "vllm": "factrl.evals.backends.vllm:build",
-        "openai": "factrl.evals.backends.openai:build",
+        "hf": "factrl.evals.backends.hf:ENTRY",
+        "vllm": "factrl.evals.backends.vllm:ENTRY",
+        "openai": "factrl.evals.backends.openai:ENTRY",
     },
     # (ExtractorSettings) -> Extractor
     "extractor": {
@@ -162,6 +163,14 @@ def _check_task(entry: Entry, value: Any) -> TaskInfo:
     if entry.origin != "in-tree" and not info.rule:
         raise ValueError("a plugin task needs its rule ('module:attr' of the object that scores it)")
     return info
+
+
+@check("generation")
+def _check_generation(entry: Entry, value: Any) -> Any:
+    if not (callable(getattr(value, "build", None)) and callable(getattr(value, "provenance", None))):
+        raise TypeError(f"{entry.target} has no build and provenance: export a "
+                        "factrl.evals.backends.base.GenerationEntry(build, provenance)")
+    return value
 
 
 # ---- views the tables, the macro and the evaluator read --------------------------------------
