@@ -16,6 +16,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("factrl.evals.cli:eval_main", "generate and score answers for an evaluation set (Hydra overrides)"),
     "score": ("factrl.evals.cli:score_main", "score a predictions JSONL file without regenerating"),
     "methods": ("factrl.harness.methods_cli:methods_main", "list the registered reward methods"),
+    "sets": ("factrl.harness.registry.cli:sets_main", "list the registered evaluation sets and tasks (plugins included)"),
+    "names": ("factrl.harness.registry.cli:names_main", "list the registered names of one kind (scorers, nli, judge, ...)"),
     "index": ("factrl.harness.corpus.cli:main", "build or query an infini-gram corpus index (build | query)"),
     "pool": ("factrl.harness.pool.cli:main", "prepare the training question pool (filter)"),
     "evidence": ("factrl.harness.evidence.cli:main", "build or query a Wikipedia evidence store (build | query)"),
