@@ -1,8 +1,9 @@
 """Leaderboard settings, read without Hydra.
 
 `configs/leaderboard/default.yaml` is also `harness run`'s `leaderboard` group (enabled, mode,
-store, version: `LeaderboardSettings`); `configs/leaderboard/layout/paper.yaml` is the table layout (labels,
-order, macro sets, focus and reference methods), read only here so that editing a label
+store, version: `LeaderboardSettings`); `configs/leaderboard/layout/paper.yaml` is the table layout
+(method labels and order, focus and reference methods; the sets' labels, order and Macro come from
+the name registry), read only here so that editing a label
 never changes a run's config hash. `harness leaderboard publish --layout FILE` replaces it.
 """
 from __future__ import annotations

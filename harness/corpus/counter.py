@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import ConfigError, HarnessError
+from ..registry import get, require
 from ..settings import plain
 from . import layout
 from .backends import ExactBackend, LocalBackend
@@ -24,7 +25,7 @@ from .cache import CountCache, params_key, query_key
 from .formats import check_format
 from .query import QUERY_VERSION, normalize_text, parse_query
 from .remote import RemoteBackend
-from .settings import CorpusSettings
+from .settings import SHIPPED, CorpusSettings
 from .tokens import TermEncoder, identify, load_index_tokenizer
 
 log = logging.getLogger(__name__)
@@ -182,33 +183,55 @@ def open_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
     `CorpusSettings`; absent keys from the option's file, harness/corpus/settings.py).
 
     `tokenizer`: the index tokenizer if the caller already loaded it; it must be the one the
-    index was built with (checked by fingerprint).
+    index was built with (checked by fingerprint). The backend is the registry's `corpus`
+    entry of that name: (corpus settings, tokenizer) -> Counter; a plugin's backend, whose keys
+    the shipped files do not know, gets its config node as given.
     """
-    given = corpus_cfg if isinstance(corpus_cfg, CorpusSettings) else None
-    if given is None:
-        data = dict(plain(corpus_cfg) or {})
-        if tokenizer is not None and not data.get("tokenizer"):
-            data["tokenizer"] = str(getattr(tokenizer, "name_or_path", "") or "")  # the given tokenizer's own name
-        given = CorpusSettings.from_mapping(data)
-    settings = given
-    if not settings.counts:
-        raise ConfigError("corpus=none has no counter; choose a corpus (corpus=demo, corpus=wikipedia, "
-                          "corpus=remote) for a method that counts co-occurrences.")
-    if settings.backend == "remote":
-        try:
-            backend = RemoteBackend(
-                api_url=str(settings.api_url or ""), index=str(settings.index or ""),
-                max_clause_freq=settings.max_clause_freq, max_diff_tokens=settings.max_diff_tokens,
-                timeout_s=settings.timeout_s, max_retries=settings.max_retries, backoff_s=settings.backoff_s,
-                min_interval_s=settings.min_interval_s, overflow=settings.overflow,
-                breaker_failures=settings.breaker_failures, breaker_cooldown_s=settings.breaker_cooldown_s)
-        except ValueError as err:
-            raise ConfigError(f"corpus (remote): {err}.") from None
-        if not backend.api_url.startswith(("http://", "https://")) or not backend.index or backend.index == "???":
-            raise ConfigError("corpus.api_url must be an http(s) URL and corpus.index an API index name.")
-        return Counter(backend, manifest_hash=backend.manifest_hash, cache=_cache(settings, backend.manifest_hash),
-                       description={"backend": "remote", "index": backend.index, "api_url": backend.api_url})
+    if isinstance(corpus_cfg, CorpusSettings):
+        return get("corpus", require("corpus", corpus_cfg.backend, "corpus.backend"))(corpus_cfg, tokenizer)
+    data = dict(plain(corpus_cfg) or {})
+    name = require("corpus", str(data.get("backend") or CorpusSettings.default_values()["backend"]), "corpus.backend")
+    if name not in SHIPPED:
+        return get("corpus", name)(corpus_cfg, tokenizer)
+    if tokenizer is not None and not data.get("tokenizer"):
+        data["tokenizer"] = str(getattr(tokenizer, "name_or_path", "") or "")  # the given tokenizer's own name
+    return get("corpus", name)(CorpusSettings.from_mapping(data), tokenizer)
 
+
+def no_counter(settings: CorpusSettings, tokenizer: Any = None) -> Counter:
+    """The registry's `corpus` entry `none`."""
+    raise ConfigError("corpus=none has no counter; choose a corpus (corpus=demo, corpus=wikipedia, "
+                      "corpus=remote) for a method that counts co-occurrences.")
+
+
+def open_remote_counter(settings: CorpusSettings, tokenizer: Any = None) -> Counter:
+    """The registry's `corpus` entry `remote`: the public infini-gram API (remote.py)."""
+    try:
+        backend = RemoteBackend(
+            api_url=str(settings.api_url or ""), index=str(settings.index or ""),
+            max_clause_freq=settings.max_clause_freq, max_diff_tokens=settings.max_diff_tokens,
+            timeout_s=settings.timeout_s, max_retries=settings.max_retries, backoff_s=settings.backoff_s,
+            min_interval_s=settings.min_interval_s, overflow=settings.overflow,
+            breaker_failures=settings.breaker_failures, breaker_cooldown_s=settings.breaker_cooldown_s)
+    except ValueError as err:
+        raise ConfigError(f"corpus (remote): {err}.") from None
+    if not backend.api_url.startswith(("http://", "https://")) or not backend.index or backend.index == "???":
+        raise ConfigError("corpus.api_url must be an http(s) URL and corpus.index an API index name.")
+    return Counter(backend, manifest_hash=backend.manifest_hash, cache=_cache(settings, backend.manifest_hash),
+                   description={"backend": "remote", "index": backend.index, "api_url": backend.api_url})
+
+
+def open_local_counter(settings: CorpusSettings, tokenizer: Any = None) -> Counter:
+    """The registry's `corpus` entry `local`: an index on disk, infini-gram's engine (backends.py)."""
+    return _open_index(settings, tokenizer, LocalBackend)
+
+
+def open_exact_counter(settings: CorpusSettings, tokenizer: Any = None) -> Counter:
+    """The registry's `corpus` entry `exact`: an index on disk, exact counts (backends.py)."""
+    return _open_index(settings, tokenizer, ExactBackend)
+
+
+def _open_index(settings: CorpusSettings, tokenizer: Any, cls: type) -> Counter:
     spec = str(settings.tokenizer or getattr(tokenizer, "name_or_path", ""))
     if tokenizer is None:
         tokenizer = load_index_tokenizer(spec)
@@ -237,7 +260,6 @@ def open_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
     encoder = TermEncoder(tokenizer, max_id)
     if settings.probe:
         _probe(info, encoder, identity.vocab_size, identity.eos_token_id)
-    cls = ExactBackend if settings.backend == "exact" else LocalBackend
     backend = cls(info, encoder, vocab_size=identity.vocab_size, eos_token_id=identity.eos_token_id,
                   max_clause_freq=settings.max_clause_freq, max_diff_tokens=settings.max_diff_tokens,
                   case_variants=bool(settings.case_variants))

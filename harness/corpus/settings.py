@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SettingError, did_you_mean
+from ..errors import SettingError
+from ..registry import require
 from ..settings import Settings, option_defaults, option_names, parse, plain
 
-BACKENDS = ("local", "exact", "remote", "none")
+# The backends whose keys the shipped option files define (a plugin's registered backend reads its own node).
+SHIPPED = ("local", "exact", "remote", "none")
 OVERFLOW = ("fail", "truncate")
 TOKEN_DTYPES = ("u8", "u16", "u32")
 _BACKEND_FILE = {"local": "demo", "exact": "demo", "remote": "remote", "none": "none"}
@@ -56,8 +58,9 @@ class CorpusSettings(Settings):
     breaker_cooldown_s: float | None = None
 
     def __post_init__(self) -> None:
-        if self.backend not in BACKENDS:
-            raise ValueError(f"backend={self.backend!r}: choose one of {', '.join(BACKENDS)}.")
+        if self.backend not in SHIPPED:
+            raise ValueError(f"backend={self.backend!r}: CorpusSettings holds the shipped backends' keys "
+                             f"({', '.join(SHIPPED)}); a plugin's backend reads its own node")
         if self.overflow is not None and self.overflow not in OVERFLOW:
             raise ValueError(f"overflow={self.overflow!r}: use fail or truncate")
         if self.token_dtype is not None and self.token_dtype not in TOKEN_DTYPES:
@@ -69,10 +72,10 @@ class CorpusSettings(Settings):
     @classmethod
     def from_mapping(cls, mapping: Any = None, *, owner: str | None = None, **changes: Any) -> "CorpusSettings":
         data = {**dict(plain(mapping) or {}), **changes}
-        backend = str(data.get("backend") or cls.default_values()["backend"])  # the root default's
-        if backend not in BACKENDS:
-            raise SettingError(f"corpus.backend={backend!r}: choose one of {', '.join(BACKENDS)}."
-                               f"{did_you_mean(backend, BACKENDS)}")
+        backend = require("corpus", str(data.get("backend") or cls.default_values()["backend"]), "corpus.backend")
+        if backend not in SHIPPED:
+            raise SettingError(f"corpus.backend={backend!r}: a plugin's backend; it reads its own node "
+                               f"(CorpusSettings holds the keys of {', '.join(SHIPPED)})")
         return parse(cls, data, owner=owner, defaults=defaults_for(data.get("name"), backend))
 
     @property
@@ -92,4 +95,4 @@ def defaults_for(name: Any, backend: str) -> dict[str, Any]:
     return {**option_defaults("corpus", _BACKEND_FILE[backend]), "backend": backend}
 
 
-__all__ = ["BACKENDS", "CorpusSettings", "defaults_for"]
+__all__ = ["CorpusSettings", "SHIPPED", "defaults_for"]

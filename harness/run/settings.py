@@ -130,6 +130,8 @@ def check_run_settings(cfg: Any) -> dict[str, Any]:
     for group, cls in (("lora", LoRASettings), ("claim", ClaimSettings), ("launcher", LauncherSettings),
                        ("timer", TimerSettings), ("leaderboard", LeaderboardSettings), ("pool", PoolSettings),
                        ("corpus", CorpusSettings), ("evidence", EvidenceSettings)):
+        if group == "corpus" and _plugin_corpus(cfg.get(group)):
+            continue  # a plugin's corpus backend reads its own node when a method opens it
         parsed[group] = cls.from_mapping(cfg.get(group))  # a group left out: its YAML's values
     parsed["eval"] = EvalSettings.from_config(cfg.eval)
     if cfg.get("model") is not None:
@@ -138,6 +140,14 @@ def check_run_settings(cfg: Any) -> dict[str, Any]:
     if cfg.get("judge") is not None:  # its numbers now; the rest when a method opens it
         check_ranges(JudgeSettings, cfg.judge)
     return parsed
+
+
+def _plugin_corpus(node: Any) -> bool:
+    from ..corpus.settings import SHIPPED
+    from ..registry import require
+
+    backend = (plain(node) or {}).get("backend")
+    return backend is not None and require("corpus", str(backend), "corpus.backend") not in SHIPPED
 
 
 def root_settings(cfg: Any) -> RootSettings:
