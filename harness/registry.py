@@ -33,11 +33,23 @@ class Entry:
 def _load_target(target: str) -> type[Method]:
     module_name, _, attr = target.partition(":")
     module = importlib.import_module(module_name)
+    if not hasattr(module, attr or "METHOD"):
+        raise HarnessError(_missing_attribute(module_name, attr))
     cls = getattr(module, attr or "METHOD")
     if not (isinstance(cls, type) and issubclass(cls, Method)):
         raise TypeError(f"{target} is not a factrl.harness.method.Method subclass")
     cls.validate()
     return cls
+
+
+def _missing_attribute(module_name: str, attr: str) -> str:
+    """What a registered module lacks, and the fix (docs/ADDING_A_METHOD.md)."""
+    if module_name.startswith("factrl.methods.") and attr == "METHOD":
+        folder = module_name.removeprefix("factrl.").replace(".", "/")
+        return (f"{folder}/__init__.py defines no METHOD: end it with `METHOD = <its Method subclass>` "
+                f"(docs/ADDING_A_METHOD.md)")
+    return (f"{module_name} defines no `{attr or 'METHOD'}`, which the entry point names: define it there or "
+            f"point the entry point at the Method subclass (docs/ADDING_A_METHOD.md)")
 
 
 def _discover() -> dict[str, Entry]:
@@ -68,6 +80,8 @@ def _load(entry: Entry) -> Entry:
                 entry.error = (f"{entry.target} declares name '{entry.method.name}' but is registered as "
                                f"'{entry.name}'; make them equal")
                 entry.method = None
+        except HarnessError as err:  # a declaration problem with its fix
+            entry.error = str(err)
         except Exception as err:  # noqa: BLE001 - reported to the user with the plugin's name
             entry.error = f"{type(err).__name__}: {err}"
     return entry
