@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 import tomllib
 from collections.abc import Mapping
 
@@ -112,21 +113,29 @@ def test_the_readme_check_names_what_is_missing():
         f"no `## Fidelity` section with the table `{method_readme.FIDELITY_HEADER}`"]
 
 
-def test_a_folder_without_method_says_what_is_missing_and_how_to_fix_it(tmp_path, monkeypatch, capsys):
+def test_a_folder_without_method_says_what_is_missing_and_how_to_fix_it(tmp_path, capsys):
     """A package under methods/ without METHOD: `harness methods` names the file and the line to add
     (not a bare AttributeError), and asking for the method raises the same words."""
     import factrl.methods
     from factrl.harness.errors import HarnessError
     from factrl.harness.methods_cli import methods_main
-    from factrl.harness.registry import get_method
+    from factrl.harness.registry import get_method, refresh
 
     (tmp_path / "nomethod").mkdir()
     (tmp_path / "nomethod" / "__init__.py").write_text('"""A method folder that forgot its METHOD."""\n')
-    monkeypatch.setattr(factrl.methods, "__path__", [*factrl.methods.__path__, str(tmp_path)])
+    # The registry lists the folders of factrl.methods' search locations: add this one for the test.
+    locations = factrl.methods.__spec__.submodule_search_locations
+    locations.append(str(tmp_path))
+    refresh()
     fix = ("methods/nomethod/__init__.py defines no METHOD: end it with `METHOD = <its Method subclass>` "
            "(docs/ADDING_A_METHOD.md)")
-    assert methods_main([]) == 1
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("nomethod"))
-    assert line.endswith(f"FAILED TO LOAD: {fix}") and "AttributeError" not in line
-    with pytest.raises(HarnessError, match=re.escape(fix)):
-        get_method("nomethod")
+    try:
+        assert methods_main([]) == 1
+        line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("nomethod"))
+        assert line.endswith(f"FAILED TO LOAD: {fix}") and "AttributeError" not in line
+        with pytest.raises(HarnessError, match=re.escape(fix)):
+            get_method("nomethod")
+    finally:
+        locations.remove(str(tmp_path))
+        refresh()
+        sys.modules.pop("factrl.methods.nomethod", None)
