@@ -378,14 +378,21 @@ def align(tokenizer: Any, ids: Sequence[int], *, splitter: str = "reference",
 
 
 def token_returns(sigma: Sequence[int | None], response_return: float,
-                  sentence_rewards: Sequence[float] | None = None, lambda_c: float | None = None) -> list[float]:
-    """docs/PROTOCOL.md §3: R(t) = R_response + 1[sigma(t) is a sentence] * lambda_c * r_c(sigma(t)).
-    lambda_c (the method's setting, e.g. CorVer's method.lambda_c) is needed with sentence rewards."""
-    if sentence_rewards and lambda_c is None:
-        raise ValueError("token_returns: pass lambda_c (the weight of the sentence rewards) with sentence_rewards")
-    if not sentence_rewards or lambda_c == 0:
+                  sentence_rewards: Sequence[float] | None = None, weight: float | None = None, *,
+                  lambda_c: float | None = None) -> list[float]:
+    """R(t) = response_return + 1[sigma(t) is a sentence] * weight * sentence_rewards[sigma(t)]
+    (docs/PROTOCOL.md §3). sigma: `Alignment.sigma`; sentence_rewards: one float per sentence;
+    weight: theirs, required with them (a method setting: CorVer's method.lambda_c); 0 = plain
+    response-level returns. `lambda_c=`: the keyword's former name, still accepted."""
+    if lambda_c is not None:
+        if weight is not None:
+            raise TypeError("token_returns: pass the sentence weight once (weight=, formerly lambda_c=)")
+        weight = lambda_c
+    if sentence_rewards and weight is None:
+        raise ValueError("token_returns: pass weight (the weight of the sentence rewards) with sentence_rewards")
+    if not sentence_rewards or weight == 0:
         return [float(response_return)] * len(sigma)
-    return [float(response_return) + (lambda_c * sentence_rewards[s] if s is not None else 0.0)
+    return [float(response_return) + (weight * sentence_rewards[s] if s is not None else 0.0)
             for s in sigma]
 
 

@@ -24,8 +24,10 @@ used a stand-in (e.g. a heuristic in place of the paper's model). One entry per 
      "note": str,           # why it is a stand-in (required when stand_in)
      ...}                   # further JSON facts: index manifest hash, tokenizer, alphas, ...
 
-The default returns {} (nothing beyond the method's version); a method with a model-backed
-or swappable reward component should override it.
+The default returns `{"settings": ...}` for a method with `settings_class` (its parsed
+settings, `Method.settings_component`; {} without one); a method with a model-backed or
+swappable reward component overrides it and adds that component's entry. `settings_entry(label,
+values)` builds a settings entry with another label or a selection of values.
 
 Hooks added for the baselines:
 - `RewardOutput.extras`: one payload per completion that the reward hands to the method's
@@ -94,6 +96,12 @@ class RunContext:
     run_dir: Path | None = None
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("factrl"))
     _closers: list[Callable[[], Any]] = field(default_factory=list, repr=False)
+
+    @property
+    def pool_name(self) -> str:
+        """`config.pool.name` (what error lines call the pool), or "?" without one."""
+        pool = self.config.get("pool") if self.config is not None else None
+        return str(pool.get("name")) if pool is not None and pool.get("name") is not None else "?"
 
     def on_close(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """Register `fn()` to run when training ends (normally or by an error); returns fn."""
@@ -202,6 +210,14 @@ class RewardFn(Protocol):
         """Score B completions; `rows[b]` is the pool row (own question and gold) of completion b."""
 
 
+def settings_entry(label: str, values: dict[str, Any]) -> dict[str, Any]:
+    """A `settings` component (docs/CONTRACTS.md, "Provenance of reward components"): kind
+    settings, no backend, model or revision, not a stand-in, `label`, then `values` in their order
+    (components.json keeps the order, so a refactor that keeps it keeps the file's bytes)."""
+    return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
+            "label": label, **values}
+
+
 class Method:
     """Base class for reward methods. Subclass, set the class attributes, implement build_reward."""
 
@@ -262,8 +278,21 @@ class Method:
         raise NotImplementedError(f"method {self.name!r} does not implement build_reward")
 
     def components(self, reward: RewardFn) -> dict[str, dict[str, Any]]:
-        """The reward's result-changing parts, by name (see the module docstring); default {}."""
-        return {}
+        """The reward's result-changing parts, by name (see the module docstring). Default: for a
+        method with `settings_class`, `{"settings": self.settings_component(reward)}` (every parsed
+        setting); without one, {}. Override to add entries (a judge, a corpus) or facts."""
+        if self.settings is None:
+            return {}
+        return {"settings": self.settings_component(reward)}
+
+    def settings_component(self, reward: Any = None, **facts: Any) -> dict[str, Any]:
+        """The default `settings` entry: labelled "<label> settings", the parsed settings'
+        `to_dict()`, then `facts` (what else the run fixed: guards, differences, prompts), in that
+        order. A method whose entry needs another label or a selection of settings builds it with
+        `settings_entry(label, values)`."""
+        if self.settings is None:
+            raise TypeError(f"method {self.name!r} has no settings_class: build its entry with settings_entry()")
+        return settings_entry(f"{self.label} settings", {**self.settings.to_dict(), **facts})
 
     def shape_advantages(self, advantages: Any, *, output: RewardOutput, mask: Any, group_size: int) -> Any:
         """Reshape the token advantages of one generation batch; default: unchanged.

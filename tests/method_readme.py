@@ -1,5 +1,6 @@
-"""Checks every method README gets (docs/CONTRACTS.md, method READMEs): the fixed sections in order, the documented
-`rewards/<name>/<key>` metric keys, and a line for every key of the method's config."""
+"""Checks every method README gets (docs/ADDING_A_METHOD.md, "README sections the tests check"): the fixed sections in
+order, the fidelity table, a dated changelog, the documented `rewards/<name>/<key>` metric keys, and a line for
+every key of the method's config. tests/core/test_method_folders.py runs `readme_problems` on every method."""
 from __future__ import annotations
 
 import re
@@ -8,15 +9,31 @@ from pathlib import Path
 
 SECTIONS = ("## Paper and citation", "## What changes relative to GRPO", "## Hyperparameters",
             "## Logged metric keys", "## Results against the paper", "## Changelog")
+FIDELITY_HEADER = "| setting | original (source) | ours | |"
+DATE = re.compile(r"\b20\d\d-[01]\d\b")  # 2026-12 or 2026-12-04
+
+
+def readme_problems(text: str) -> list[str]:
+    """What a method README lacks: the fixed SECTIONS in this order, a `## Fidelity` section with
+    the table (FIDELITY_HEADER), and a changelog with at least one dated entry; [] when complete."""
+    problems = [f"no `{s}` section" for s in SECTIONS if s not in text]
+    positions = [text.find(s) for s in SECTIONS]
+    if not problems and positions != sorted(positions):
+        problems.append(f"sections out of order (want {', '.join(s[3:] for s in SECTIONS)})")
+    if "## Fidelity" not in text or FIDELITY_HEADER not in text:
+        problems.append(f"no `## Fidelity` section with the table `{FIDELITY_HEADER}`")
+    changelog = text[text.find("## Changelog"):] if "## Changelog" in text else ""
+    changelog = changelog[:changelog.find("\n## ", 3)] if "\n## " in changelog[3:] else changelog
+    if changelog and not DATE.search(changelog):
+        problems.append("no dated entry under `## Changelog` (YYYY-MM or YYYY-MM-DD)")
+    return problems
 
 
 def assert_plugin_readme(path: Path, name: str, diagnostic_keys: tuple[str, ...], settings: dict) -> None:
-    """A plugin's README (plugins/<name>/README.md): the fixed sections in order plus the fidelity
-    table, exactly the metric keys the reward logs (and the engine's no_signal), every `method.*` key."""
+    """A plugin's README (plugins/<name>/README.md): the structure `readme_problems` checks, exactly the
+    metric keys the reward logs (and the engine's no_signal), every `method.*` key."""
     text = Path(path).read_text()
-    positions = [text.find(s) for s in SECTIONS]
-    assert all(p >= 0 for p in positions) and positions == sorted(positions), positions
-    assert "## Fidelity" in text and "| setting | original (source) | ours | |" in text
+    assert readme_problems(text) == [], path
     assert set(re.findall(rf"`rewards/{name}/([a-z0-9_]+)`", text)) - {"no_signal"} == set(diagnostic_keys)
     assert [k for k in settings if f"`{k}`" not in text] == []
 
@@ -37,12 +54,6 @@ def readme(name: str) -> str:
 
 def documented_keys(name: str) -> set[str]:
     return set(re.findall(rf"`rewards/{name}/([a-z0-9_]+)`", readme(name)))
-
-
-def assert_fixed_sections(name: str) -> None:
-    text = readme(name)
-    positions = [text.find(s) for s in SECTIONS]
-    assert all(p >= 0 for p in positions) and positions == sorted(positions), positions
 
 
 def assert_config_documented(name: str, nested: tuple[str, ...] = ()) -> None:

@@ -52,6 +52,8 @@ class Entry:
 
 # kind -> function(entry, loaded object) -> the object to keep (raises on a bad one)
 _CHECKS: dict[str, Callable[[Entry, Any], Any]] = {}
+# kind -> function(entry) -> the line that says what to add when the target's attribute is missing
+_MISSING: dict[str, Callable[[Entry], str]] = {}
 # kind -> function() -> {name: Entry} of the in-tree entries (builtin.py and methods.py add theirs)
 _IN_TREE: dict[str, Callable[[], dict[str, Entry]]] = {}
 _CACHE: dict[tuple[str, tuple[str, ...]], dict[str, Entry]] = {}
@@ -63,6 +65,19 @@ def check(kind: str) -> Callable:
         _CHECKS[kind] = fn
         return fn
     return register
+
+
+def missing(kind: str) -> Callable:
+    """Decorator: the function saying what to add when an entry's module lacks the attribute its
+    target names (methods.py: `METHOD` in methods/<name>/__init__.py)."""
+    def register(fn: Callable[[Entry], str]) -> Callable[[Entry], str]:
+        _MISSING[kind] = fn
+        return fn
+    return register
+
+
+class MissingAttribute(AttributeError):
+    """A target's module (or object) lacks the attribute the target names."""
 
 
 def in_tree(kind: str) -> Callable:
@@ -84,6 +99,8 @@ def resolve(target: str) -> Any:
     module_name, _, attr = target.partition(":")
     obj: Any = importlib.import_module(module_name)
     for part in (attr.split(".") if attr else []):
+        if not hasattr(obj, part):
+            raise MissingAttribute(f"{module_name} defines no `{attr}`, which the target {target} names")
         obj = getattr(obj, part)
     return obj
 
@@ -124,6 +141,9 @@ def load(entry: Entry) -> Entry:
             value = entry.declared if entry.declared is not None else resolve(entry.target)
             checker = _CHECKS.get(entry.kind)
             entry.value = checker(entry, value) if checker else value
+        except MissingAttribute as err:  # a declaration to add: say which and where
+            entry.error = _MISSING[entry.kind](entry) if entry.kind in _MISSING else f"{type(err).__name__}: {err}"
+            entry.value = None
         except Exception as err:  # noqa: BLE001 - kept on the entry, reported with its origin
             entry.error = f"{type(err).__name__}: {err}"
             entry.value = None

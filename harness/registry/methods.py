@@ -13,7 +13,7 @@ import pkgutil
 from functools import lru_cache
 from typing import Any
 
-from .core import KINDS, Entry, _discover, check, entries, get, in_tree, resolve
+from .core import KINDS, Entry, _discover, check, entries, get, in_tree, missing, resolve
 
 ENTRY_POINT_GROUP = KINDS["methods"][0]
 
@@ -28,6 +28,17 @@ def _discover_in_tree() -> dict[str, Entry]:
         if info.ispkg and not info.name.startswith("_"):
             found[info.name] = Entry("methods", info.name, "in-tree", f"factrl.methods.{info.name}:METHOD")
     return found
+
+
+@missing("methods")
+def _missing_method(entry: Entry) -> str:
+    """What a method's module lacks and the line to add (docs/ADDING_A_METHOD.md)."""
+    module_name, _, attr = entry.target.partition(":")
+    if entry.origin == "in-tree":
+        return (f"methods/{entry.name}/__init__.py defines no METHOD: end it with `METHOD = <its Method subclass>` "
+                f"(docs/ADDING_A_METHOD.md)")
+    return (f"{module_name} defines no `{attr or 'METHOD'}`, which the entry point names: define it there or point "
+            f"the entry point at the Method subclass (docs/ADDING_A_METHOD.md)")
 
 
 @check("methods")

@@ -10,7 +10,7 @@ from typing import Any
 
 from factrl.harness.config_values import as_container
 from factrl.harness.errors import ConfigError
-from factrl.harness.method import Method, RunContext
+from factrl.harness.method import Method, RunContext, settings_entry
 
 from .extractor import QUCO_ID
 from .token_reward import CorVerReward, CorVerSettings
@@ -151,15 +151,15 @@ def settings_component(reward: CorVerReward) -> dict[str, Any]:
     from .fidelity import differences
 
     corpus, response, settings = reward.corpus, reward.response, reward.settings
-    return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-            "label": "CorVer settings", "aggregation": corpus.aggregation, "taus": list(corpus.taus),
-            "alphas": list(corpus.alphas), "relcheck_penalty": corpus.relcheck_penalty,
-            "lambda_c": settings.lambda_c, "lambda_j": response.lambda_j, "lambda_f": response.lambda_f,
-            "correct": response.correct, "wrong": response.wrong, "format_rule": response.format_rule,
-            "correctness": response.correctness, "guards": guards(response),
-            "length_eta": response.length_eta, "length_l0": response.length_l0,
-            "assignment": settings.assignment, "alignment_threshold": settings.alignment_threshold,
-            "splitter": settings.splitter, "differences": differences(settings, corpus)}
+    return settings_entry("CorVer settings", {
+        "aggregation": corpus.aggregation, "taus": list(corpus.taus),
+        "alphas": list(corpus.alphas), "relcheck_penalty": corpus.relcheck_penalty,
+        "lambda_c": settings.lambda_c, "lambda_j": response.lambda_j, "lambda_f": response.lambda_f,
+        "correct": response.correct, "wrong": response.wrong, "format_rule": response.format_rule,
+        "correctness": response.correctness, "guards": guards(response),
+        "length_eta": response.length_eta, "length_l0": response.length_l0,
+        "assignment": settings.assignment, "alignment_threshold": settings.alignment_threshold,
+        "splitter": settings.splitter, "differences": differences(settings, corpus)})
 
 
 METHOD = CorVer

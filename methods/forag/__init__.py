@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.errors import ConfigError, DataError
-from factrl.harness.method import Method, RunContext
+from factrl.harness.errors import ConfigError
+from factrl.harness.method import Method, RunContext, settings_entry
 
 from .fidelity import differences
 from .prompts import DECOMPOSE, VERIFY
@@ -20,19 +20,13 @@ from .reward import CONTEXT_SENTENCES, DIAGNOSTIC_KEYS, FoRAGReward
 from .settings import FoRAGSettings
 
 
-def check_titles(rows: list[dict], settings: FoRAGSettings) -> int:
-    """Rows without a `title` (they get no signal); with require_title any is a DataError."""
-    from factrl.harness.evidence import split_titles
+def check_titles(rows: list[dict], settings: FoRAGSettings, pool: str = "?") -> int:
+    """Rows without a `title` (they get no signal; factrl.harness.evidence.check_pool_titles): none
+    titled, or with require_title any untitled, is a DataError."""
+    from factrl.harness.evidence import check_pool_titles
 
-    missing = [r for r in rows if not split_titles(r.get("title"))]
-    if rows and len(missing) == len(rows):
-        raise DataError(f"pool: none of its {len(rows)} rows has a `title`; FoRAG checks sub-claims against the "
-                        f"articles a row's `;`-joined title names: give the rows their Wikipedia titles")
-    if missing and settings.require_title:
-        raise DataError(f"pool: {len(missing)} of {len(rows)} rows have no `title` (first: id "
-                        f"{missing[0].get('id')!r}); give every row its titles, or set method.require_title=false "
-                        f"to train those rows without a signal")
-    return len(missing)
+    return check_pool_titles(rows, method="forag", pool=pool, purpose="checks sub-claims against the articles "
+                             "a row's `title` names", require_title=settings.require_title)
 
 
 class FoRAG(Method):
@@ -50,7 +44,7 @@ class FoRAG(Method):
         if ctx.tokenizer is None:
             raise ConfigError("method=forag needs the policy tokenizer in the run context (token placement)")
         settings = self.settings
-        missing = check_titles(list(ctx.pool or []), settings)
+        missing = check_titles(list(ctx.pool or []), settings, ctx.pool_name)
         if missing:
             ctx.logger.warning("forag: %d of %d pool rows have no title; they train without a signal (counted "
                                "under rewards/forag/no_evidence)", missing, len(ctx.pool))
@@ -80,12 +74,12 @@ def settings_component(reward: FoRAGReward) -> dict[str, Any]:
     differences (fidelity.py). `fidelity: reconstructed`: no public code, the reward is ours."""
     s = reward.settings
     label = f"FoRAG settings ({s.aggregation}, {s.placement}{', guarded' if s.guarded else ''})"
-    return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-            "label": label, "fidelity": "reconstructed", **s.to_dict(), "guarded": s.guarded, "guards": s.guards, "k": reward.k,
+    return settings_entry(label, {
+            "fidelity": "reconstructed", **s.to_dict(), "guarded": s.guarded, "guards": s.guards, "k": reward.k,
             "context_sentences": CONTEXT_SENTENCES, "correctness_term": False, "judge_failure": "no_signal",
             "max_failed_share": getattr(getattr(reward.judge, "settings", None), "max_failed_share", None),
             "decompose_prompt": _prompt_id(reward.decompose_prompt), "verify_prompt": _prompt_id(reward.verify_prompt),
-            "differences": differences(s)}
+            "differences": differences(s)})
 
 
 def _prompt_id(prompt: Any) -> str:

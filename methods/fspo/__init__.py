@@ -13,7 +13,7 @@ from typing import Any
 
 from factrl.harness.config_values import as_container
 from factrl.harness.errors import ConfigError, DataError, HarnessError
-from factrl.harness.method import Method, RewardOutput, RunContext
+from factrl.harness.method import Method, RewardOutput, RunContext, settings_entry
 from factrl.harness.settings import defaults_from_yaml
 
 from .advantage import flip_advantages, pad_masks
@@ -24,14 +24,12 @@ log = logging.getLogger(__name__)
 
 
 def check_pool_titles(rows: list[dict], pool_name: str) -> int:
-    """How many pool rows have no `title`; a DataError when none has one (no evidence at all)."""
-    from factrl.harness.evidence import split_titles
+    """How many pool rows have no `title` (factrl.harness.evidence.check_pool_titles); a DataError
+    when none has one (no evidence at all)."""
+    from factrl.harness.evidence import check_pool_titles as check
 
-    missing = sum(not split_titles(r.get("title")) for r in rows)
-    if rows and missing == len(rows):
-        raise DataError(f"method=fspo judges reasoning against evidence, but no row of pool={pool_name} has a "
-                        f"`title`; give a pool whose rows carry `title` (;-joined Wikipedia titles, docs/BASELINES.md §1.4).")
-    return missing
+    return check(rows, method="fspo", pool=pool_name, purpose="judges reasoning against the articles a row's "
+                 "`title` names")
 
 
 def open_evidence_store(evidence_cfg: Any) -> Any:
@@ -80,8 +78,7 @@ class FSPO(Method):
         from factrl.harness.prompts import response_prefix
 
         cfg = ctx.config
-        pool_name = str(cfg.pool.get("name")) if cfg is not None and cfg.get("pool") is not None else "?"
-        missing = check_pool_titles(list(ctx.pool or []), pool_name)  # before anything is opened
+        missing = check_pool_titles(list(ctx.pool or []), ctx.pool_name)  # before anything is opened
         if missing:
             ctx.logger.warning("fspo: %d of %d pool rows have no title; they train without a step signal "
                                "(mask 0, counted under rewards/fspo/no_title)", missing, len(ctx.pool))
@@ -123,13 +120,12 @@ def settings_component(reward: FSPOReward, train_cfg: dict[str, Any]) -> dict[st
     differences from the released code (`differences`, fidelity.py)."""
     from .fidelity import differences
 
-    entry = {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-             "label": f"FSPO settings ({reward.settings.variant})",
-             **{k: v for k, v in reward.settings.to_dict().items() if k != "nli"},  # the nli entry has it
-             "evidence_k_used": reward.k, "answer_score": "harness matcher 0/1",
-             "guards": [f"correctness={reward.settings.correctness}"] if reward.settings.correctness != "protocol" else [], "format_rule": "fspo_tags",
-             "premise_join": "blank line",
-             "differences": differences(reward.settings, dict(reward.nli.describe()))}
+    entry = settings_entry(f"FSPO settings ({reward.settings.variant})", {
+        **{k: v for k, v in reward.settings.to_dict().items() if k != "nli"},  # the nli entry has it
+        "evidence_k_used": reward.k, "answer_score": "harness matcher 0/1",
+        "guards": [f"correctness={reward.settings.correctness}"] if reward.settings.correctness != "protocol" else [],
+        "format_rule": "fspo_tags", "premise_join": "blank line",
+        "differences": differences(reward.settings, dict(reward.nli.describe()))})
     for key in ("completions_per_question", "learning_rate", "beta", "temperature", "advantage_epsilon",
                 "advantage_std_floor"):
         if key in train_cfg:

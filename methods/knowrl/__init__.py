@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.errors import ConfigError, DataError
-from factrl.harness.method import Method, RunContext
+from factrl.harness.errors import ConfigError
+from factrl.harness.method import Method, RunContext, settings_entry
 
 from .prompts import prompts_for
 from .reward import DIAGNOSTIC_KEYS, KnowRLReward
@@ -21,14 +21,15 @@ from .scoring import RETRIEVALS, KnowRLSettings
 GTR_ID = "sentence-transformers/gtr-t5-large"
 
 
-def check_titles(rows: list[dict], settings: KnowRLSettings) -> int:
-    """Rows without a `title`; with require_title, any is a DataError before training starts."""
-    missing = [r for r in rows if not str(r.get("title") or "").strip()]
-    if missing and settings.require_title:
-        raise DataError(f"pool: {len(missing)} of {len(rows)} rows have no `title` (first: id {missing[0].get('id')!r}); "
-                        f"KnowRL checks facts against the articles it names: give every row its `;`-joined Wikipedia "
-                        f"titles, or set method.require_title=false to score those rows' facts as unsupported")
-    return len(missing)
+def check_titles(rows: list[dict], settings: KnowRLSettings, pool: str = "?") -> int:
+    """Rows without a `title` (factrl.harness.evidence.check_pool_titles); with require_title, any
+    is a DataError before training starts. A pool with none titled is allowed without it (every
+    fact term then scores unsupported, as require_title=false says)."""
+    from factrl.harness.evidence import check_pool_titles
+
+    return check_pool_titles(rows, method="knowrl", pool=pool, purpose="checks facts against the articles a "
+                             "row's `title` names", require_any=False, require_title=settings.require_title,
+                             without="score those rows' facts as unsupported")
 
 
 class KnowRL(Method):
@@ -43,7 +44,7 @@ class KnowRL(Method):
         """Checks everything a user can get wrong before training (settings, titles, evidence
         store, NLI labels, judge), cheapest first; registers the services' cleanups."""
         settings = self.settings
-        check_titles(list(ctx.pool or []), settings)
+        check_titles(list(ctx.pool or []), settings, ctx.pool_name)
         evidence_cfg = ctx.service_config("evidence", "knowrl")
         judge_cfg = ctx.service_config("judge", "knowrl")
         from factrl.harness.nli import load_nli
@@ -82,8 +83,8 @@ def settings_component(reward: KnowRLReward) -> dict[str, Any]:
     from .fidelity import differences
 
     s = reward.settings
-    return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-            "label": "KnowRL settings", "variant": s.variant, "grade_parse": s.grade_parse,
+    return settings_entry("KnowRL settings", {
+            "variant": s.variant, "grade_parse": s.grade_parse,
             "answer_guard": s.answer_guard, "grade_check": s.grade_check, "guards": guards(s),
             "correct": s.correct, "refusal": s.refusal,
             "incorrect": s.incorrect, "format_ok": s.format_ok, "format_bad": s.format_bad,
@@ -92,7 +93,7 @@ def settings_component(reward: KnowRLReward) -> dict[str, Any]:
             "grade_prompt": _prompt_id(reward.grade_prompt), "facts_prompt": _prompt_id(reward.facts_prompt),
             "response_prefix": reward.prefix,
             # The deliberate differences from zjunlp/KnowRL@f75b0bb (README, Fidelity), so tables can mark them.
-            "differences": differences(s, dict(reward.nli.describe()))}
+            "differences": differences(s, dict(reward.nli.describe()))})
 
 
 def guards(settings: KnowRLSettings) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from factrl.harness.errors import ConfigError
-from factrl.harness.method import Method, RunContext
+from factrl.harness.method import Method, RunContext, settings_entry
 
 from . import placement, reference
 from .prompts import PROMPTS, prompts_for
@@ -89,8 +89,7 @@ def differences(settings: RLFHSettings) -> list[dict[str, Any]]:
 
 def settings_component(reward: RLFHReward) -> dict[str, Any]:
     s, table = reward.settings, reward.settings.table
-    return {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-            "label": f"RLFH constants {s.constants}" + (" (guarded)" if s.guarded else ""),
+    return settings_entry(f"RLFH constants {s.constants}" + (" (guarded)" if s.guarded else ""), {
             "constants": s.constants, "verdict_values": dict(table.verdict),
             "info_values": {str(k): v for k, v in table.info.items()}, "w_info": table.w_info,
             "w_truth": table.w_truth, "eps": table.eps, "mu": table.mu, "granularity": s.granularity,
@@ -104,7 +103,7 @@ def settings_component(reward: RLFHReward) -> dict[str, Any]:
             "prompts": {p.name: {"version": p.version, "source": p.source, "decoding": p.decoding.given()}
                         for p in reward.prompts},
             "differences": differences(s),
-            "max_failed_share": getattr(getattr(reward.judge, "settings", None), "max_failed_share", None)}
+            "max_failed_share": getattr(getattr(reward.judge, "settings", None), "max_failed_share", None)})
 
 
 METHOD = RLFH

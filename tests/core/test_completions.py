@@ -236,3 +236,17 @@ def test_token_returns_formula():
     assert comp.token_returns(sigma, 3.0, [0.1, -0.2], 2.0) == pytest.approx([3.0, 3.2, 3.2, 3.0, 2.6, 3.0])
     assert comp.token_returns(sigma, 3.0, [0.1, -0.2], 0.0) == [3.0] * 6  # lambda_c = 0: plain GRPO
     assert comp.token_returns(sigma, -2.0, None) == [-2.0] * 6
+
+
+def test_token_returns_weight_keyword_and_its_former_name():
+    """The sentence weight is `weight` (CorVer passes its lambda_c positionally); `lambda_c=`, the
+    keyword's former name, gives the same numbers; both at once, or sentence rewards without a
+    weight, are errors."""
+    sigma = [None, 0, 0, None, 1, None]
+    expected = [3.0, 3.1, 3.1, 3.0, 2.8, 3.0]
+    assert comp.token_returns(sigma, 3.0, [0.1, -0.2], weight=1.0) == pytest.approx(expected)
+    assert comp.token_returns(sigma, 3.0, [0.1, -0.2], lambda_c=1.0) == pytest.approx(expected)
+    with pytest.raises(TypeError, match="once"):
+        comp.token_returns(sigma, 3.0, [0.1, -0.2], 1.0, lambda_c=1.0)
+    with pytest.raises(ValueError, match="pass weight"):
+        comp.token_returns(sigma, 3.0, [0.1, -0.2])

@@ -53,7 +53,7 @@ def test_unset_file_store_is_refused(llama_tokenizer):
 
 
 def test_pool_without_any_title_is_refused(llama_tokenizer, store_path):
-    with pytest.raises(DataError, match=r"no row of pool=demo has a `title`"):
+    with pytest.raises(DataError, match=r"^pool=demo: none of its 2 rows has a `title`; method=fspo "):
         _build(llama_tokenizer, ["evidence=file", f"evidence.store={store_path}"], pool=[row(""), row("  ")])
 
 

@@ -69,7 +69,7 @@ def test_pool_row_without_title_is_an_error(store_path):
     with JudgeServer() as server:
         cfg = compose(*services(server.url, store_path))
         untitled = {**ROWS["curie"], "title": ""}
-        with pytest.raises(DataError, match=r"pool: 1 of 2 rows have no `title`.*method.require_title=false"):
+        with pytest.raises(DataError, match=r"^pool=\S+: 1 of 2 rows have no `title`.*method=knowrl.*method.require_title=false"):
             build(cfg, rows=[ROWS["einstein"], untitled])
         reward, ctx = build(compose(*services(server.url, store_path, "method.require_title=false")),
                             rows=[untitled])

@@ -75,10 +75,8 @@ class BinaryRARMethod(Method):
                      "stand_in": True, "label": "FTS5 BM25 over the row's articles", "k": s.top_k, "query": "the response",
                      "note": "the evidence store's BM25 over the row's title articles stands in for the release's "
                              "rank_bm25 over 512-token chunks of each prompt's cached documents"}
-        settings = {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-                    "label": "Binary RAR settings", **s.to_dict(), "guards": [],
-                    "verify_prompt": f"{VERIFY.name}@{VERIFY.version}", "response_prefix": reward.prefix,
-                    "differences": differences(s)}
+        settings = self.settings_component(reward, guards=[], verify_prompt=f"{VERIFY.name}@{VERIFY.version}",
+                                           response_prefix=reward.prefix, differences=differences(s))
         return {"judge": dict(reward.judge.describe()), "evidence": dict(reward.store.describe()),
                 "retrieval": retrieval, "settings": settings}
 

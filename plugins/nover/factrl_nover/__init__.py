@@ -12,7 +12,7 @@ from typing import Any
 
 from factrl.harness import method as _interface
 from factrl.harness.errors import ConfigError
-from factrl.harness.method import Method, RunContext
+from factrl.harness.method import Method, RunContext, settings_entry
 
 from .fidelity import differences
 from .reward import NOVER_DEFAULTS, PROXY_ADAPTER, NoverReward, NoverSettings
@@ -98,15 +98,15 @@ class NoverMethod(Method):
                                      "TRL 1.16 to reject lm_head; checked 2026-12-01, TRL 1.16 + PEFT 0.21 "
                                      "accept modules_to_save=[lm_head]); the proxy updates at every checkpoint "
                                      "(train.save_steps; the paper: 100)"}
-        settings = {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-                    "label": "NOVER settings", "length_rule": s.length_rule, "rank_ties": s.rank_ties,
+        settings = settings_entry("NOVER settings", {
+                    "length_rule": s.length_rule, "rank_ties": s.rank_ties,
                     "w_format": s.w_format, "w_reasoning": s.w_reasoning, "w_efficiency": s.w_efficiency,
                     "format_rule": "strict", "perplexity_texts": "released (thinkwee/NOVER@cb1a4ef utils.py:49-67)",
                     "target": "\\n<answer>\\n{primary answer}\\n</answer>", "reasoning_tokens": "with special tokens",
                     "kl_reference": s.kl_reference, "group_size": reward.group_size,
                     "answer_gate": s.answer_gate,
                     "guards": [f"answer_gate={s.answer_gate}"] if s.answer_gate != "none" else [],
-                    "differences": differences(s, reward)}
+                    "differences": differences(s, reward)})
         return {"proxy": proxy, "settings": settings}
 
 

@@ -69,9 +69,8 @@ class RLCRMethod(Method):
         verifier = {"kind": "verifier", "backend": "rule", "model": None, "revision": None, "stand_in": False,
                     "label": {"exact": "normalised exact match (released)", "matcher": "protocol matcher",
                               "strict": f"strict accuracy v{STRICT_VERSION}"}[s.correctness]}
-        settings = {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-                    "label": "RLCR settings", **s.to_dict(), "guards": s.guards, "response_prefix": reward.prefix,
-                    "differences": differences(s)}
+        settings = self.settings_component(reward, guards=s.guards, response_prefix=reward.prefix,
+                                           differences=differences(s))
         return {"verifier": verifier, "settings": settings}
 
 

@@ -84,10 +84,8 @@ class TruthRLMethod(Method):
                                else "protocol matcher",
                                **({"note": "the protocol's matcher stands in for TruthRL's LLM judge"}
                                   if s.verifier == "matcher" else {})}
-        out["settings"] = {"kind": "settings", "backend": None, "model": None, "revision": None, "stand_in": False,
-                           "label": "TruthRL settings", **s.to_dict(), "guards": s.guards,
-                           "grade_prompt": f"{GRADE.name}@{GRADE.version}", "response_prefix": reward.prefix,
-                           "differences": differences(s)}
+        out["settings"] = self.settings_component(reward, guards=s.guards, grade_prompt=f"{GRADE.name}@{GRADE.version}",
+                                                  response_prefix=reward.prefix, differences=differences(s))
         return out
 
 
