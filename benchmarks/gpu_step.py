@@ -458,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{tokens:.0f} (mean completion {tokens / max(batch, 1):.0f} of the {limit}-token limit). "
                      f"The paper's Table 2: 1:49 for 100 steps on one H100"
                      + ("" if args.model_path else "; random weights run every completion to the limit"))
-    if limit == PROTOCOL_TOKENS or args.shape != "paper":
+    if limit == PROTOCOL_TOKENS:
         report(f"100 steps ~ {measured_line}")
     else:  # the GPU check measures a shorter limit: the protocol's figure is projected from it
         from factrl.harness.models.decode_speed import project_step

@@ -55,7 +55,7 @@ def test_on_a_cpu_the_gpu_steps_skip_and_the_rest_passes(tmp_path):
     assert steps["fspo_hhem"]["note"] == "no CUDA (the tiny shape passes on the CPU)", steps["fspo_hhem"]
     ending = _ending(summary["stdout"])
     assert ending[0].startswith("100 steps ~ ?:?? at the 1,000-token limit (gpu_step SKIP: no CUDA")
-    assert ending[1].startswith("corver: SKIP") and ending[2].startswith("rlfh: one PPO step with its LoRA critic")
+    assert ending[1].startswith("corver: SKIP") and ending[2].startswith("rlfh: one PPO step with its LoRA critic: SKIP: no CUDA")
     assert ending[3].startswith("fspo: SKIP: no CUDA") and ending[4].startswith("summary: ")
     assets = tmp_path / "out" / "assets"
     assert (assets / "model" / "config.json").is_file() and (assets / "corpus" / "index").is_dir()

@@ -56,9 +56,12 @@ def test_tiny_shape_runs_both_variants_through_the_engine(tmp_path):
     assert len(steps) == 2 and all("completion tokens" in s and "tok/s" in s for s in steps)
     assert text.count("peak memory") >= 2 and text.count("(a process of its own)") == 2
     assert "CorVer / response-only, last step: step time" in text and "gpu_step: done in" in text
-    line = next(x for x in text.splitlines() if x.startswith("100 steps ~ "))
-    assert re.match(r"100 steps ~ \d+:\d\d \(CorVer's last step", line) and "tokens per step" in line
-    assert "of the 6-token limit" in line  # --max-completion-length reached the rollout
+    line = next(x for x in text.splitlines() if x.startswith("100 steps at the 6-token limit ~ "))
+    assert re.match(r"100 steps at the 6-token limit ~ \d+:\d\d \(CorVer's last step", line)
+    assert "tokens per step" in line and "of the 6-token limit" in line  # --max-completion-length reached the rollout
+    projected = next(x for x in text.splitlines() if x.startswith("100 steps ~ "))  # what gpu_smoke.sh ends with
+    assert re.match(r"100 steps ~ \d+:\d\d at the protocol's 1,000-token limit \(projected from the 6-token step: "
+                    r"[0-9.]+ s a step", projected), projected
 
 
 def test_paper_shape_without_cuda_says_so(tmp_path):

@@ -188,9 +188,14 @@ def test_the_grid_ppo_cells_fit(name):
         assert plan.fits(), (method, plan.lines())
 
 
-def test_rlfh_on_olmo_2_13b_plans_above_one_80gb_gpu():
-    """Not a grid cell: its vLLM share (0.4 of the GPU) plus a second r 128 adapter of 8 GB go over
-    (an estimate); Qwen3-14B, without vLLM, still fits."""
+def test_rlfh_on_olmo_2_13b_is_the_tightest_ppo_plan():
+    """Not a grid cell: its vLLM share (0.4 of the GPU) plus a second r 128 adapter of 8 GB. The
+    first-principles plan (2 GB + 10% overhead) put it over 80 GB; calibrated on the H200's two
+    peaks it plans 76.5 GB, inside one 80 GB GPU by less than any other cell. Qwen3-14B, without
+    vLLM and with its LoRA unmerged (its protocol file), fits with room."""
     olmo = mp.plan_for_config(compose(["model=olmo-2-13b", "method=rlfh"]))
-    assert not olmo.fits() and olmo.critic_state > 8 * mp.GB
-    assert mp.plan_for_config(compose(["model=qwen3-14b", "method=rlfh"])).fits()
+    assert olmo.fits() and olmo.total > 75 * mp.GB and olmo.critic_state > 8 * mp.GB
+    qwen = mp.plan_for_config(compose(["model=qwen3-14b", "method=rlfh"]))
+    assert qwen.fits() and qwen.merge_copy == 0 and qwen.static_cache
+    merged = mp.plan_for_config(compose(["model=qwen3-14b", "method=rlfh", "train.rollout.merge_lora=true"]))
+    assert not merged.fits() and merged.merge_copy > 26 * mp.GB  # why its protocol leaves the LoRA unmerged
