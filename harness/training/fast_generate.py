@@ -29,8 +29,9 @@ the weights once per split for the same tokens.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
-from typing import Any
+from typing import Any, Iterator
 
 
 def rollout_config(base: Any, *, static: bool, compile: bool, device_type: str) -> Any:
@@ -59,3 +60,19 @@ def rollout_config(base: Any, *, static: bool, compile: bool, device_type: str) 
 def round_up(width: int, bucket: int) -> int:
     """The padded prompt width for a bucket (0 or 1: the width itself)."""
     return width if bucket <= 1 else -(-int(width) // int(bucket)) * int(bucket)
+
+
+@contextlib.contextmanager
+def static_generation(trainer: Any, resolved: dict[str, Any], device_type: str) -> Iterator[None]:
+    """For one HF `generate` of a TRL GRPOTrainer: its generation config swapped for the static-cache
+    (and compiled) one, and its prompts left-padded to `resolved["prompt_bucket"]`; both restored
+    after. `resolved`: RolloutSettings.resolved(device_type)."""
+    config, padding = trainer.generation_config, trainer.pad_to_multiple_of
+    trainer.generation_config = rollout_config(config, static=True, compile=resolved["compile"],
+                                               device_type=device_type)
+    if resolved["prompt_bucket"] > 1:
+        trainer.pad_to_multiple_of = resolved["prompt_bucket"]
+    try:
+        yield
+    finally:
+        trainer.generation_config, trainer.pad_to_multiple_of = config, padding

@@ -186,7 +186,9 @@ class TokenGRPOTrainer(GRPOTrainer):
                 stack.enter_context(merged_linears(model, rows=len(prompt_ids), prepack=pack, inplace=not pack,
                                                    report=self.merge_report))
             if resolved["static_cache"]:
-                stack.enter_context(self._static_generation(resolved, device))
+                from .fast_generate import static_generation
+
+                stack.enter_context(static_generation(self, resolved, device))
             start = time.perf_counter()
             completion_ids, logprobs = super()._generate_single_turn(prompt_ids, *args, **kwargs)
         longest = max((len(c) for c in completion_ids), default=0)
@@ -197,21 +199,6 @@ class TokenGRPOTrainer(GRPOTrainer):
             width = round_up(width, resolved["prompt_bucket"])
         self.generation_log.append((time.perf_counter() - start, len(completion_ids), width, longest))
         return completion_ids, logprobs
-
-    @contextlib.contextmanager
-    def _static_generation(self, resolved: dict, device: str):
-        """TRL's generation config swapped for the static-cache (and compiled) one, and the prompts
-        padded to the bucket, for one `generate`; both restored after."""
-        from .fast_generate import rollout_config
-
-        config, padding = self.generation_config, self.pad_to_multiple_of
-        self.generation_config = rollout_config(config, static=True, compile=resolved["compile"], device_type=device)
-        if resolved["prompt_bucket"] > 1:
-            self.pad_to_multiple_of = resolved["prompt_bucket"]
-        try:
-            yield
-        finally:
-            self.generation_config, self.pad_to_multiple_of = config, padding
 
     # -- log-probs (training/logprobs.py) ----------------------------------------------------
     def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,

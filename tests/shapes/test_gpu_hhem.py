@@ -1,18 +1,13 @@
 """benchmarks/gpu_hhem.py on the CPU (its tiny shape): the real loader at FSPO's two precisions."""
 from __future__ import annotations
 
-import importlib.util
 import re
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_hhem.py"
+from tests.helpers import benchmark_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("gpu_hhem", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("gpu_hhem")
 
 
 def test_tiny_hhem_scores_in_bf16_within_tolerance_of_fp32(capsys):
