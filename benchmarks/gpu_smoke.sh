@@ -3,6 +3,12 @@
 #
 #   bash benchmarks/gpu_smoke.sh                  # writes ./gpu_smoke_out/summary.json and logs
 #   OUT=/tmp/smoke PYTHON=.venv/bin/python bash benchmarks/gpu_smoke.sh
+#   bash benchmarks/gpu_smoke.sh --bundle .bundle   # a node without a package index (docs/GPU_NODES.md)
+#
+# --bundle DIR: a folder made by `harness bundle` (harness/bundle/README.md). Its wheels are installed
+# with `pip install --no-index --no-deps` into $OUT/site (step `bundle`), which goes first on
+# PYTHONPATH over the node's own packages (its torch, transformers), its converted models into the
+# harness cache, and nothing is fetched (GPU_SMOKE_INSTALL=0).
 #
 # Steps, in the order of their value (what has never run on a GPU first), each under its own time
 # limit (`timeout`); a step that fails or runs out of time never stops the later ones:
@@ -35,6 +41,19 @@
 # critic_ckpt 29: ~360 s expected of the 480 s budget, 120 s for compiling the decode step.
 # GPU_SMOKE_BUDGET_S (default 480) bounds the whole run: a step never gets more than what is left.
 set -u
+
+BUNDLE=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bundle) BUNDLE=${2:-}; shift $(( $# > 1 ? 2 : 1 ));;
+    --bundle=*) BUNDLE=${1#--bundle=}; shift;;
+    *) echo "gpu_smoke.sh: unknown option '$1'; valid: --bundle DIR" >&2; exit 2;;
+  esac
+done
+if [ -n "$BUNDLE" ] && [ ! -f "$BUNDLE/requirements.txt" ]; then
+  echo "gpu_smoke.sh: --bundle '$BUNDLE' has no requirements.txt; make one with harness bundle --out DIR" >&2; exit 2
+fi
+[ -n "$BUNDLE" ] && BUNDLE=$(cd "$BUNDLE" && pwd) && export GPU_SMOKE_INSTALL=0
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${OUT:-./gpu_smoke_out}
@@ -146,6 +165,22 @@ if command -v nvidia-smi > /dev/null 2>&1; then
 fi
 cleanup() { [ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null; write_summary; }
 trap cleanup EXIT
+
+# -- bundle: the wheels of `harness bundle`, installed without an index ----------------------------
+if [ -n "$BUNDLE" ]; then
+  BUNDLE_PY=${PYTHON:-python3}
+  install_bundle() {
+    "$BUNDLE_PY" -m pip install --no-index --no-deps --no-compile --no-warn-script-location --find-links "$BUNDLE" \
+      --target "$OUT/site" --upgrade -r "$BUNDLE/requirements.txt" || return 1
+    local cache; cache=$(PYTHONPATH="$OUT/site" "$BUNDLE_PY" -c 'from factrl.harness.models import cache_dir; print(cache_dir())') || return 1
+    if [ -d "$BUNDLE/cache/models" ]; then mkdir -p "$cache/models" && cp -rn "$BUNDLE/cache/models/." "$cache/models/"; fi
+    echo "NOTE: $(wc -l < "$BUNDLE/requirements.txt") wheels into $OUT/site; converted models into $cache/models"
+  }
+  export BUNDLE BUNDLE_PY
+  export -f install_bundle
+  run_step bundle 120 install_bundle
+  export PYTHONPATH="$OUT/site${PYTHONPATH:+:$PYTHONPATH}" PATH="$OUT/site/bin:$PATH" PYTHON=$BUNDLE_PY
+fi
 
 # -- setup ----------------------------------------------------------------------------------------
 setup() {

@@ -191,7 +191,7 @@ def score_main(argv: list[str]) -> int:
     from .provenance import recorded_generation
     from .results import score_set
     from .scorers import get_scorer
-    from .sets import all_specs, load_set
+    from .sets import load_set, set_names
 
     args = _parser().parse_args(argv)
     scorer = get_scorer(args.scorer, **_check_score_args(args))
@@ -214,7 +214,7 @@ def score_main(argv: list[str]) -> int:
     for file in files:
         recorded = read_json(file.parent / "metrics.json") if (file.parent / "metrics.json").is_file() else {}
         recorded_set = recorded.get("set", {})
-        set_name = (args.set_name or (file.parent.name if file.parent.name in all_specs() else None)
+        set_name = (args.set_name or (file.parent.name if file.parent.name in set_names() else None)
                     or recorded_set.get("name"))
         if not set_name:
             raise HarnessError(f"{file}: cannot tell which set these predictions are for; pass --set NAME.")

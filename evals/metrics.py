@@ -13,7 +13,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from .sets import CLOSED_BOOK_FIVE
+from factrl.harness.registry import macro_sets
 
 SCHEMA = "factrl.eval.metrics/1"
 RUN_SCHEMA = "factrl.run.metrics/1"
@@ -149,14 +149,15 @@ def validate_metrics_file(doc: Any) -> None:
 def run_metrics(sets: dict[str, dict]) -> dict:
     """Run-level summary: every set's metrics file plus the closed-book macro.
 
-    The macro is the mean `accuracy` of the docs/PROTOCOL.md §6 closed-book sets present (TriviaQA,
-    NQ-Open, PopQA, SimpleQA, TruthfulQA); `complete` says whether all five were scored, since
-    only complete macros compare with the paper's. Empty when none of the five was scored.
+    The macro is the mean `accuracy` of the registry's macro sets present (docs/PROTOCOL.md §6: TriviaQA,
+    NQ-Open, PopQA, SimpleQA, TruthfulQA); `complete` says whether all of them were scored, since
+    only complete macros compare with the paper's. Empty when none of them was scored.
     """
-    present = [name for name in CLOSED_BOOK_FIVE if name in sets and "accuracy" in sets[name]["metrics"]]
+    members = macro_sets()
+    present = [name for name in members if name in sets and "accuracy" in sets[name]["metrics"]]
     macro = {}
     if present:
         values = [sets[name]["metrics"]["accuracy"]["value"] for name in present]
         macro["closed_book_accuracy"] = {"value": math.fsum(values) / len(values), "n_sets": len(present),
-                                         "sets": present, "complete": len(present) == len(CLOSED_BOOK_FIVE)}
+                                         "sets": present, "complete": len(present) == len(members)}
     return {"schema": RUN_SCHEMA, "sets": sets, "macro": macro}

@@ -11,6 +11,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from factrl.harness import registry
 from factrl.harness.errors import HarnessError
 from factrl.harness.models import ModelIdentity
 from factrl.harness.prompts import PROMPT_VERSION, prompt_hash, prompt_variant, system_prompt
@@ -121,40 +122,6 @@ def _processes(settings: EvalSettings) -> dict:
 
 
 def backend_settings(settings: EvalSettings, cfg: Any, model_cfg: Any) -> dict:
-    """What about the backend can change a completion (recorded, and part of the cache key)."""
-    if settings.backend == "hf":
-        import torch
-
-        from factrl.harness.models.shapes import torch_dtype
-
-        device = cfg.get("device") or "auto"
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        dtype = torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)
-        from .backends.hf import fast_active
-
-        # Recorded (and in the cache key) only when on, so descriptors without it keep their keys.
-        fast = {"hf_fast": True} if fast_active(settings.hf_fast, device) else {}
-        return {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": settings.batch_size,
-                **fast, **_processes(settings)}
-    if settings.backend == "vllm":
-        return {**{k: settings.vllm.get(k) for k in ("max_model_len", "tensor_parallel_size", "enforce_eager")},
-                **_processes(settings)}
-    # Written to metrics.json and the leaderboard: no credentials in the URL, no secret-looking keys.
-    from urllib.parse import urlsplit, urlunsplit
-
-    from factrl.harness.config_values import redact
-
-    url = settings.openai.get("base_url")
-    if url:
-        parts = urlsplit(str(url))
-        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
-        url = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    from .backends.openai import endpoint_for
-
-    recorded = {"base_url": url, "model": settings.openai.get("model"),
-                "extra_body": redact(dict(settings.openai.get("extra_body") or {}))}
-    endpoint = endpoint_for(model_cfg, settings.openai)
-    if endpoint != "chat":  # a response-prefix model's route is a choice; plain chat runs keep their cache keys
-        recorded["endpoint"] = endpoint
-    return recorded
+    """What about the backend can change a completion (recorded, and part of the cache key): the
+    registry's `generation` entry says (its `provenance`; evals/backends/<name>.py)."""
+    return registry.get("generation", settings.backend).provenance(settings, cfg, model_cfg, _processes(settings))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from factrl.harness import registry
 from factrl.harness.rundir import write_json
 
 from .metrics import aggregate, metrics_file
@@ -28,6 +29,9 @@ def score_set(eval_set: EvalSet, rows: dict[str, dict], scorer, generation: dict
         extra, sections = judged.run(eval_set, completions, folder)
         metrics.update(extra)
     doc = metrics_file(set_info=eval_set.describe(), scorer=scorer.describe(), generation=generation, metrics=metrics)
+    rule = registry.get("tasks", eval_set.task).rule
+    if rule:  # a plugin task's own rule scored it (evals/scorers/default.py): say which, and its version
+        doc["set"]["task_rule"] = {"target": rule, "version": str(getattr(registry.resolve(rule), "version", ""))}
     if sections:
         doc["judged"] = sections
     strict = strict_summary(samples.rows(), eval_set.task)  # beside the scorer's numbers (evals/strict.py)

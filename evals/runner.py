@@ -87,7 +87,7 @@ def _generate(cfg, settings, jobs, descriptor, system, identity, model_cfg, deco
 
     def make_backend():
         return build_backend(settings.backend, identity, model_cfg, decoding, adapter=adapter,
-                             settings=settings.vllm if settings.backend == "vllm" else settings.openai,
+                             settings=getattr(settings, settings.backend, None),  # eval.vllm, eval.openai; hf has none
                              batch_size=settings.batch_size, device=cfg.get("device"), model=model,
                              tokenizer=tokenizer, hf_fast=settings.hf_fast)
 

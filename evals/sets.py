@@ -1,12 +1,15 @@
-"""The registry of evaluation sets and how each one is loaded.
+"""How each evaluation set is loaded.
 
-A set is a small declarative `SetSpec`: its task (which scorer rule applies), its hub
-source, the file names it has in a data folder, and a row parser. `load_set` returns an
-`EvalSet` that records where the data came from (hub commit or file hash), a content hash
-of the parsed records and their count, so a metrics file says exactly what was scored.
+A set's name, label, task, order and macro membership are its entry in the name registry
+(factrl.harness.registry, builtin.py; plugins add theirs under the `harness.eval_sets` entry
+points, docs/ADDING_AN_EVAL_SET.md); the entry names its loader, a small declarative `SetSpec`
+here: its hub source, the file names it has in a data folder, a row parser and, for a set
+that ships its questions, the function that returns them. `load_set` returns an `EvalSet`
+that records where the data came from (hub commit or file hash), a content hash of the
+parsed records and their count, so a metrics file says exactly what was scored.
 
 Sources, in order: `data` (an explicit local file), a file with one of the spec's names in
-`data_dir`, then the hub. Add a set with `register_set(SetSpec(...))`; names are unique.
+`data_dir`, the rows the set ships (`embedded`), then the hub.
 """
 from __future__ import annotations
 
@@ -16,37 +19,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from factrl.harness.errors import DataError, HarnessError, did_you_mean
+from factrl.harness import registry
+from factrl.harness.errors import DataError, HarnessError
 from factrl.harness.hashing import sha256_file
 
 from factrl.harness.answers import prepare_references
 from .loaders import Fields, Record, dedupe, load_hub, parse_rows, read_rows
 
-TASKS = ("closed_book", "truthfulqa", "multihop")
-CLOSED_BOOK_FIVE = ("triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa")  # docs/PROTOCOL.md §6 macro
-
 
 @dataclass(frozen=True)
 class SetSpec:
-    """A registered evaluation set.
+    """How a registered evaluation set is loaded (its name and task are its registry entry's).
 
-    name: registry key, used in configs (`eval.sets`), paths and metric keys.
-    task: closed_book | truthfulqa | multihop (selects the scoring rule).
+    title: what the set is, in words (split, variant).
     hub: (repo, config, split) on the Hugging Face hub, or None for sets without one.
     filenames: file names looked for in `eval.data_dir` (the shared copies' names first).
     parse: row -> Record for every accepted row format.
     expected: the paper's record count (docs/PROTOCOL.md §6), checked when the full set is loaded.
     version: bumped when parsing changes what a record contains.
+    embedded: () -> (rows, source, revision) for a set that ships its questions (the demo set,
+    a plugin's), used when no local file is given.
     """
 
-    name: str
-    task: str
     title: str
     hub: tuple[str, str | None, str] | None
     filenames: tuple[str, ...]
     parse: Callable[[Fields], Record]
     expected: int | None = None
     version: str = "1"
+    embedded: Callable[[], tuple[list, str, str]] | None = None
 
 
 @dataclass
@@ -184,60 +185,52 @@ def merge_2wiki_aliases(rows: list[dict], alias_file: Path) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------
-# The registry
+# The loaders of the in-tree sets (their registry entries: factrl.harness.registry, builtin.py)
 # --------------------------------------------------------------------------------------------
-_REGISTRY: dict[str, SetSpec] = {}
+def _demo_rows() -> tuple[list, str, str]:
+    from factrl.harness.demo_data import DEMO_VERSION, demo_eval
+
+    return demo_eval(), "embedded:fanoutqa-demo", f"demo-v{DEMO_VERSION}"
 
 
-def register_set(spec: SetSpec) -> SetSpec:
-    if spec.name in _REGISTRY:
-        raise HarnessError(f"evaluation set '{spec.name}' is registered twice; choose another name.")
-    if spec.task not in TASKS:
-        raise HarnessError(f"set '{spec.name}': task {spec.task!r} is not one of {', '.join(TASKS)}.")
-    _REGISTRY[spec.name] = spec
-    return spec
+TRIVIAQA = SetSpec("TriviaQA validation (rc.nocontext)", ("mandarjoshi/trivia_qa", "rc.nocontext", "validation"),
+                   ("triviaqa_validation.json", "triviaqa.json"), parse_closed_book, 17944)
+NQ_OPEN = SetSpec("NQ-Open validation", ("google-research-datasets/nq_open", "nq_open", "validation"),
+                  ("nq_open_validation.json", "NQ-open.dev.jsonl"), parse_closed_book, 3610)
+POPQA = SetSpec("PopQA test", ("akariasai/PopQA", None, "test"), ("popqa_test.json",), parse_closed_book, 14267)
+SIMPLEQA = SetSpec("SimpleQA", ("basicv8vc/SimpleQA", None, "test"), ("simpleqa.json", "simple_qa_test_set.csv"),
+                   parse_closed_book, 4326)
+TRUTHFULQA = SetSpec("TruthfulQA generation (validation)", ("truthfulqa/truthful_qa", "generation", "validation"),
+                     ("truthfulqa_validation.json", "TruthfulQA.csv"), parse_truthfulqa, 817)
+HOTPOTQA = SetSpec("HotpotQA distractor dev", ("hotpotqa/hotpot_qa", "distractor", "validation"),
+                   ("hotpot_dev_distractor_v1.json",), parse_multihop, 7405)
+# No official hub copy; corag/multihopqa carries the 12,576 dev questions with an answers list.
+# The upstream dev.json plus id_aliases.json (eval.aliases.twowiki) is the exact source.
+TWOWIKI = SetSpec("2WikiMultiHopQA dev", ("corag/multihopqa", "2wikimultihopqa", "validation"),
+                  ("2wikimultihopqa_dev.json", "dev.json"), parse_multihop, 12576)
+DEMO = SetSpec("demo: held-out FanOutQA single-hop questions", None, (), parse_closed_book, embedded=_demo_rows)
 
 
 def get_spec(name: str) -> SetSpec:
-    if name not in _REGISTRY:
-        raise HarnessError(f"unknown evaluation set '{name}'.{did_you_mean(name, _REGISTRY)} "
-                           f"Known: {', '.join(_REGISTRY)}.")
-    return _REGISTRY[name]
+    """The loader of the registered set `name` (unknown names fail with a suggestion)."""
+    info = registry.eval_set(name)
+    spec = registry.resolve(info.loader)
+    if not isinstance(spec, SetSpec):
+        raise HarnessError(f"evaluation set '{name}': its loader {info.loader} is a {type(spec).__name__}, "
+                           "not a factrl.evals.sets.SetSpec (docs/ADDING_AN_EVAL_SET.md).")
+    return spec
 
 
-def all_specs() -> dict[str, SetSpec]:
-    return dict(_REGISTRY)
-
-
-for _spec in (
-    SetSpec("triviaqa", "closed_book", "TriviaQA validation (rc.nocontext)",
-            ("mandarjoshi/trivia_qa", "rc.nocontext", "validation"),
-            ("triviaqa_validation.json", "triviaqa.json"), parse_closed_book, 17944),
-    SetSpec("nq_open", "closed_book", "NQ-Open validation", ("google-research-datasets/nq_open", "nq_open", "validation"),
-            ("nq_open_validation.json", "NQ-open.dev.jsonl"), parse_closed_book, 3610),
-    SetSpec("popqa", "closed_book", "PopQA test", ("akariasai/PopQA", None, "test"),
-            ("popqa_test.json",), parse_closed_book, 14267),
-    SetSpec("simpleqa", "closed_book", "SimpleQA", ("basicv8vc/SimpleQA", None, "test"),
-            ("simpleqa.json", "simple_qa_test_set.csv"), parse_closed_book, 4326),
-    SetSpec("truthfulqa", "truthfulqa", "TruthfulQA generation (validation)",
-            ("truthfulqa/truthful_qa", "generation", "validation"),
-            ("truthfulqa_validation.json", "TruthfulQA.csv"), parse_truthfulqa, 817),
-    SetSpec("hotpotqa", "multihop", "HotpotQA distractor dev", ("hotpotqa/hotpot_qa", "distractor", "validation"),
-            ("hotpot_dev_distractor_v1.json",), parse_multihop, 7405),
-    # No official hub copy; corag/multihopqa carries the 12,576 dev questions with an answers list.
-    # The upstream dev.json plus id_aliases.json (eval.aliases.twowiki) is the exact source.
-    SetSpec("twowiki", "multihop", "2WikiMultiHopQA dev", ("corag/multihopqa", "2wikimultihopqa", "validation"),
-            ("2wikimultihopqa_dev.json", "dev.json"), parse_multihop, 12576),
-    SetSpec("demo", "closed_book", "demo: held-out FanOutQA single-hop questions", None, (), parse_closed_book),
-):
-    register_set(_spec)
+def set_names() -> list[str]:
+    """Every registered set name (nothing is imported)."""
+    return registry.names("eval_sets")
 
 
 def load_set(name: str, *, data: str | Path | None = None, data_dir: str | Path | None = None,
              aliases: str | Path | None = None, revision: str | None = None,
              limit: int | None = None) -> EvalSet:
     """Load a registered set (see module docstring for the source order); `limit` keeps the first N."""
-    spec = get_spec(name)
+    spec, task = get_spec(name), registry.eval_set(name).task
     hint = (f"Pass a local copy: eval.data.{name}=PATH (harness score: --data PATH) or eval.data_dir=DIR "
             f"holding one of {', '.join(spec.filenames) or 'its files'}.")
     path = Path(data).expanduser() if data else None
@@ -245,10 +238,8 @@ def load_set(name: str, *, data: str | Path | None = None, data_dir: str | Path 
         path = next((Path(data_dir).expanduser() / n for n in spec.filenames
                      if (Path(data_dir).expanduser() / n).is_file()), None)
     file_sha = None
-    if spec.name == "demo" and path is None:
-        from factrl.harness.demo_data import DEMO_VERSION, demo_eval
-
-        rows, source, rev = demo_eval(), "embedded:fanoutqa-demo", f"demo-v{DEMO_VERSION}"
+    if spec.embedded is not None and path is None:
+        rows, source, rev = spec.embedded()
     elif path is not None:
         rows = read_rows(path)
         if aliases:
@@ -268,6 +259,6 @@ def load_set(name: str, *, data: str | Path | None = None, data_dir: str | Path 
         if int(limit) < 1:
             raise DataError(f"eval.limit={limit}: give a positive number of questions or null for all.")
         records = records[: int(limit)]
-    return EvalSet(spec.name, spec.task, records, source, rev, spec.version, file_sha,
+    return EvalSet(name, task, records, source, rev, spec.version, file_sha,
                    int(limit) if limit is not None else None,
                    str(Path(aliases).expanduser().resolve()) if aliases and path is not None else None)

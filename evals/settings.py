@@ -8,13 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from factrl.harness import registry
 from factrl.harness.errors import ConfigError
 from factrl.harness.settings import Settings, plain
 
-from .backends import BACKENDS
 from .judged_settings import check_judged
 from .scorers import get_scorer, unused_options
-from .sets import get_spec
 
 
 @dataclass
@@ -76,9 +75,9 @@ class EvalSettings(Settings):
 
     def validate(self) -> None:
         for name in self.sets:
-            get_spec(name)  # unknown names fail with a suggestion
-        if self.backend not in BACKENDS:
-            raise ConfigError(f"eval.backend={self.backend!r}: use one of {', '.join(BACKENDS)}.")
+            registry.require("eval_sets", name, "eval.sets")  # unknown names fail with a suggestion
+            registry.eval_set(name)  # a plugin set that fails to load says so here
+        registry.require("generation", self.backend, "eval.backend")
         if self.limit is not None and int(self.limit) < 1:
             raise ConfigError(f"eval.limit={self.limit}: give a positive number of questions, or null for all.")
         if self.batch_size < 1:
@@ -94,5 +93,5 @@ class EvalSettings(Settings):
                               f"remove the override or use eval.scorer=default.")
         scorer = self.make_scorer()
         for name in self.sets:
-            scorer.metrics(get_spec(name).task)  # e.g. corver-official refuses multi-hop sets here
+            scorer.metrics(registry.eval_set(name).task)  # e.g. corver-official refuses multi-hop sets here
         check_judged(self)

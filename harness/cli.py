@@ -16,6 +16,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("factrl.evals.cli:eval_main", "generate and score answers for an evaluation set (Hydra overrides)"),
     "score": ("factrl.evals.cli:score_main", "score a predictions JSONL file without regenerating"),
     "methods": ("factrl.harness.methods_cli:methods_main", "list the registered reward methods"),
+    "sets": ("factrl.harness.registry.cli:sets_main", "list the registered evaluation sets and tasks (plugins included)"),
+    "names": ("factrl.harness.registry.cli:names_main", "list the registered names of one kind (scorers, nli, judge, ...)"),
     "index": ("factrl.harness.corpus.cli:main", "build or query an infini-gram corpus index (build | query)"),
     "pool": ("factrl.harness.pool.cli:main", "prepare the training question pool (filter)"),
     "evidence": ("factrl.harness.evidence.cli:main", "build or query a Wikipedia evidence store (build | query)"),
@@ -24,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "nli": ("factrl.harness.nli.cli:main", "score a (premise, hypothesis) pair with an NLI backend (score)"),
     "probe": ("factrl.harness.probe.cli:main", "score constructed gaming completions through methods' real rewards"),
     "grid": ("factrl.harness.grid.cli:main", "launch a comparison grid (models x methods x seeds), skipping finished cells"),
+    "bundle": ("factrl.harness.bundle.cli:main", "gather the wheels a machine without a package index needs (--python, --platform)"),
 }
 
 

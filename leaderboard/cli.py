@@ -131,10 +131,10 @@ def _list(args: argparse.Namespace) -> int:
     table = [header]
     from factrl.harness.timer import format_hms
 
-    from .store.rows import PRIMARY
+    from .store.rows import primary_metrics
 
     for row in rows:
-        key = PRIMARY[row["set"]["task"]][0]
+        key = primary_metrics(row["set"]["task"])[0]
         item = row["metrics"].get(key, {})
         timer = row.get("timer") or {}
         table.append((row["row_id"], row["leaderboard_version"], row["model"]["name"], row["method"]["name"],

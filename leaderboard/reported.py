@@ -91,7 +91,6 @@ class ReportedFile:
 
 def known_names() -> dict[str, list[str]]:
     """The harness's names each entry field must use."""
-    from factrl.evals.sets import all_specs
     from factrl.harness import registry
 
     models = []
@@ -101,8 +100,8 @@ def known_names() -> dict[str, list[str]]:
             if isinstance(name, str) and name and not name.startswith("$") and "?" not in name:
                 models.append(name)
     # Names only: loading every method (registry.all_methods) imports torch, seconds per publish.
-    return {"method": sorted(registry._discover()), "model": sorted(models),
-            "set": [*all_specs(), MACRO], "metric": list(METRICS)}
+    return {"method": registry.names("methods"), "model": sorted(models),
+            "set": [*registry.names("eval_sets"), MACRO], "metric": list(METRICS)}
 
 
 def resolve(spec: str | Path) -> Path:

@@ -1,8 +1,9 @@
 """Leaderboard settings, read without Hydra.
 
 `configs/leaderboard/default.yaml` is also `harness run`'s `leaderboard` group (enabled,
-store, version); `configs/leaderboard/layout/paper.yaml` is the table layout (labels,
-order, macro sets, focus and reference methods), read only here so that editing a label
+store, version); `configs/leaderboard/layout/paper.yaml` is the table layout (method labels
+and order, focus and reference methods; the sets' labels, order and Macro come from the name
+registry), read only here so that editing a label
 never changes a run's config hash. `harness leaderboard publish --layout FILE` replaces it.
 """
 from __future__ import annotations
@@ -22,9 +23,7 @@ FALLBACK: dict[str, Any] = {
     "focus_method": None,  # neutral: no method is "(ours)" unless `publish --focus M` asks
     "reference_method": "corver",
     "raw_method": "raw",
-    "macro_sets": ["triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa"],
-    "set_order": ["triviaqa", "nq_open", "popqa", "simpleqa", "truthfulqa", "hotpotqa", "2wikimultihopqa"],
-    "set_labels": {},
+    "set_labels": {},  # relabels only; the sets' labels, order and Macro are their registry entries
     "method_labels": {},
     "reported": ["corver-paper"],  # reported results shown beside measured rows (reported.py); [] = none
     "vs_raw_table": True,  # the difference-to-Raw view of the accuracy table (tables/ci.py)

@@ -15,14 +15,14 @@ from typing import Any
 
 import yaml
 
-from factrl.harness import __version__
+from factrl.harness import __version__, registry
 from factrl.harness.prompts import PROMPT_VERSION, prompt_hash
 from factrl.harness.rundir import write_json
 from factrl.harness.timer import Timer
 from factrl.evals import SCORER_VERSION
 
 SET_COUNTS = {"triviaqa": 17944, "nq_open": 3610, "popqa": 14267, "simpleqa": 4326, "truthfulqa": 817,
-              "hotpotqa": 7405, "2wikimultihopqa": 12576}
+              "hotpotqa": 7405, "twowiki": 12576}
 GREEDY = {"do_sample": False, "temperature": 0.0, "top_p": 1.0, "top_k": 0, "repetition_penalty": 1.0,
           "presence_penalty": 0.0, "max_new_tokens": 1000}
 H100 = {"kind": "cuda", "name": "NVIDIA H100 80GB HBM3", "count": 1}
@@ -33,9 +33,10 @@ def _sha(text: str) -> str:
 
 
 def _task(name: str, score: Any) -> str:
-    if isinstance(score, dict) and "em" in score:
-        return "multihop"
-    return "truthfulqa" if name == "truthfulqa" else "closed_book"
+    """The registered set's task (a name not registered, e.g. a made-up one: by its score's shape)."""
+    if name in registry.names("eval_sets"):
+        return registry.eval_set(name).task
+    return "multihop" if isinstance(score, dict) and "em" in score else "closed_book"
 
 
 class FakeClock:

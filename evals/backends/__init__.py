@@ -1,21 +1,21 @@
-"""Generation backends, built by name (`eval.backend`): hf, vllm, openai.
+"""Generation backends, built by name (`eval.backend`): the name registry's `generation` kind
+(hf, vllm, openai in tree; plugins under the `harness.generation` entry points).
 
 Each backend module is imported only when chosen, so `import factrl.evals` pulls in neither
-torch nor vLLM nor the OpenAI client.
+torch nor vLLM nor the OpenAI client. A backend's registered target is a `GenerationEntry`
+(base.py): its `build` and its `provenance`.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from factrl.harness.errors import HarnessError, did_you_mean
+from factrl.harness import registry
 from factrl.harness.models import ModelIdentity
 
-from .base import Backend, BackendError, Decoding, Generation, Request
+from .base import Backend, BackendError, Decoding, Generation, GenerationEntry, Request
 
-BACKENDS = ("hf", "vllm", "openai")
-
-__all__ = ["BACKENDS", "Backend", "BackendError", "Decoding", "Generation", "Request", "build_backend"]
+__all__ = ["Backend", "BackendError", "Decoding", "Generation", "GenerationEntry", "Request", "build_backend"]
 
 
 def build_backend(name: str, identity: ModelIdentity, model_cfg: Any, decoding: Decoding, *,
@@ -28,17 +28,6 @@ def build_backend(name: str, identity: ModelIdentity, model_cfg: Any, decoding: 
     model, tokenizer: an already-loaded model (with its adapter, if any) for the hf backend.
     hf_fast: `eval.hf_fast` (hf backend: merged, prepacked weights on the CPU).
     """
-    if name == "hf":
-        from .hf import HFBackend
-
-        return HFBackend(identity, model_cfg, decoding, adapter=adapter, batch_size=batch_size, device=device,
-                         model=model, tokenizer=tokenizer, fast=hf_fast)
-    if name == "vllm":
-        from .vllm import VLLMBackend
-
-        return VLLMBackend(identity, model_cfg, decoding, adapter=adapter, settings=settings)
-    if name == "openai":
-        from .openai import OpenAIBackend
-
-        return OpenAIBackend(identity, model_cfg, decoding, settings=settings)
-    raise HarnessError(f"unknown eval.backend '{name}'.{did_you_mean(name, BACKENDS)} Valid: {', '.join(BACKENDS)}.")
+    options = {"adapter": adapter, "settings": settings, "batch_size": batch_size, "device": device, "model": model,
+               "tokenizer": tokenizer, "hf_fast": hf_fast}
+    return registry.get("generation", name).build(identity, model_cfg, decoding, options)

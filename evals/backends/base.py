@@ -87,3 +87,19 @@ class Backend:
 def longest_first(lengths: Sequence[int]) -> list[int]:
     """Indexes ordered by decreasing length (stable), for batching."""
     return sorted(range(len(lengths)), key=lambda i: -lengths[i])
+
+
+@dataclass(frozen=True)
+class GenerationEntry:
+    """What the registry's `generation` kind names (evals/backends/__init__.py).
+
+    build(identity, model_cfg, decoding, options) -> Backend: `options` holds adapter, settings
+    (the backend's `eval.<name>` node), batch_size, device, model, tokenizer, hf_fast; each
+    backend takes what it uses.
+    provenance(eval settings, cfg, model_cfg, processes) -> dict: what about the backend can change a
+    completion (recorded, and part of the response cache key); `processes` is the data-parallel
+    entry ({} for one process), added by backends whose batching it changes.
+    """
+
+    build: Any
+    provenance: Any

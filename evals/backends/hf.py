@@ -14,7 +14,7 @@ from typing import Any, Iterator, Sequence
 from factrl.harness.models import ModelIdentity, load_model, load_tokenizer
 from factrl.harness.prompts import format_prompt
 
-from .base import Backend, Decoding, Generation, Request, longest_first
+from .base import Backend, Decoding, Generation, GenerationEntry, Request, longest_first
 
 log = logging.getLogger("factrl.evals")
 
@@ -140,3 +140,29 @@ def _presence_penalty(penalty: float, prompt_length: int):
             return scores - penalty * seen.to(scores.dtype)
 
     return LogitsProcessorList([PresencePenalty()])
+
+
+def build(identity: ModelIdentity, model_cfg: Any, decoding: Decoding, options: dict[str, Any]) -> HFBackend:
+    """The registry's `generation` entry `hf` (evals/backends/__init__.py build_backend)."""
+    return HFBackend(identity, model_cfg, decoding, adapter=options["adapter"], batch_size=options["batch_size"],
+                     device=options["device"], model=options["model"], tokenizer=options["tokenizer"],
+                     fast=options["hf_fast"])
+
+
+def provenance(settings: Any, cfg: Any, model_cfg: Any, processes: dict[str, Any]) -> dict[str, Any]:
+    """Device, dtype, batch size (the batch changes padding), the fast path when on, processes."""
+    import torch
+
+    from factrl.harness.models.shapes import torch_dtype
+
+    device = cfg.get("device") or "auto"
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    dtype = torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)
+    # Recorded (and in the cache key) only when on, so descriptors without it keep their keys.
+    fast = {"hf_fast": True} if fast_active(settings.hf_fast, device) else {}
+    return {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": settings.batch_size,
+            **fast, **processes}
+
+
+ENTRY = GenerationEntry(build, provenance)  # the registry's `generation` entry `hf`

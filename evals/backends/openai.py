@@ -39,7 +39,7 @@ from factrl.harness.prompts import chat_messages, format_prompt, response_prefix
 from factrl.harness.judge.loop import LoopThread
 from factrl.harness.judge.transport import Completion, RequestFailed, Transport, parse_chat, parse_completion
 
-from .base import Backend, BackendError, Decoding, Generation, Request
+from .base import Backend, BackendError, Decoding, Generation, GenerationEntry, Request
 
 log = logging.getLogger("factrl.evals")
 
@@ -195,3 +195,31 @@ def bos_to_strip(tokenizer: Any) -> str:
     bos, bos_id = tokenizer.bos_token, tokenizer.bos_token_id
     adds_bos = bos_id is not None and tokenizer("x")["input_ids"][:1] == [bos_id]
     return bos if bos and adds_bos else ""
+
+
+def build(identity: ModelIdentity, model_cfg: Any, decoding: Decoding, options: dict[str, Any]) -> OpenAIBackend:
+    """The registry's `generation` entry `openai` (evals/backends/__init__.py build_backend)."""
+    return OpenAIBackend(identity, model_cfg, decoding, settings=options["settings"])
+
+
+def provenance(settings: Any, cfg: Any, model_cfg: Any, processes: dict[str, Any]) -> dict[str, Any]:
+    """The server, the served model, extra request fields and a non-chat route. Written to
+    metrics.json and the leaderboard: no credentials in the URL, no secret-looking keys."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from factrl.harness.config_values import redact
+
+    url = settings.openai.get("base_url")
+    if url:
+        parts = urlsplit(str(url))
+        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+        url = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    recorded = {"base_url": url, "model": settings.openai.get("model"),
+                "extra_body": redact(dict(settings.openai.get("extra_body") or {}))}
+    endpoint = endpoint_for(model_cfg, settings.openai)
+    if endpoint != "chat":  # a response-prefix model's route is a choice; plain chat runs keep their cache keys
+        recorded["endpoint"] = endpoint
+    return recorded
+
+
+ENTRY = GenerationEntry(build, provenance)  # the registry's `generation` entry `openai`

@@ -22,7 +22,7 @@ from factrl.harness.models.shapes import torch_dtype
 from factrl.harness.models import ModelIdentity, load_tokenizer
 from factrl.harness.prompts import format_prompt
 
-from .base import Backend, Decoding, Generation, Request
+from .base import Backend, Decoding, Generation, GenerationEntry, Request
 
 log = logging.getLogger("factrl.evals")
 
@@ -135,3 +135,17 @@ class VLLMBackend(Backend):
             torch.cuda.empty_cache()
         except Exception:  # noqa: BLE001 - best effort
             pass
+
+
+def build(identity: ModelIdentity, model_cfg: Any, decoding: Decoding, options: dict[str, Any]) -> VLLMBackend:
+    """The registry's `generation` entry `vllm` (evals/backends/__init__.py build_backend)."""
+    return VLLMBackend(identity, model_cfg, decoding, adapter=options["adapter"], settings=options["settings"])
+
+
+def provenance(settings: Any, cfg: Any, model_cfg: Any, processes: dict[str, Any]) -> dict[str, Any]:
+    """The engine settings that change a completion, and processes."""
+    return {**{k: settings.vllm.get(k) for k in ("max_model_len", "tensor_parallel_size", "enforce_eager")},
+            **processes}
+
+
+ENTRY = GenerationEntry(build, provenance)  # the registry's `generation` entry `vllm`

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from factrl.harness import registry
 from factrl.harness.answers import REFUSALS, SCORER_VERSION, extract_answer, match_prepared, normalize_answer
+from factrl.harness.errors import HarnessError
+
 from ..metrics import DIAGNOSTICS, Metric, SampleTable
 from ..rules.multihop import score_multihop
 from ..rules.truthfulqa import decide as truthfulqa_decide
@@ -60,13 +63,22 @@ class DefaultScorer(Scorer):
                          truthfulqa_content_guard=bool(truthfulqa_content_guard))
 
     def metrics(self, task: str) -> Sequence[Metric]:
-        return {"closed_book": CLOSED_BOOK_METRICS, "truthfulqa": TRUTHFULQA_METRICS,
-                "multihop": MULTIHOP_METRICS}[task]
+        own = {"closed_book": CLOSED_BOOK_METRICS, "truthfulqa": TRUTHFULQA_METRICS, "multihop": MULTIHOP_METRICS}
+        return own[task] if task in own else self._task_rule(task).metrics(dict(self.options))
 
     def score(self, eval_set: EvalSet, completions: Sequence[str]) -> SampleTable:
-        rule = {"closed_book": self._closed_book, "truthfulqa": self._truthfulqa,
-                "multihop": self._multihop}[eval_set.task]
-        return rule(eval_set, completions)
+        own = {"closed_book": self._closed_book, "truthfulqa": self._truthfulqa, "multihop": self._multihop}
+        if eval_set.task in own:
+            return own[eval_set.task](eval_set, completions)
+        return self._task_rule(eval_set.task).score(eval_set, completions, dict(self.options))
+
+    @staticmethod
+    def _task_rule(task: str):
+        """A registered task's own rule (a plugin's task type, docs/ADDING_AN_EVAL_SET.md)."""
+        info = registry.get("tasks", task)
+        if not info.rule:
+            raise HarnessError(f"task '{task}' has no rule of its own and the default scorer has none for it.")
+        return registry.resolve(info.rule)
 
     @staticmethod
     def _closed_book(eval_set: EvalSet, completions: Sequence[str]) -> SampleTable:

@@ -1,16 +1,17 @@
-"""The scorer registry: `get_scorer(name, **options)`, lazy "module:Class" entries.
+"""Scorers by name: `get_scorer(name, **options)`, over the name registry's `scorers` kind.
 
-Names are unique; a typo gets a "did you mean". A scorer takes only the options in its
+The names live in factrl.harness.registry (builtin.py; plugins: the `harness.scorers` entry
+points), lazy "module:Class" entries; a typo gets a "did you mean". A scorer takes only the options in its
 `OPTIONS`; an option it does not take is an error when it is set to anything but its
 harness-wide default (`UNSET`), because a silently dropped option makes a result look like
 something it is not (e.g. `--truthfulqa-no-comment` with `--scorer corver-official`).
 """
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
 
-from factrl.harness.errors import HarnessError, did_you_mean
+from factrl.harness import registry
+from factrl.harness.errors import HarnessError
 
 from .base import Scorer
 
@@ -19,32 +20,18 @@ from .base import Scorer
 # that does not take the option changes nothing, so it is not an error.
 UNSET: dict[str, Any] = {"truthfulqa_no_comment": False, "truthfulqa_content_guard": True}
 
-_SCORERS: dict[str, str] = {}
-
-
-def register_scorer(name: str, target: str) -> None:
-    """Register "package.module:Class" (imported on first use) under `name`."""
-    if name in _SCORERS:
-        raise HarnessError(f"scorer '{name}' is registered twice; choose another name.")
-    _SCORERS[name] = target
-
-
-register_scorer("default", "factrl.evals.scorers.default:DefaultScorer")
-# The compatibility code loads only when asked for.
-register_scorer("corver-official", "factrl.evals.scorers.corver_official:CorverOfficialScorer")
-
 
 def scorer_names() -> list[str]:
-    return sorted(_SCORERS)
+    return registry.names("scorers")
 
 
 def scorer_class(name: str) -> type[Scorer]:
     """The registered class; unknown names raise a HarnessError with a suggestion."""
-    if name not in _SCORERS:
-        raise HarnessError(f"unknown scorer '{name}'.{did_you_mean(name, _SCORERS)} "
-                           f"Available: {', '.join(sorted(_SCORERS))}.")
-    module, attr = _SCORERS[name].split(":")
-    return getattr(import_module(module), attr)
+    cls = registry.get("scorers", name)
+    if not (isinstance(cls, type) and issubclass(cls, Scorer)):
+        raise HarnessError(f"scorer '{name}' ({registry.entry('scorers', name).target}) is not a "
+                           "factrl.evals.scorers.base.Scorer subclass.")
+    return cls
 
 
 def unused_options(name: str, options: dict[str, Any]) -> list[str]:
@@ -59,7 +46,7 @@ def get_scorer(name: str, **options) -> Scorer:
     cls = scorer_class(name)
     unused = unused_options(name, options)
     if unused:
-        users = [n for n in _SCORERS if unused[0] in scorer_class(n).OPTIONS]
+        users = [n for n in scorer_names() if unused[0] in scorer_class(n).OPTIONS]
         raise HarnessError(f"scorer '{name}' does not use the option {unused[0]}="
                            f"{options[unused[0]]!r}; drop it"
                            + (f" or use a scorer that does ({', '.join(users)})." if users else "."))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import ConfigError, HarnessError
+from ..registry import get, require
 from . import layout
 from .backends import ExactBackend, LocalBackend
 from .cache import CountCache, params_key, query_key
@@ -26,7 +27,6 @@ from .remote import RemoteBackend
 from .tokens import TermEncoder, identify, load_index_tokenizer
 
 log = logging.getLogger(__name__)
-BACKENDS = ("local", "exact", "remote", "none")
 
 
 @dataclass(frozen=True)
@@ -200,34 +200,55 @@ def open_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
     """A Counter for a corpus config node (configs/corpus/*.yaml; DictConfig or dict).
 
     `tokenizer`: the index tokenizer if the caller already loaded it; it must be the one the
-    index was built with (checked by fingerprint).
+    index was built with (checked by fingerprint). The backend is the registry's `corpus`
+    entry of that name: (corpus config, tokenizer) -> Counter.
     """
     backend_name = str(_get(corpus_cfg, "backend", "local"))
-    if backend_name not in BACKENDS:
-        raise ConfigError(f"corpus.backend={backend_name!r}: choose one of {', '.join(BACKENDS)}.")
-    if backend_name == "none":
-        raise ConfigError("corpus=none has no counter; choose a corpus (corpus=demo, corpus=wikipedia, "
-                          "corpus=remote) for a method that counts co-occurrences.")
+    require("corpus", backend_name, "corpus.backend")
+    return get("corpus", backend_name)(corpus_cfg, tokenizer)
+
+
+def no_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
+    """The registry's `corpus` entry `none`."""
+    raise ConfigError("corpus=none has no counter; choose a corpus (corpus=demo, corpus=wikipedia, "
+                      "corpus=remote) for a method that counts co-occurrences.")
+
+
+def open_remote_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
+    """The registry's `corpus` entry `remote`: the public infini-gram API (remote.py)."""
     max_clause_freq = _positive_int(corpus_cfg, "max_clause_freq", 500000)
     max_diff_tokens = _positive_int(corpus_cfg, "max_diff_tokens", 1000)
-    if backend_name == "remote":
-        try:
-            backend = RemoteBackend(
-                api_url=str(_get(corpus_cfg, "api_url", "")), index=str(_get(corpus_cfg, "index", "")),
-                max_clause_freq=max_clause_freq, max_diff_tokens=max_diff_tokens,
-                timeout_s=float(_get(corpus_cfg, "timeout_s", 30.0)), max_retries=int(_get(corpus_cfg, "max_retries", 5)),
-                backoff_s=float(_get(corpus_cfg, "backoff_s", 2.0)),
-                min_interval_s=float(_get(corpus_cfg, "min_interval_s", 1.0)),
-                overflow=str(_get(corpus_cfg, "overflow", "fail")),
-                breaker_failures=int(_get(corpus_cfg, "breaker_failures", 3)),
-                breaker_cooldown_s=float(_get(corpus_cfg, "breaker_cooldown_s", 60.0)))
-        except ValueError as err:
-            raise ConfigError(f"corpus (remote): {err}.") from None
-        if not backend.api_url.startswith(("http://", "https://")) or not backend.index or backend.index == "???":
-            raise ConfigError("corpus.api_url must be an http(s) URL and corpus.index an API index name.")
-        return Counter(backend, manifest_hash=backend.manifest_hash, cache=_cache(corpus_cfg, backend.manifest_hash),
-                       description={"backend": "remote", "index": backend.index, "api_url": backend.api_url})
+    try:
+        backend = RemoteBackend(
+            api_url=str(_get(corpus_cfg, "api_url", "")), index=str(_get(corpus_cfg, "index", "")),
+            max_clause_freq=max_clause_freq, max_diff_tokens=max_diff_tokens,
+            timeout_s=float(_get(corpus_cfg, "timeout_s", 30.0)), max_retries=int(_get(corpus_cfg, "max_retries", 5)),
+            backoff_s=float(_get(corpus_cfg, "backoff_s", 2.0)),
+            min_interval_s=float(_get(corpus_cfg, "min_interval_s", 1.0)),
+            overflow=str(_get(corpus_cfg, "overflow", "fail")),
+            breaker_failures=int(_get(corpus_cfg, "breaker_failures", 3)),
+            breaker_cooldown_s=float(_get(corpus_cfg, "breaker_cooldown_s", 60.0)))
+    except ValueError as err:
+        raise ConfigError(f"corpus (remote): {err}.") from None
+    if not backend.api_url.startswith(("http://", "https://")) or not backend.index or backend.index == "???":
+        raise ConfigError("corpus.api_url must be an http(s) URL and corpus.index an API index name.")
+    return Counter(backend, manifest_hash=backend.manifest_hash, cache=_cache(corpus_cfg, backend.manifest_hash),
+                   description={"backend": "remote", "index": backend.index, "api_url": backend.api_url})
 
+
+def open_local_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
+    """The registry's `corpus` entry `local`: an index on disk, infini-gram's engine (backends.py)."""
+    return _open_index(corpus_cfg, tokenizer, "local", LocalBackend)
+
+
+def open_exact_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
+    """The registry's `corpus` entry `exact`: an index on disk, exact counts (backends.py)."""
+    return _open_index(corpus_cfg, tokenizer, "exact", ExactBackend)
+
+
+def _open_index(corpus_cfg: Any, tokenizer: Any, backend_name: str, cls: type) -> Counter:
+    max_clause_freq = _positive_int(corpus_cfg, "max_clause_freq", 500000)
+    max_diff_tokens = _positive_int(corpus_cfg, "max_diff_tokens", 1000)
     spec = str(_get(corpus_cfg, "tokenizer", "") or getattr(tokenizer, "name_or_path", ""))
     if tokenizer is None:
         tokenizer = load_index_tokenizer(spec)
@@ -256,7 +277,6 @@ def open_counter(corpus_cfg: Any, tokenizer: Any = None) -> Counter:
     encoder = TermEncoder(tokenizer, max_id)
     if _get(corpus_cfg, "probe", True):
         _probe(info, encoder, identity.vocab_size, identity.eos_token_id)
-    cls = ExactBackend if backend_name == "exact" else LocalBackend
     backend = cls(info, encoder, vocab_size=identity.vocab_size, eos_token_id=identity.eos_token_id,
                   max_clause_freq=max_clause_freq, max_diff_tokens=max_diff_tokens,
                   case_variants=bool(_get(corpus_cfg, "case_variants", False)))

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 from ..config_values import redact_url
 from ..errors import ConfigError
+from ..registry import get
 
 from .cache import JudgeCache
 from .client import Judge
@@ -100,6 +101,26 @@ def _open_openai(settings: JudgeSettings, run_dir: Path | None) -> Judge:
                  cache=_cache(settings))
 
 
+# The registry's `judge` entries: (settings, run_dir, evidence) -> an unopened judge.
+def no_judge(settings: Any, run_dir: Path | None, evidence: Any) -> Any:
+    raise ConfigError("this method needs a judge but judge=none; use judge=reference (rule-based stand-in), "
+                      "judge=embedded (a local model) or judge=openai judge.base_url=URL judge.model=NAME.")
+
+
+def open_reference(settings: Any, run_dir: Path | None, evidence: Any) -> Any:
+    from .reference import ReferenceJudge
+
+    return ReferenceJudge(settings, run_dir=run_dir, evidence=evidence)
+
+
+def open_embedded(settings: JudgeSettings, run_dir: Path | None, evidence: Any) -> Judge:
+    return _open_embedded(settings, run_dir)
+
+
+def open_openai(settings: JudgeSettings, run_dir: Path | None, evidence: Any) -> Judge:
+    return _open_openai(settings, run_dir)
+
+
 def open_judge(judge_cfg: Any, *, run_dir: str | Path | None = None, check: bool = True, evidence: Any = None,
                prompts: Sequence[JudgePrompt] = ()) -> Any:
     """The judge `judge_cfg` describes, started (embedded) and checked; close it (or use `with`).
@@ -108,18 +129,8 @@ def open_judge(judge_cfg: Any, *, run_dir: str | Path | None = None, check: bool
     start (and judge=reference refuses one without a reference answer before any work).
     `evidence`: the run's evidence store, for the reference answers that read it."""
     settings = read_settings(judge_cfg)
-    if settings.backend == "none":
-        raise ConfigError("this method needs a judge but judge=none; use judge=reference (rule-based stand-in), "
-                          "judge=embedded (a local model) or judge=openai judge.base_url=URL judge.model=NAME.")
     run_path = Path(run_dir) if run_dir is not None else None
-    if settings.backend == "reference":
-        from .reference import ReferenceJudge
-
-        judge: Any = ReferenceJudge(settings, run_dir=run_path, evidence=evidence)
-    elif settings.backend == "embedded":
-        judge = _open_embedded(settings, run_path)
-    else:
-        judge = _open_openai(settings, run_path)
+    judge = get("judge", settings.backend)(settings, run_path, evidence)
     try:
         judge.register(*prompts)
         if check:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import ConfigError
+from ..registry import names
 from ..settings import Settings, defaults_from_yaml, in_range, parse, plain
 
-BACKENDS = ("none", "embedded", "openai", "reference")
 REPLY_MODES = ("auto", "text", "json_schema")
 EMBEDDED_ONLY = ("startup_timeout", "threads", "device", "dtype")  # options of the local server
 # Keys only a served judge (embedded, openai) reads: the reference and none options accept and ignore them.
@@ -144,7 +144,7 @@ def read_settings(judge_cfg: Any) -> JudgeSettings | NoJudgeSettings | Reference
     """The checked settings of a `judge` node or dict, over the defaults of its backend's file."""
     data = dict(plain(judge_cfg) or {})
     backend = str(data.get("backend") or "none")
-    if backend not in BACKENDS:
+    if backend not in names("judge"):  # the registry's `judge` kind
         raise ConfigError(f"judge.backend={backend!r} is not valid; use judge=reference (rule-based stand-in), "
                           f"judge=embedded (a local model) or judge=openai judge.base_url=URL judge.model=NAME.")
     if backend == "none":

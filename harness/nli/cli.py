@@ -5,7 +5,8 @@ import argparse
 import json
 import sys
 
-from .config import BACKENDS, DEFAULT_BACKEND
+from ..registry import names
+from .config import DEFAULT_BACKEND
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -15,7 +16,7 @@ def _parser() -> argparse.ArgumentParser:
     score = sub.add_parser("score", help="probability that PREMISE supports HYPOTHESIS")
     score.add_argument("premise")
     score.add_argument("hypothesis")
-    score.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND)
+    score.add_argument("--backend", choices=names("nli"), default=DEFAULT_BACKEND)
     score.add_argument("--model", help="hub id (read from the local cache) or local directory")
     score.add_argument("--revision", help="hub commit (default: the pinned one for the default ids)")
     score.add_argument("--foundation", help="hhem: local directory with flan-t5-base's config and tokenizer")

@@ -14,9 +14,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..errors import ConfigError
+from ..registry import names
 from ..settings import Settings, plain
 
-BACKENDS = ("standin", "hhem", "deberta")
 # Offline CPU machines cannot reach HHEM's or DeBERTa's weights, so the embedded default is
 # the documented stand-in; FSPO / KnowRL configs name `hhem` / `deberta` for faithful runs.
 DEFAULT_BACKEND = "standin"
@@ -75,8 +75,8 @@ class NLISettings(Settings):
     entailment_label: str = "entailment"
 
     def __post_init__(self) -> None:
-        if self.backend not in BACKENDS:
-            raise ValueError(f"backend={self.backend!r} is not valid; use one of {', '.join(BACKENDS)}.")
+        if self.backend not in names("nli"):  # the registry's `nli` kind (standin, hhem, deberta, plugins')
+            raise ValueError(f"backend={self.backend!r} is not valid; use one of {', '.join(names('nli'))}.")
         for key, owner in _ONLY.items():
             default = next(f.default for f in fields(self) if f.name == key)
             if owner != self.backend and getattr(self, key) != default:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..registry import get
 from .base import NLIScorer
 from .config import parse_config
 
@@ -13,14 +14,4 @@ def load_nli(cfg: Any = None) -> NLIScorer:
     Model backends load their weights here, once; `score()` then only runs forward passes.
     """
     settings = parse_config(cfg)
-    if settings.backend == "hhem":
-        from .hhem import HHEMScorer
-
-        return HHEMScorer(settings)
-    if settings.backend == "deberta":
-        from .deberta import DebertaScorer
-
-        return DebertaScorer(settings)
-    from .standin import StandinScorer
-
-    return StandinScorer(settings.batch_size)
+    return get("nli", settings.backend)(settings)  # the registry's `nli` entry: (NLISettings) -> NLIScorer

@@ -102,6 +102,11 @@ class StandinScorer(NLIScorer):
         super().__init__()
         self.batch_size = batch_size  # unused (no model); kept so describe() matches the config
 
+    @classmethod
+    def from_settings(cls, settings: Any) -> "StandinScorer":
+        """The registry's `nli` entry `standin` (loader.load_nli)."""
+        return cls(settings.batch_size)
+
     def _score(self, pairs: list[tuple[str, str]]) -> list[float]:
         return [lexical_support(premise, hypothesis) for premise, hypothesis in pairs]
 

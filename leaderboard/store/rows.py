@@ -10,10 +10,19 @@ import hashlib
 import json
 from typing import Any
 
+from factrl.harness import registry
+from factrl.harness.errors import HarnessError
+
 from . import schema, versions
 
-# Primary metric(s) per task (docs/CONTRACTS.md); a row without them cannot enter a table.
-PRIMARY = {"closed_book": ("accuracy",), "truthfulqa": ("accuracy",), "multihop": ("em", "f1")}
+
+def primary_metrics(task: str) -> tuple[str, ...]:
+    """Primary metric(s) of a task (its registry entry's `metrics`); a row without them cannot
+    enter a table. A task no longer registered (its plugin uninstalled) keeps `accuracy`."""
+    try:
+        return tuple(registry.get("tasks", task).metrics)
+    except HarnessError:
+        return ("accuracy",)
 # Metrics reported as fractions in [0, 1]; tables print them as percentages.
 FRACTIONS = {"accuracy", "accuracy_one_way", "na_rate", "refusal_rate", "empty_rate", "format_rate", "em", "f1"}
 
@@ -40,7 +49,7 @@ def problems(row: dict[str, Any]) -> list[str]:
     if row["row_id"] != row_id(row["run"]["run_id"], name, row["leaderboard_version"]):
         found.append("row_id: does not match (run_id, set, leaderboard_version); rows are not hand-edited")
     metrics = row["metrics"]
-    for key in PRIMARY[row["set"]["task"]]:
+    for key in primary_metrics(row["set"]["task"]):
         if key not in metrics:
             found.append(f"metrics.{key}: missing (primary metric of task {row['set']['task']})")
     for key, metric in metrics.items():
@@ -48,7 +57,7 @@ def problems(row: dict[str, Any]) -> list[str]:
             found.append(f"metrics.{key}.value = {metric['value']}: must be a fraction in [0, 1] "
                          "(tables print percentages; do not store them)")
     want = expected_n(row)
-    for key in PRIMARY[row["set"]["task"]]:
+    for key in primary_metrics(row["set"]["task"]):
         if want is not None and key in metrics and metrics[key]["n"] != want:
             found.append(f"metrics.{key}.n = {metrics[key]['n']}, but set {name} has {want} questions "
                          "(docs/PROTOCOL.md §6: every question stays in the denominator)")
@@ -62,7 +71,7 @@ def problems(row: dict[str, Any]) -> list[str]:
 
 def primary(row: dict[str, Any], metric: str | None = None) -> float | None:
     """The row's value of `metric` (default: its task's first primary metric), or None."""
-    key = metric or PRIMARY[row["set"]["task"]][0]
+    key = metric or primary_metrics(row["set"]["task"])[0]
     item = row["metrics"].get(key)
     return None if item is None else float(item["value"])
 

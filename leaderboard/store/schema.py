@@ -2,16 +2,19 @@
 
 The schemas are JSON Schema (draft 2020-12 subset: type, enum, const, anyOf, properties,
 required, additionalProperties, minProperties, items, minItems, minimum, maximum,
-minLength, pattern), so other
-tools can validate with any JSON Schema library; `harness leaderboard schema NAME` prints
-one. The validator below implements exactly that subset, because the harness does not
-depend on `jsonschema`; every message names the path of the offending field.
+minLength, pattern; plus `registered`, a name of a kind of factrl.harness.registry, which other
+validators ignore), so other tools can validate with any JSON Schema library; `harness
+leaderboard schema NAME` prints one. The validator below implements exactly that subset,
+because the harness does not depend on `jsonschema`; every message names the path of the
+offending field.
 """
 from __future__ import annotations
 
 import math
 import re
 from typing import Any
+
+from factrl.harness import registry
 
 ROW_SCHEMA_ID = "factrl.leaderboard.row/1"
 RESULTS_SCHEMA_ID = "factrl.leaderboard.results/1"
@@ -33,7 +36,7 @@ def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None, extra
 METRIC = _obj({"value": {"type": "number"}, "n": _COUNT, "higher_is_better": {"type": "boolean"}},
               {"stderr": {"type": ["number", "null"], "minimum": 0}})
 SET = _obj({"name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
-            "task": {"enum": ["closed_book", "truthfulqa", "multihop"]}, "source": _STR,
+            "task": {"type": "string", "registered": "tasks"}, "source": _STR,
             "sha256": _HASH, "version": {"type": ["string", "integer"]}},
            {"revision": _STR_OR_NULL, "count": _COUNT})
 SCORER = _obj({"name": _STR, "version": {"type": ["string", "integer"]}})
@@ -135,6 +138,8 @@ def errors(value: Any, schema: dict[str, Any], path: str = "") -> list[str]:
         return [f"{where}: must be {schema['const']!r}, got {value!r}"]
     if "enum" in schema and value not in schema["enum"]:
         return [f"{where}: must be one of {schema['enum']}, got {value!r}"]
+    if "registered" in schema and value not in registry.names(schema["registered"]):  # a name registry kind
+        return [f"{where}: must be one of {registry.names(schema['registered'])} (`harness sets`), got {value!r}"]
     kinds = schema.get("type")
     if kinds is not None:
         kinds = [kinds] if isinstance(kinds, str) else kinds

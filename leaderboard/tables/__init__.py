@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from factrl.harness import registry
+from factrl.harness.errors import ConfigError
 from factrl.harness.registry import display_label  # Method.label, read from source (no import)
 
 from .. import diagnostics as diaglib
@@ -35,7 +37,15 @@ from ..store import rows as rowlib
 from ..store.versions import model_key
 from . import uncertainty
 
-ACCURACY_TASKS = ("closed_book", "truthfulqa")
+
+
+def accuracy_tasks() -> tuple[str, ...]:
+    """Tasks whose sets are columns of the accuracy table (registry: TaskInfo.table)."""
+    return registry.tasks_of_table("accuracy")
+
+
+def multihop_tasks() -> tuple[str, ...]:
+    return registry.tasks_of_table("multihop")
 
 
 @dataclass
@@ -121,16 +131,25 @@ def hmm(seconds: float | None) -> str:
 
 
 class Layout:
-    """Labels and order shared by the tables (configs/leaderboard/default.yaml)."""
+    """Labels and order shared by the tables (configs/leaderboard/layout/paper.yaml for methods;
+    the sets' labels, order and Macro membership are their registry entries')."""
 
     def __init__(self, settings: dict[str, Any]):
         self.settings = settings
         self.raw = settings.get("raw_method") or "raw"
         self.focus = settings.get("focus_method") or None  # neutral unless a focus is asked for
         self.reference = settings.get("reference_method")
-        self.set_order = list(settings.get("set_order") or [])
-        self.macro_sets = list(settings.get("macro_sets") or [])
-        self.set_labels = dict(settings.get("set_labels") or {})
+        for key in ("set_order", "macro_sets"):
+            if settings.get(key) is not None:
+                raise ConfigError(f"layout {key}: the sets' order and Macro membership are their registry entries "
+                                  "(docs/ADDING_AN_EVAL_SET.md); remove the key.")
+        known = registry.sets_in_order()
+        self.set_order = [s.name for s in known]
+        self.macro_sets = [s.name for s in known if s.macro]
+        relabel = dict(settings.get("set_labels") or {})  # a layout may relabel a registered set
+        for name in relabel:
+            registry.require("eval_sets", str(name), "layout set_labels")
+        self.set_labels = {**{s.name: s.label for s in known}, **relabel}
         self.method_labels = dict(settings.get("method_labels") or {})
 
     def set_label(self, name: str) -> str:
@@ -233,7 +252,8 @@ def _model_groups(by_model: dict[str, list[Line]], labels: dict[str, str], layou
 
 def accuracy_table(rows: list[dict], layout: Layout) -> Table:
     boot = uncertainty.settings_of(layout.settings)
-    sets = layout.sort_sets(r["set"]["name"] for r in rows if r["set"]["task"] in ACCURACY_TASKS)
+    tasks = accuracy_tasks()
+    sets = layout.sort_sets(r["set"]["name"] for r in rows if r["set"]["task"] in tasks)
     partial = subset_notes(rows, sets, layout)
     columns = [Column(s, layout.set_label(s) + ("†" if s in partial else "")) for s in sets]
     columns.append(Column("macro", "Macro"))
@@ -242,7 +262,7 @@ def accuracy_table(rows: list[dict], layout: Layout) -> Table:
     labels = model_labels(rows)
     notes: list[str] = list(partial.values())
     by_model: dict[str, list[Line]] = {}
-    for (mkey, method), runs in sorted(_runs(rows, ACCURACY_TASKS).items()):
+    for (mkey, method), runs in sorted(_runs(rows, tasks).items()):
         def score(item: tuple[str, dict[str, dict]]) -> tuple[int, float]:
             values = [rowlib.primary(r) for r in item[1].values()]
             return len(values), sum(v for v in values if v is not None) / max(len(values), 1)
@@ -294,13 +314,14 @@ def accuracy_table(rows: list[dict], layout: Layout) -> Table:
 
 
 def multihop_table(rows: list[dict], layout: Layout) -> Table:
-    sets = layout.sort_sets(r["set"]["name"] for r in rows if r["set"]["task"] == "multihop")
+    tasks = multihop_tasks()
+    sets = layout.sort_sets(r["set"]["name"] for r in rows if r["set"]["task"] in tasks)
     partial = subset_notes(rows, sets, layout)
     columns = [Column(f"{s}:{m}", m.upper(), group=layout.set_label(s) + ("†" if s in partial else ""))
                for s in sets for m in ("em", "f1")]
     labels = model_labels(rows)
     by_model: dict[str, list[Line]] = {}
-    for (mkey, method), runs in sorted(_runs(rows, ("multihop",)).items()):
+    for (mkey, method), runs in sorted(_runs(rows, tasks).items()):
         line = Line(labels[mkey], method, layout.method_label(method))
         for name in sets:
             candidates = [r[name] for r in runs.values() if name in r]

@@ -7,7 +7,7 @@ model never imports its own variants.
 from __future__ import annotations
 
 from .. import components as componentlib
-from . import ACCURACY_TASKS, Layout, Table, accuracy_table, multihop_table, time_table
+from . import Layout, Table, accuracy_table, accuracy_tasks, multihop_table, time_table
 from .factscore import factscore_table, mark_judged
 from .floors import add_floor  # scores the constant-answer panel on each set (cached)
 from .movement import mark_lines as mark_movement
@@ -20,8 +20,9 @@ def build_tables(rows: list[dict], layout: Layout) -> list[Table]:
     tables = [accuracy] if accuracy.lines else []
     tricks = None
     if accuracy.lines:
-        add_floor(accuracy, [r for r in rows if r["set"]["task"] in ACCURACY_TASKS], layout)
-        tricks = tricks_table(accuracy, [r for r in rows if r["set"]["task"] in ACCURACY_TASKS], layout)
+        tasks = accuracy_tasks()
+        add_floor(accuracy, [r for r in rows if r["set"]["task"] in tasks], layout)
+        tricks = tricks_table(accuracy, [r for r in rows if r["set"]["task"] in tasks], layout)
     timed = time_table(accuracy, rows, layout)
     if timed is not None:
         tables.append(timed)

@@ -77,7 +77,7 @@ def seed_cell(rows: list[dict]) -> dict[str, Any]:
     """Value (%), n, se or std (pp) and seed count of one set's cell from its seed rows."""
     values = [rowlib.primary(r) for r in rows]
     mean, std, k = seed_summary([float(v) for v in values if v is not None])
-    metric = rows[0]["metrics"].get(rowlib.PRIMARY[rows[0]["set"]["task"]][0]) or {}
+    metric = rows[0]["metrics"].get(rowlib.primary_metrics(rows[0]["set"]["task"])[0]) or {}
     se = metric.get("stderr") if k == 1 else None
     return {"value": 100.0 * mean, "n": metric.get("n"), "se": None if se is None else 100.0 * se,
             "std": None if std is None else 100.0 * std, "seeds": k}

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from factrl.harness.claims import heuristic_triples
+from factrl.harness.registry import get, names
 from factrl.harness.settings import Settings
 
 from .parsing import build_prompt, parse_triples
 
-BACKENDS = ("quco", "llm", "heuristic")
 QUCO_ID = "ZhishanQ/QuCo-extractor-0.5B"
 # Appendix A.4: "BF16, temperature 0.7, top-p 0.8, top-k 20, and repetition penalty 1.1,
 # with at most 256 new tokens and a total context limit of 4,096".
@@ -250,8 +250,8 @@ class ExtractorSettings(Settings):
     cache_size: int
 
     def __post_init__(self) -> None:
-        if self.backend not in BACKENDS:
-            raise ValueError(f"backend={self.backend!r}: choose one of {BACKENDS}")
+        if self.backend not in names("extractor"):  # the registry's `extractor` kind
+            raise ValueError(f"backend={self.backend!r}: choose one of {', '.join(names('extractor'))}")
         if self.backend == "llm" and self.model is None:
             raise ValueError("backend=llm needs method.extractor.model (a hub id, a local directory or an "
                              "embedded model name such as tiny-llama)")
@@ -260,9 +260,17 @@ class ExtractorSettings(Settings):
 def build_extractor(cfg: ExtractorSettings | Mapping[str, Any] | None) -> Extractor:
     """The extractor that `method.extractor` settings (or a mapping over the YAML's) describe."""
     s = cfg if isinstance(cfg, ExtractorSettings) else ExtractorSettings.from_mapping(cfg)
+    return get("extractor", s.backend)(s)
+
+
+def build_heuristic(s: ExtractorSettings) -> Extractor:
+    """The registry's `extractor` entry `heuristic`."""
+    return HeuristicExtractor(cache=s.cache, cache_size=s.cache_size)
+
+
+def build_llm(s: ExtractorSettings) -> Extractor:
+    """The registry's `extractor` entries `quco` and `llm`: a causal LM (QuCo-extractor by default)."""
     cache = {"cache": s.cache, "cache_size": s.cache_size}
-    if s.backend == "heuristic":
-        return HeuristicExtractor(**cache)
     spec = _model_spec(s.model or QUCO_ID)
     if s.revision and not spec.get("revision"):
         spec["revision"] = s.revision
@@ -276,5 +284,5 @@ def build_extractor(cfg: ExtractorSettings | Mapping[str, Any] | None) -> Extrac
     return ext
 
 
-__all__ = ["BACKENDS", "Extractor", "ExtractorSettings", "HeuristicExtractor", "LLMExtractor", "PAPER_DECODING",
-           "QUCO_ID", "build_extractor", "heuristic_triples"]
+__all__ = ["Extractor", "ExtractorSettings", "HeuristicExtractor", "LLMExtractor", "PAPER_DECODING",
+           "QUCO_ID", "build_extractor", "build_heuristic", "build_llm", "heuristic_triples"]

@@ -27,6 +27,7 @@ FOUNDATION = {
     "errors", "settings", "config_values", "hashing", "filelock", "sqlite_fs", "rundir", "models",
     "prompts", "demo_data", "completions", "answers", "rewards", "claims", "method", "timer",
     "judge", "evidence", "corpus", "nli",
+    "registry",  # the name registry: names every layer's parts as "module:attr" data, imports none of them
 }
 
 # (importer, imported) -> why the edge is still there.
@@ -58,9 +59,9 @@ def unit(module: str) -> str:
     return ".".join(parts) if _is_cli(parts) else ".".join(parts[:2])
 
 
-# The engine's parts that run a method without a run around it (the registry, the trainer, the pool,
-# gaming probe): the leaderboard reads method labels and probe tables from them.
-METHOD_RUNTIME = {"registry", "training", "probe", "pool"}
+# The engine's parts that run a method without a run around it (the trainer, the pool, the gaming
+# probe): the leaderboard reads probe tables from them.
+METHOD_RUNTIME = {"training", "probe", "pool"}
 
 LAYERS = ("harness (foundation)", "evals", "methods", "factrl_nover", "factrl_truthrl", "factrl_binary_rar", "factrl_rlcr",
           "harness (method runtime)", "leaderboard",

@@ -8,7 +8,8 @@ import pytest
 
 from factrl.harness.errors import DataError, HarnessError
 
-from factrl.evals.sets import CLOSED_BOOK_FIVE, SetSpec, all_specs, get_spec, load_set, parse_closed_book, register_set
+from factrl.evals.sets import SetSpec, get_spec, load_set, set_names
+from factrl.harness import registry
 
 
 def _write(path, rows):
@@ -119,11 +120,13 @@ def test_hub_unreachable_fails_fast_with_a_fix():
     assert "mandarjoshi/trivia_qa" in message and "eval.data.triviaqa=PATH" in message and "not reachable" in message
 
 
-def test_registry():
-    assert set(CLOSED_BOOK_FIVE) <= set(all_specs()) and {"hotpotqa", "twowiki", "demo"} <= set(all_specs())
+def test_registry(tmp_path):
+    # Names, tasks and the Macro are registry entries (duplicates: tests/core/test_registry_names.py).
+    assert set(registry.macro_sets()) | {"hotpotqa", "twowiki", "demo"} <= set(set_names())
+    assert all(isinstance(get_spec(name), SetSpec) for name in set_names())
     with pytest.raises(HarnessError, match="Did you mean 'nq_open'"):
         get_spec("nq-open")
-    with pytest.raises(HarnessError, match="registered twice"):
-        register_set(SetSpec("popqa", "closed_book", "dup", None, (), parse_closed_book))
+    rows = [{"_id": "a", "question": "q", "answer": "Paris"}]
+    assert load_set("twowiki", data=_write(tmp_path / "w.json", rows)).task == "multihop"  # the entry's task
     demo = load_set("demo")
     assert demo.source == "embedded:fanoutqa-demo" and demo.count > 100

@@ -1,86 +1,57 @@
-"""The method registry: in-tree folders under methods/ plus the `harness.methods` entry points.
+"""The methods kind of the registry: in-tree folders under methods/ plus the `harness.methods` entry points.
 
 In-tree: every sub-package `factrl.methods.<name>` exposing `METHOD` (a `Method` subclass).
 Third party: `[project.entry-points."harness.methods"] name = "package.module:Class"`.
 Loading is lazy and failures are kept, not raised, until someone asks for that method, so
-one broken plugin never hides the others.
+one broken plugin never hides the others (core.py).
 """
 from __future__ import annotations
 
 import ast
-import importlib
 import importlib.util
 import pkgutil
-from dataclasses import dataclass
 from functools import lru_cache
-from importlib.metadata import entry_points
+from typing import Any
 
-from .errors import HarnessError, did_you_mean
-from .method import Method
+from .core import KINDS, Entry, _discover, check, entries, get, in_tree, resolve
 
-ENTRY_POINT_GROUP = "harness.methods"
-
-
-@dataclass
-class Entry:
-    name: str
-    origin: str  # "in-tree" or "plugin <distribution>"
-    target: str  # "module:attr"
-    method: type[Method] | None = None
-    error: str | None = None
+ENTRY_POINT_GROUP = KINDS["methods"][0]
 
 
-def _load_target(target: str) -> type[Method]:
-    module_name, _, attr = target.partition(":")
-    module = importlib.import_module(module_name)
-    cls = getattr(module, attr or "METHOD")
-    if not (isinstance(cls, type) and issubclass(cls, Method)):
-        raise TypeError(f"{target} is not a factrl.harness.method.Method subclass")
-    cls.validate()
-    return cls
-
-
-def _discover() -> dict[str, Entry]:
+@in_tree("methods")
+def _discover_in_tree() -> dict[str, Entry]:
+    # Found by name, not imported: the registry is part of the foundation that methods/ stands on.
+    spec = importlib.util.find_spec("factrl.methods")
     found: dict[str, Entry] = {}
-    import factrl.methods as in_tree
-
-    for info in sorted(pkgutil.iter_modules(in_tree.__path__), key=lambda m: m.name):
-        if not info.ispkg or info.name.startswith("_"):
-            continue
-        found[info.name] = Entry(info.name, "in-tree", f"factrl.methods.{info.name}:METHOD")
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        dist = getattr(ep.dist, "name", "?") if getattr(ep, "dist", None) else "?"
-        if ep.name in found:
-            found[ep.name].error = (
-                f"method name '{ep.name}' is registered twice ({found[ep.name].origin} and plugin {dist}); "
-                f"rename the plugin's entry point"
-            )
-            continue
-        found[ep.name] = Entry(ep.name, f"plugin {dist}", ep.value)
+    for info in sorted(pkgutil.iter_modules(list(spec.submodule_search_locations or [])) if spec else [],
+                       key=lambda m: m.name):
+        if info.ispkg and not info.name.startswith("_"):
+            found[info.name] = Entry("methods", info.name, "in-tree", f"factrl.methods.{info.name}:METHOD")
     return found
 
 
-def _load(entry: Entry) -> Entry:
-    if entry.method is None and entry.error is None:
-        try:
-            entry.method = _load_target(entry.target)
-            if entry.method.name != entry.name:
-                entry.error = (f"{entry.target} declares name '{entry.method.name}' but is registered as "
-                               f"'{entry.name}'; make them equal")
-                entry.method = None
-        except Exception as err:  # noqa: BLE001 - reported to the user with the plugin's name
-            entry.error = f"{type(err).__name__}: {err}"
-    return entry
+@check("methods")
+def _check_method(entry: Entry, cls: Any) -> Any:
+    # Resolved by name: the method interface's services (judge, evidence, NLI) check their own
+    # names against this registry, so it imports none of them, not even through harness.method.
+    method = resolve("factrl.harness.method:Method")
+    if not (isinstance(cls, type) and issubclass(cls, method)):
+        raise TypeError(f"{entry.target} is not a factrl.harness.method.Method subclass")
+    cls.validate()
+    if cls.name != entry.name:
+        raise ValueError(f"{entry.target} declares name '{cls.name}' but is registered as '{entry.name}'; "
+                         "make them equal")
+    return cls
 
 
 def all_methods() -> dict[str, Entry]:
     """Every registered method, loaded (entries that failed carry `.error`)."""
-    return {name: _load(entry) for name, entry in _discover().items()}
+    return entries("methods")
 
 
 def method_target(name: str) -> str | None:
     """The "module:attr" a method name is registered under (no import), or None."""
-    entry = _discover().get(name)
+    entry = _discover("methods").get(name)
     return entry.target if entry is not None else None
 
 
@@ -131,14 +102,6 @@ def display_label(name: str) -> str:
     return declared(name, "label") or name
 
 
-def get_method(name: str) -> type[Method]:
+def get_method(name: str) -> Any:
     """The Method class registered as `name`, or a HarnessError listing what is available."""
-    entries = _discover()
-    if name not in entries:
-        raise HarnessError(f"unknown method '{name}'.{did_you_mean(name, entries)} "
-                           f"Available: {', '.join(sorted(entries))}.")
-    entry = _load(entries[name])
-    if entry.error:
-        raise HarnessError(f"method '{name}' ({entry.origin}, {entry.target}) failed to load: {entry.error}")
-    assert entry.method is not None
-    return entry.method
+    return get("methods", name)
