@@ -6,9 +6,9 @@ FSPO scores each reasoning step against the question's evidence with HHEM-2.1-Op
 (configs/method/fspo.yaml: `nli.dtype: auto` = bf16 weights on CUDA, `nli.autocast: bfloat16`,
 batch 16, premises cut at 2,048 tokens). No HHEM weights are reachable offline, so this builds an
 HHEM-shaped checkpoint with random weights (tests/nli/tiny_models.py) in flan-t5-base's shape
-(`--shape base`: 12 + 12 layers, d_model 768, d_ff 2,048, 12 heads, vocabulary 32,128: 248M
-parameters) and loads it twice through the harness's own loader (`load_nli`, the path FSPO uses):
-FSPO's precision (bf16 weights + bf16 autocast on CUDA) and float32. Both score the same pairs
+(`--shape base`: d_model 768, d_ff 2,048 gated-GELU, 12 heads, vocabulary 32,128; HHEM keeps the
+T5 encoder's 12 layers and a classifier: 110M parameters) and loads it twice through the
+harness's own loader (`load_nli`, the path FSPO uses): FSPO's precision (bf16 weights + bf16 autocast on CUDA) and float32. Both score the same pairs
 (premises of `--premise-words` words, one hypothesis sentence each); the report gives the
 seconds and pairs/s of the bf16 scorer, the mean and largest |bf16 - fp32| score difference
 (HHEM's score is a softmax probability; the random checkpoint's classifier is scaled x 20 to spread
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
     device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
     if args.shape == "base" and device != "cuda":
-        print("gpu_hhem: --shape base is the GPU check (248M parameters); use --shape tiny on a CPU")
+        print("gpu_hhem: --shape base is the GPU check (110M parameters); use --shape tiny on a CPU")
         return 2
     data = pairs(args.pairs, args.premise_words)
     with tempfile.TemporaryDirectory(prefix="gpu-hhem-") as tmp:
