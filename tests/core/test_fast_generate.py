@@ -222,7 +222,8 @@ def test_static_rollouts_sample_the_same_tokens_through_trl(tmp_path, variant):
 @pytest.mark.slow
 def test_compiled_static_decoding_samples_the_same_tokens_on_the_cpu(tmp_path):
     """torch.compile of the decode step (inductor's C++ backend on the CPU; CUDA graphs need a GPU)
-    through the real trainer: the same seeded tokens as the uncompiled static cache."""
+    through the real trainer: the same seeded tokens as the uncompiled static cache, and every
+    decode step's logits within 1e-5 of the eager ones' scale."""
     import shutil
 
     if shutil.which("g++") is None and shutil.which("c++") is None:
@@ -235,3 +236,26 @@ def test_compiled_static_decoding_samples_the_same_tokens_on_the_cpu(tmp_path):
     model = compiled.accelerator.unwrap_model(compiled.model).get_base_model()
     assert hasattr(model, "_compiled_call")  # transformers compiled the decode step
     assert compiled.merge_report.inplace and compiled.merge_report.merged == 14
+    # The logits of every decode step, compiled against eager, on the rollout's own prompts and shapes
+    # (padded to the bucket, merged in place), so the compiled graph is reused, not traced again.
+    from factrl.harness.models.merged_linears import merged_linears
+    from factrl.harness.training.fast_generate import rollout_config, round_up
+
+    peft = compiled.accelerator.unwrap_model(compiled.model)
+    ids, mask = got["prompt_ids"], got["prompt_mask"]
+    pad = round_up(ids.size(1), 64) - ids.size(1)
+    ids = torch.nn.functional.pad(ids, (pad, 0), value=compiled.processing_class.pad_token_id or 0)
+    mask = torch.nn.functional.pad(mask, (pad, 0), value=0)
+    logits, calls = {}, []
+    original = model.get_compiled_call
+    model.get_compiled_call = lambda cfg: calls.append(cfg) or original(cfg)  # counts the compiled decode path
+    for on in (True, False):
+        config = rollout_config(compiled.generation_config, static=True, compile=on, device_type="cpu")
+        config.do_sample, config.output_logits, config.return_dict_in_generate = False, True, True
+        with torch.no_grad(), merged_linears(peft, rows=4, prepack=False, inplace=True):
+            logits[on] = torch.stack(peft.generate(input_ids=ids, attention_mask=mask, generation_config=config).logits, 1)
+    del model.get_compiled_call
+    assert len(calls) == 1  # the compiled generate took transformers' compiled path, the eager one did not
+    scale = float(logits[False].abs().max())
+    gap = float((logits[True] - logits[False]).abs().max())
+    assert gap <= ATOL * scale, (gap, scale)
