@@ -248,6 +248,8 @@ def run_variant(cfg, name: str, out_dir: Path, tokenizer) -> dict:
     finally:
         ctx.close(raise_errors=False)
     trainer_resolved = trainer._rollout.resolved(trainer.accelerator.device.type)
+    if trainer.compile_failed:  # the rollouts fell back to eager decoding (grpo.py)
+        trainer_resolved["compile"] = f"failed, eager ({trainer.compile_failed})"
     lengths = [e["completions/mean_length"] for e in trainer.state.log_history if "completions/mean_length" in e]
     batch = int(cfg.train.questions_per_step) * int(cfg.train.completions_per_question)
     for step, mean_len in zip(clock.steps, lengths):

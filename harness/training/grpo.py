@@ -82,6 +82,7 @@ class TokenGRPOTrainer(GRPOTrainer):
 
         self.merge_report = MergeReport()  # the last HF rollout's merge (what a test or benchmark reads)
         self.generation_log: list[tuple[float, int, int, int]] = []  # per HF generate (_generate_single_turn)
+        self.compile_failed: str | None = None  # why train.rollout.compile fell back to eager decoding
         super().__init__(*args, reward_funcs=[self._token_reward], **kwargs)
         install_filter()  # TRL's "All reward functions returned None" -> our counted line per step
         # Data parallel: advantages are computed on the gathered batch (training/distributed.py);
@@ -169,6 +170,8 @@ class TokenGRPOTrainer(GRPOTrainer):
         model = self.accelerator.unwrap_model(self.model_wrapped)
         device = self.accelerator.device.type
         resolved = self._rollout.resolved(device)
+        if self.compile_failed:  # a compile that failed once runs eagerly for the rest of the run
+            resolved["compile"] = False
         with contextlib.ExitStack() as stack:
             if self._presence_penalty:
                 from .sampling import presence_penalty_generate
@@ -190,7 +193,16 @@ class TokenGRPOTrainer(GRPOTrainer):
 
                 stack.enter_context(static_generation(self, resolved, device))
             start = time.perf_counter()
-            completion_ids, logprobs = super()._generate_single_turn(prompt_ids, *args, **kwargs)
+            try:
+                completion_ids, logprobs = super()._generate_single_turn(prompt_ids, *args, **kwargs)
+            except Exception as err:  # noqa: BLE001 - torch.compile's failures have no common base
+                if not resolved["compile"] or isinstance(err, torch.OutOfMemoryError):
+                    raise
+                self.compile_failed = f"{type(err).__name__}: {err}".splitlines()[0][:300]
+        if resolved["compile"] and self.compile_failed:  # the weights are restored: generate again, eagerly
+            log.warning("train.rollout.compile: the compiled decode step failed (%s); this run's rollouts decode "
+                        "eagerly on the static cache from here on", self.compile_failed)
+            return self._generate_single_turn(prompt_ids, *args, **kwargs)
         longest = max((len(c) for c in completion_ids), default=0)
         width = max((len(p) for p in prompt_ids), default=0)
         if resolved["static_cache"]:

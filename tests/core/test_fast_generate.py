@@ -219,6 +219,31 @@ def test_static_rollouts_sample_the_same_tokens_through_trl(tmp_path, variant):
     assert trainer.generation_config.cache_implementation is None and trainer.pad_to_multiple_of is None  # restored
 
 
+def test_a_failing_compile_falls_back_to_eager_decoding_once(tmp_path, caplog):
+    """CUDA's default compiles the decode step; where torch.compile fails (a torch / triton / driver
+    mismatch never met on the CPU), the rollout generates again eagerly on the static cache, says so
+    once, and later rollouts do not try again. The weights merged in place come back first."""
+    trainer, dataset = _trainer(tmp_path, ["train.rollout.static_cache=true", "train.rollout.compile=true"])
+    base = trainer.accelerator.unwrap_model(trainer.model).get_base_model()
+    calls = []
+
+    def broken(*args, **kwargs):
+        calls.append(1)
+        raise RuntimeError("InductorError: no kernel for this device\nsecond line")
+
+    base.get_compiled_call = lambda config: broken
+    before = _params(trainer.model)
+    with caplog.at_level("WARNING"):
+        first = _rollout(trainer, dataset)
+        second = _rollout(trainer, dataset)
+    assert len(calls) == 1 and trainer.compile_failed == "RuntimeError: InductorError: no kernel for this device"
+    assert sum("decode eagerly on the static cache" in r.getMessage() for r in caplog.records) == 1
+    assert first["completion_ids"].size(0) == second["completion_ids"].size(0) == 4
+    assert len(trainer.generation_log) == 2 and trainer.merge_report.inplace
+    for name, value in _params(trainer.model).items():
+        assert torch.equal(value, before[name]), name  # the in-place merge was undone before the retry
+
+
 @pytest.mark.slow
 def test_compiled_static_decoding_samples_the_same_tokens_on_the_cpu(tmp_path):
     """torch.compile of the decode step (inductor's C++ backend on the CPU; CUDA graphs need a GPU)
