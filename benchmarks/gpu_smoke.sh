@@ -15,7 +15,11 @@
 #   setup        a Python with the harness (PYTHON, else .venv, else `make setup`), the embedded
 #                tokenizer converted, and whether CUDA and vLLM are there
 #   env          GPU, torch / CUDA, bf16 matmul rate, SDPA with a padding mask, package versions
-#   gpu_step     benchmarks/gpu_step.py --shape paper --rollout hf (random Llama-3.2-3B, 256 tokens)
+#   gpu_step     benchmarks/gpu_step.py --shape paper --rollout hf --variants corver (random
+#                Llama-3.2-3B, 2 steps at 256 tokens): generated tokens/s beside the decode bound, and
+#                `100 steps ~ h:mm` projected to the protocol's 1,000-token limit
+#   ppo_step     one RLFH PPO step (judge=reference, its LoRA critic) at the paper shape, 128 tokens
+#   fspo_hhem    FSPO's HHEM (flan-t5-base shape, random weights) on CUDA in bf16 against fp32
 #   assets       a small random Llama (head_dim 64, 32k vocabulary) on disk, the fixture index, a pool
 #   vllm_run     harness run method=corver train.use_vllm=true eval.backend=vllm, 2 steps: colocated
 #                engine, sleep mode, LoRA sync, then the evaluation engine in a fresh process
@@ -28,7 +32,13 @@
 # (`--cfg job`), so a wrong override shows there. Device memory: an nvidia-smi sampler in the
 # background (every 0.5 s, all processes, vLLM's pool and the CUDA context included) gives each
 # step's peak. Output under $OUT: summary.json (one entry per step: status PASS / FAIL / TIMEOUT /
-# SKIP, seconds, limit, peak MiB, note, log file), one log per step, nvidia_smi.csv.
+# SKIP, seconds, limit, peak MiB, planned GB where the step prints a plan, note, log file), one log
+# per step, nvidia_smi.csv. The output ends with each step's peak beside its plan, the `100 steps ~`
+# line at 1,000 tokens and one line per method (CorVer, RLFH, FSPO).
+# Limits, by the times measured on one H200 without vLLM (docs/GPU_CHECK.md has the arithmetic):
+# setup 78 s, env 6, gpu_step ~90 (CorVer alone: init 4.5 + warm-up 48.7 + step 21.3 + the parent's
+# index and imports), ppo_step ~65 (estimate), fspo_hhem ~20 (estimate), assets 16, hf_run 55,
+# critic_ckpt 29: ~360 s expected of the 480 s budget, 120 s for compiling the decode step.
 # GPU_SMOKE_BUDGET_S (default 480) bounds the whole run: a step never gets more than what is left.
 set -u
 
@@ -63,7 +73,7 @@ left() { echo $(( BUDGET_S - ($(date +%s) - START) )); }
 
 write_summary() {
   "$SUMMARY_PY" - "$OUT" "$BUDGET_S" "$START" <<'EOF'
-import csv, json, os, sys, time
+import csv, json, os, re, sys, time
 out, budget, start = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 samples = []
 try:
@@ -83,8 +93,16 @@ with open(os.path.join(out, "steps.tsv")) as handle:
         name, status, t0, t1, limit, log, note = row
         t0, t1 = float(t0), float(t1)
         inside = [mib for t, mib in samples if t0 - 0.5 <= t <= t1 + 0.5]
+        plan = None
+        try:  # the step's own plan line: "planned peak X GB" (gpu_step, ppo_step, fspo_hhem)
+            with open(log) as handle:
+                found = re.findall(r"planned peak ([0-9.]+) GB", handle.read())
+            plan = float(found[-1]) if found else None
+        except OSError:
+            pass
         steps.append({"step": name, "status": status, "seconds": round(t1 - t0, 1), "limit_s": int(limit),
-                      "peak_mib": max(inside) if inside else None, "note": note, "log": log or None})
+                      "peak_mib": max(inside) if inside else None, "plan_gb": plan, "note": note,
+                      "log": log or None})
 device = None
 try:
     with open(os.path.join(out, "device.txt")) as handle:
@@ -126,7 +144,7 @@ run_step() {  # name limit_s command...
   rc=$?
   t1=$(date +%s.%N)
   case $rc in
-    0) status=PASS; note=$(grep -E '^(NOTE|gpu_step: done|100 steps|planned peak)' "$log" | tail -n 2 | tr '\n' ' ');;
+    0) status=PASS; note=$(grep -E '^(NOTE|gpu_step: done|100 steps ~|planned peak)' "$log" | tail -n 2 | tr '\n' ' ');;
     124|137) status=TIMEOUT; note="over its ${limit} s limit";;
     *) status=FAIL; note="exit $rc: $(grep -v '^\s*$' "$log" | tail -n 1)";;
   esac
@@ -254,11 +272,48 @@ EOF
 export -f env_check
 run_step env 45 env_check
 
-# -- 1. gpu_step, paper shape, HF rollouts ---------------------------------------------------------
+# -- 1. gpu_step, paper shape, HF rollouts (CorVer alone: the response-only ablation doubled it) ----
 reason=$(gpu_reason)
 if [ -n "$reason" ]; then skip gpu_step "$reason"; else
-  run_step gpu_step 150 "$PY" benchmarks/gpu_step.py --shape paper --rollout hf --steps 2 \
+  run_step gpu_step 150 "$PY" benchmarks/gpu_step.py --shape paper --rollout hf --steps 2 --variants corver \
     --max-completion-length 256 --out "$OUT/gpu_step.txt"
+fi
+
+# -- 1b. one PPO step of RLFH at the paper shape, with its LoRA critic -------------------------------
+PAPER=(model=llama-3.2-3b model.source=random model.tokenizer_from=tiny-llama model.dtype=bfloat16)
+PPO_STEP=(run "${PAPER[@]}" method=rlfh judge=reference stage=train train.steps=1 train.ppo.epochs=1
+          train.max_completion_length=128 train.save_steps=100 train.require_update=false leaderboard=rundir
+          "output_dir=$OUT/ppo_runs")
+planned_run() {  # prints the memory plan of a `harness run` command line, then runs it
+  "$PY" - "$@" <<'EOF'
+import sys
+from factrl.harness.config import compose
+from factrl.harness.training.memory_plan import GB, plan_for_config
+plan = plan_for_config(compose([a for a in sys.argv[1:] if "=" in a and not a.startswith(("output_dir=", "stage="))]))
+print("\n".join("plan: " + line for line in plan.lines()))
+print(f"planned peak {plan.total / GB:.1f} GB")
+EOF
+  "$PY" -m factrl.harness.cli "$@"
+}
+export -f planned_run
+reason=$(gpu_reason)
+if [ -z "$reason" ]; then run_step ppo_step 120 planned_run "${PPO_STEP[@]}"
+elif [ "$(left)" -le 5 ]; then skip ppo_step "$reason"
+elif "$PY" -m factrl.harness.cli "${PPO_STEP[@]}" --cfg job > "$OUT/ppo_step.compose.log" 2>&1; then
+  skip ppo_step "$reason (its command composes)"
+else
+  skip ppo_step "$reason; its command does NOT compose: $(tail -n 1 "$OUT/ppo_step.compose.log")"
+fi
+
+# -- 1c. FSPO's HHEM in bf16 on CUDA -----------------------------------------------------------------
+reason=$(gpu_reason)
+if [ -z "$reason" ]; then run_step fspo_hhem 60 "$PY" benchmarks/gpu_hhem.py --shape base
+elif [ "$(left)" -le 5 ]; then skip fspo_hhem "$reason"
+elif "$PY" benchmarks/gpu_hhem.py --shape tiny --device cpu --pairs 32 --premise-words 40 \
+    > "$OUT/fspo_hhem.dry.log" 2>&1; then
+  skip fspo_hhem "$reason (the tiny shape passes on the CPU)"
+else
+  skip fspo_hhem "$reason; the tiny shape FAILS on the CPU: $(tail -n 1 "$OUT/fspo_hhem.dry.log")"
 fi
 
 # -- 2. assets ------------------------------------------------------------------------------------
@@ -315,5 +370,36 @@ if [ -n "$reason" ]; then skip critic_ckpt "$reason"; else
   run_step critic_ckpt 60 "$PY" -m pytest tests/ppo/test_critic_checkpointing.py -q -p no:cacheprovider
 fi
 
+write_summary
+"$SUMMARY_PY" - "$OUT/summary.json" <<'EOF'
+import json, re, sys
+summary = json.load(open(sys.argv[1]))
+steps = {s["step"]: s for s in summary["steps"]}
+gb = lambda mib: "-" if mib is None else f"{mib * 2**20 / 1e9:.1f} GB"  # noqa: E731
+print("step         status   seconds  peak      plan")
+for s in summary["steps"]:
+    plan = "-" if s.get("plan_gb") is None else f"{s['plan_gb']:.1f} GB"
+    print(f"{s['step']:<12} {s['status']:<8} {s['seconds']:>7}  {gb(s['peak_mib']):<9} {plan}")
+def lines(name, pattern):
+    try:
+        return [l.strip() for l in open(steps[name]["log"]) if re.match(pattern, l)]
+    except (KeyError, OSError, TypeError):
+        return []
+def status(name):
+    s = steps.get(name, {})
+    return f"{s.get('status', 'absent')}: {s.get('note', '')}".strip()
+protocol = lines("gpu_step", r"100 steps ~ ")
+speed = lines("gpu_step", r"generation: ")
+print(protocol[-1] if protocol else f"100 steps ~ ?:?? at the 1,000-token limit (gpu_step {status('gpu_step')})")
+print("corver: " + (speed[-1] if speed else status("gpu_step")))
+ppo = steps.get("ppo_step", {})
+if ppo.get("status") == "PASS":
+    print(f"rlfh: one PPO step with its LoRA critic (judge=reference, paper shape, 128 tokens) in {ppo['seconds']} s, "
+          f"peak {gb(ppo.get('peak_mib'))} against a plan of {ppo.get('plan_gb')} GB")
+else:
+    print(f"rlfh: one PPO step with its LoRA critic: {status('ppo_step')}")
+hhem = lines("fspo_hhem", r"NOTE: HHEM")
+print("fspo: " + (hhem[-1][len("NOTE: "):] if hhem else status("fspo_hhem")))
+EOF
 echo "summary: $OUT/summary.json ($(( $(date +%s) - START )) s)"
 exit 0

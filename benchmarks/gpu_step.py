@@ -36,6 +36,16 @@ and the device's own peak (total - free from torch.cuda.mem_get_info, sampled ev
 counts the CUDA context, cuBLAS workspaces and vLLM's own pool); the plan is compared with the
 device peak. On the CPU: the process's peak RSS. Everything printed also goes to `--out`
 (flushed line by line, so a killed run keeps its part).
+
+Generation speed: the trainer logs each HF `generate` (seconds, rows, padded prompt width, decode
+steps); the report prints the last step's generated tokens/s, the fast-path settings as they
+resolved (train.rollout: merged LoRA, static cache, compiled decoding), and beside it the
+memory-bandwidth bound of that shape (harness/models/decode_speed.py: weights + KV cache bytes per
+decode step over the device's HBM bandwidth, 4.8 TB/s on an H200; `--hbm-tbps` for a device not
+listed) and the target, 5 x the stock path's 973 tokens/s. `--variants corver` runs CorVer alone
+(the GPU check); `--set KEY=VALUE` passes overrides (the stock path: `--set
+train.rollout.merge_lora=false --set train.rollout.static_cache=false`). When the limit is not
+the protocol's 1,000 tokens, a second `100 steps ~` line projects the step to it (`project_step`).
 """
 from __future__ import annotations
 
@@ -92,6 +102,7 @@ def overrides(args: argparse.Namespace, index_dir: Path, use_vllm: bool) -> list
               "corpus.cache=false", f"train.use_vllm={str(use_vllm).lower()}"]
     if getattr(args, "max_completion_length", None):
         common.append(f"train.max_completion_length={int(args.max_completion_length)}")
+    common += list(getattr(args, "set", None) or [])  # --set KEY=VALUE: e.g. train.rollout.compile=false
     if args.shape == "tiny":
         length = int(getattr(args, "max_completion_length", None) or 8)
         return common + ["model.dtype=float32", f"+model.shrink={TINY_SHRINK}", "train.questions_per_step=2",
@@ -184,6 +195,7 @@ def run_variant(cfg, name: str, out_dir: Path, tokenizer) -> dict:
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
+    from factrl.harness.training.settings import LogprobSettings, RolloutSettings
 
     timer = Timer(autosave_s=None)
 
@@ -200,11 +212,16 @@ def run_variant(cfg, name: str, out_dir: Path, tokenizer) -> dict:
 
         def on_step_begin(self, a, state, control, **kw):
             self._start, self._phases = time.perf_counter(), self._snapshot()
+            self._generated = len(self.trainer.generation_log)
 
         def on_step_end(self, a, state, control, **kw):
             now = self._snapshot()
+            calls = self.trainer.generation_log[self._generated:]  # (seconds, rows, prompt width, longest)
             self.steps.append({"seconds": time.perf_counter() - self._start,
-                               **{k: now.get(k, 0.0) - self._phases.get(k, 0.0) for k in PHASES}})
+                               **{k: now.get(k, 0.0) - self._phases.get(k, 0.0) for k in PHASES},
+                               "generate": sum(c[0] for c in calls), "rows": sum(c[1] for c in calls),
+                               "prompt_width": max((c[2] for c in calls), default=0),
+                               "decode_steps": max((c[3] for c in calls), default=0)})
 
     _peak_reset()
     with timer.phase("init"):
@@ -218,8 +235,11 @@ def run_variant(cfg, name: str, out_dir: Path, tokenizer) -> dict:
         clock = StepClock()
         trainer = TokenGRPOTrainer(model=model, args=grpo_args(cfg, out_dir / name), train_dataset=dataset,
                                    processing_class=tokenizer, peft_config=lora_config(cfg.lora),
+                                   rollout=RolloutSettings.from_mapping(cfg.train.rollout),
+                                   logprob=LogprobSettings.from_mapping(cfg.train.logprob),
                                    method_reward=reward, reward_name=method.name, method=method, timer=timer,
                                    callbacks=[clock])
+        clock.trainer = trainer
     init_s = float(timer.to_dict()["phases"]["init"]["seconds"])
     try:
         with DevicePeak() as device, timer.phase("update"):
@@ -227,6 +247,9 @@ def run_variant(cfg, name: str, out_dir: Path, tokenizer) -> dict:
         peaks = _peaks(device)
     finally:
         ctx.close(raise_errors=False)
+    trainer_resolved = trainer._rollout.resolved(trainer.accelerator.device.type)
+    if trainer.compile_failed:  # the rollouts fell back to eager decoding (grpo.py)
+        trainer_resolved["compile"] = f"failed, eager ({trainer.compile_failed})"
     lengths = [e["completions/mean_length"] for e in trainer.state.log_history if "completions/mean_length" in e]
     batch = int(cfg.train.questions_per_step) * int(cfg.train.completions_per_question)
     for step, mean_len in zip(clock.steps, lengths):
@@ -236,7 +259,7 @@ def run_variant(cfg, name: str, out_dir: Path, tokenizer) -> dict:
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
     return {"name": name, "init_s": init_s, "steps": clock.steps, "peaks": peaks,
-            "peak_bytes": max(peaks.values())}
+            "peak_bytes": max(peaks.values()), "fast_path": trainer_resolved}
 
 
 def _step_line(i: int, step: dict) -> str:
@@ -250,6 +273,8 @@ def _step_line(i: int, step: dict) -> str:
 
 
 VARIANTS = {"corver": [], "response-only": ["method.lambda_c=0"]}
+PROTOCOL_TOKENS = 1000  # docs/PROTOCOL.md §4: the rollout limit of every paper model
+STOCK_TOKENS_PER_S = 973  # the stock HF path on one H200 at the paper shape (docs/GPU_CHECK.md); target 5x
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -267,6 +292,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--index-dir", type=Path, default=None, help="a real infini-gram index instead of the "
                         "fixture index (with --corpus-tokenizer)")
     parser.add_argument("--corpus-tokenizer", default="tiny-llama", help="the index's tokenizer (corpus.tokenizer)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config override for both variants, e.g. train.rollout.static_cache=false (repeatable)")
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="which variants to run, comma-separated (default: both; the GPU check runs corver)")
+    parser.add_argument("--hbm-tbps", type=float, default=None, help="the device's memory bandwidth in TB/s for "
+                        "the decode bound (default: harness.models.decode_speed.HBM_TBPS by device name)")
     parser.add_argument("--variant", choices=tuple(VARIANTS), help=argparse.SUPPRESS)  # one variant, in this process
     parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     return parser
@@ -302,10 +333,36 @@ def _run_in_process_of_its_own(name: str, args: argparse.Namespace, root: Path, 
                str(root / f"{name}.txt")]
     command += ["--model-path", str(model_path)] if model_path else []
     command += ["--max-completion-length", str(args.max_completion_length)] if args.max_completion_length else []
+    command += [f"--set={item}" for item in args.set]
     done = subprocess.run(command, env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
     if done.returncode != 0 or not result.is_file():
         raise RuntimeError(f"variant {name} failed (exit {done.returncode})")
     return json.loads(result.read_text(encoding="utf-8"))
+
+
+def _speed_lines(report, arch: dict, cfg, result: dict, device: str, hbm_tbps: float | None) -> None:
+    """Generated tokens/s of the last step beside the memory-bandwidth bound of its shape."""
+    from factrl.harness.models.decode_speed import bandwidth_tbps, decode_bound
+    from factrl.harness.training.memory_plan import DTYPE_BYTES
+
+    step, resolved = result["steps"][-1], result.get("fast_path") or {}
+    if not step.get("generate"):
+        return
+    rows, width, decoded = step["rows"], step["prompt_width"], step["decode_steps"]
+    rate = rows * decoded / step["generate"]
+    report(f"generation: {rows} rows x {decoded} decode steps in {step['generate']:.2f} s = {rate:.0f} generated "
+           f"tokens/s (fast path: " + ", ".join(f"{k} {v}" for k, v in resolved.items() if k != "device") + ")")
+    tbps = hbm_tbps or bandwidth_tbps(device)
+    if tbps is None:
+        report(f"decode bound: {device!r} is not in HBM_TBPS; give --hbm-tbps")
+        return
+    bound = decode_bound(arch, rows=rows, prompt_len=width, new_tokens=decoded, bandwidth_tbps=tbps,
+                         dtype_bytes=DTYPE_BYTES.get(cfg.model.get("dtype"), 2),
+                         static_cache=bool(resolved.get("static_cache")))
+    report(f"decode bound at {tbps} TB/s: {bound['tokens_per_s']:.0f} tokens/s (weights {bound['weight_bytes'] / 1e9:.2f}"
+           f" GB + KV {bound['kv_bytes'] / 1e9:.2f} GB read per decode step); measured {rate / bound['tokens_per_s']:.1%}"
+           f" of it; target {5 * STOCK_TOKENS_PER_S:,} tokens/s (5 x the stock HF path's {STOCK_TOKENS_PER_S} on an H200"
+           f" at the paper shape): {'met' if rate >= 5 * STOCK_TOKENS_PER_S else 'not met'}")
 
 
 def _hm(seconds: float) -> str:
@@ -319,6 +376,10 @@ def main(argv: list[str] | None = None) -> int:
         return _variant(args)
     started = time.perf_counter()
     report = Report(args.out)
+    names = [n.strip() for n in args.variants.split(",") if n.strip()]
+    if not names or any(n not in VARIANTS for n in names):
+        report(f"gpu_step: --variants {args.variants!r}: use one or more of {', '.join(VARIANTS)}")
+        return 2
 
     import importlib.util
 
@@ -374,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in (plan.lines() if plan else []):
             report(f"  plan: {line}")
         results = []
-        for name in VARIANTS:
+        for name in names:
             report(f"{name} (a process of its own):")
             result = _run_in_process_of_its_own(name, args, root, index_dir, model_path,
                                                 "vllm" if use_vllm else "hf")
@@ -383,18 +444,34 @@ def main(argv: list[str] | None = None) -> int:
             report(f"  init {result['init_s']:.1f} s; peak memory {peaks}")
             for i, step in enumerate(result["steps"], 1):
                 report(_step_line(i, step))
-    corver, plain = (r["steps"][-1] for r in results)
-    report(f"CorVer / response-only, last step: step time {corver['seconds'] / plain['seconds']:.3f}, "
-           f"reward {corver['reward']:.3f} s vs {plain['reward']:.3f} s "
-           f"({100 * corver['reward'] / corver['seconds']:.2f}% of CorVer's step), peak memory "
-           f"{results[0]['peak_bytes'] / max(results[1]['peak_bytes'], 1):.3f}")
+    corver = results[0]["steps"][-1]
+    if len(results) > 1:
+        plain = results[1]["steps"][-1]
+        report(f"CorVer / response-only, last step: step time {corver['seconds'] / plain['seconds']:.3f}, "
+               f"reward {corver['reward']:.3f} s vs {plain['reward']:.3f} s "
+               f"({100 * corver['reward'] / corver['seconds']:.2f}% of CorVer's step), peak memory "
+               f"{results[0]['peak_bytes'] / max(results[1]['peak_bytes'], 1):.3f}")
+    _speed_lines(report, arch, cfg, results[0], device, args.hbm_tbps)
     tokens = corver.get("completion_tokens", 0.0)
     batch = int(train.questions_per_step) * int(train.completions_per_question)
-    report(f"100 steps ~ {_hm(100 * corver['seconds'] + results[0]['init_s'])} (CorVer's last step "
-           f"{corver['seconds']:.1f} s x 100 + init {results[0]['init_s']:.0f} s); tokens per step {tokens:.0f} "
-           f"(mean completion {tokens / max(batch, 1):.0f} of the {train.max_completion_length}-token limit). "
-           f"The paper's Table 2: 1:49 for 100 steps on one H100"
-           + ("" if args.model_path else "; random weights run every completion to the limit"))
+    limit = int(train.max_completion_length)
+    measured_line = (f"{_hm(100 * corver['seconds'] + results[0]['init_s'])} (CorVer's last step "
+                     f"{corver['seconds']:.1f} s x 100 + init {results[0]['init_s']:.0f} s); tokens per step "
+                     f"{tokens:.0f} (mean completion {tokens / max(batch, 1):.0f} of the {limit}-token limit). "
+                     f"The paper's Table 2: 1:49 for 100 steps on one H100"
+                     + ("" if args.model_path else "; random weights run every completion to the limit"))
+    if limit == PROTOCOL_TOKENS:
+        report(f"100 steps ~ {measured_line}")
+    else:  # the GPU check measures a shorter limit: the protocol's figure is projected from it
+        from factrl.harness.models.decode_speed import project_step
+
+        projected = project_step(corver, measured_tokens=max(corver.get("decode_steps") or limit, 1),
+                                 target_tokens=PROTOCOL_TOKENS, prompt_len=corver.get("prompt_width", 0))
+        report(f"100 steps at the {limit}-token limit ~ {measured_line}")
+        report(f"100 steps ~ {_hm(100 * projected + results[0]['init_s'])} at the protocol's {PROTOCOL_TOKENS:,}-token "
+               f"limit (projected from the {limit}-token step: {projected:.1f} s a step; generation x "
+               f"{PROTOCOL_TOKENS}/{limit} per decode step, log-probs and update x the sequence ratio; "
+               f"harness/models/decode_speed.py project_step)")
     if plan is not None:
         measured = {k: max(r["peaks"].get(k, 0) for r in results) for k in results[0]["peaks"]}
         report(f"planned peak {plan.total / GB:.1f} GB (an estimate) vs measured: "

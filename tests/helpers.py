@@ -24,3 +24,14 @@ def optimizer_stand_in(optim: str = "adamw_8bit") -> list[str]:
     from factrl.harness.training.optim import choose_optimizer
 
     return ["optimizer"] if choose_optimizer(optim).stand_in else []
+
+
+def benchmark_script(name: str):
+    """benchmarks/<name>.py loaded as a module (the benchmarks are scripts, not a package)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

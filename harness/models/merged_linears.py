@@ -20,6 +20,15 @@ runs in another order), so TRL's sampler, its RNG use and its logits processors 
 a fixed seed gives the same tokens wherever no probability sits at a rounding boundary
 (tests/core/test_fast_step.py).
 
+On CUDA (`inplace=True`) the adapter is instead added into each base weight in place, after a
+copy of the weight is saved, and PEFT's own `merged` branch runs (`base_layer(x)`); leaving copies
+the saved weight back, so the trained weights come back bit for bit (no W + D - D round trip). The
+model keeps the same modules, forwards and weight addresses from one rollout to the next, which
+torch.compile's guards and CUDA-graph capture need (a fresh closure per rollout recompiles). In
+bf16 the merged weight is rounded once to bf16: the logits move within bf16's own rounding of the
+unmerged layer (tests/core/test_fast_generate.py states the tolerance). Cost: a transient copy of
+the adapted weights during the rollout (the memory plan's `merge_copy`).
+
 Left unmerged (their own forward): LoRA variants (DoRA, ...), `fan_in_fan_out` layers, merged or
 disabled adapters, and, for the whole model, an active dropout (p > 0 in train mode: the stock
 rollout samples through it, a merged weight cannot). Where the model is sharded (DeepSpeed, FSDP)
@@ -43,6 +52,7 @@ class MergeReport:
     """What one `merged_linears` call did (the `rollout` component reports the last one)."""
 
     merged: int = 0          # LoRA linears computed from a merged weight
+    inplace: bool = False    # merged into the base weights in place (restored from a saved copy on leaving)
     head: int = 0            # plain linears (the output head; all of a model without LoRA) prepacked
     left: int = 0            # LoRA linears left on their own forward (variants, fan_in_fan_out, ...)
     prepacked: bool = False  # weights prepacked for oneDNN (CPU)
@@ -134,8 +144,28 @@ def _lora_key(module: Any, adapters: list[str]) -> tuple:
     return (_version_key(*tensors), tuple(float(module.scaling[a]) for a in adapters))
 
 
+def _merge_in_place(module: Any, adapters: list[str], saved: list) -> None:
+    """Add the adapters into module's base weight in place and switch PEFT's forward to its merged
+    branch; `saved` gets what `_restore` needs (the weight's copy, PEFT's merged list)."""
+    weight = module.base_layer.weight
+    saved.append((module, weight.detach().clone(), list(module.merged_adapters)))
+    merged = weight.detach().float()  # W + sum s B A in fp32, rounded once to W's dtype
+    for name in adapters:
+        a, b = module.lora_A[name].weight, module.lora_B[name].weight
+        merged = merged + float(module.scaling[name]) * (b.float() @ a.float())
+    weight.data.copy_(merged.to(weight.dtype))
+    module.merged_adapters = list(adapters)  # PEFT's forward: `elif self.merged: base_layer(x)`
+
+
+def _restore(saved: list) -> None:
+    for module, weight, adapters in saved:
+        module.base_layer.weight.data.copy_(weight)
+        module.merged_adapters = adapters
+    saved.clear()
+
+
 @contextlib.contextmanager
-def merged_linears(model: torch.nn.Module, *, rows: int, prepack: bool, keep: bool = False,
+def merged_linears(model: torch.nn.Module, *, rows: int, prepack: bool, keep: bool = False, inplace: bool = False,
                    report: MergeReport | None = None) -> Iterator[MergeReport]:
     """Inside: the model's LoRA linears run on merged weights and, with `prepack`, every linear on
     oneDNN-prepacked ones. `rows`: the sequences generated at once (a packing hint only).
@@ -143,15 +173,21 @@ def merged_linears(model: torch.nn.Module, *, rows: int, prepack: bool, keep: bo
     (evaluation); training leaves it off, its adapter changes every step. Prepacked plain weights
     are always kept while unchanged.
 
-    Out: a MergeReport. Leaving restores every module's own forward; nothing of the model's
-    parameters or buffers is written.
+    `inplace`: merge into the base weights themselves (no prepack, no keep; see the module
+    docstring), each restored bit for bit on leaving, also on an exception.
+
+    Out: a MergeReport. Leaving restores every module's own forward and weight; outside the
+    context nothing of the model's parameters or buffers has changed.
     """
+    if inplace and (prepack or keep):
+        raise ValueError("merged_linears(inplace=True) takes neither prepack nor keep")
     import time
 
     report = report if report is not None else MergeReport()
     lora_type = _lora_layer_type()
     lora = [m for m in model.modules() if lora_type is not None and isinstance(m, lora_type)]
     patched: list[torch.nn.Module] = []
+    saved: list = []
     start = time.perf_counter()
     try:
         plan = [(m, _mergeable(m)) for m in lora]
@@ -162,12 +198,16 @@ def merged_linears(model: torch.nn.Module, *, rows: int, prepack: bool, keep: bo
         elif not lora and not use_pack:
             report.skipped = "no LoRA layer"
         else:
-            report.prepacked = use_pack
+            report.prepacked, report.inplace = use_pack, inplace
             inside = {id(sub) for m in lora for sub in m.modules()}  # base layers, lora_A / lora_B
             with torch.no_grad():
                 for module, adapters in plan:
                     if adapters is None:
                         report.left += 1
+                        continue
+                    if inplace:
+                        _merge_in_place(module, adapters, saved)
+                        report.merged += 1
                         continue
                     key = _lora_key(module, adapters)
                     cached = getattr(module, "_factrl_merged", None)
@@ -194,3 +234,5 @@ def merged_linears(model: torch.nn.Module, *, rows: int, prepack: bool, keep: bo
     finally:
         for module in patched:
             vars(module).pop("forward", None)  # the instance attribute shadowed the class's forward
+        with torch.no_grad():
+            _restore(saved)

@@ -248,11 +248,18 @@ def speed_component(train_cfg: Any) -> dict[str, Any]:
     train.logprob), each equal to TRL's stock path up to float rounding (so never a stand-in)."""
     from ..config_values import as_container
 
+    import torch
+
+    from .settings import RolloutSettings
+
     rollout, logprob = as_container(train_cfg.rollout), as_container(train_cfg.logprob)
+    # What `auto` resolves to on the device this process generates on (the HF path; vLLM ignores it).
+    resolved = RolloutSettings.from_mapping(rollout).resolved("cuda" if torch.cuda.is_available() else "cpu")
     return {"kind": "fast_path", "backend": "harness", "model": None, "revision": None, "stand_in": False,
-            "label": "HF rollouts: merged LoRA " + str(rollout["merge_lora"]) + ", log-probs: shared prefix "
-                     + str(logprob["shared_prefix"]) + ", head " + str(logprob["head"]),
-            "rollout": rollout, "logprob": logprob}
+            "label": "HF rollouts: merged LoRA " + str(rollout["merge_lora"]) + ", static cache "
+                     + str(rollout["static_cache"]) + ", compile " + str(rollout["compile"]) + ", log-probs: shared "
+                     "prefix " + str(logprob["shared_prefix"]) + ", head " + str(logprob["head"]),
+            "rollout": rollout, "rollout_resolved": resolved, "logprob": logprob}
 
 
 def _initial_adapter(trainer: Any, out: Path) -> dict:

@@ -81,6 +81,8 @@ class TokenGRPOTrainer(GRPOTrainer):
         from ..models.merged_linears import MergeReport
 
         self.merge_report = MergeReport()  # the last HF rollout's merge (what a test or benchmark reads)
+        self.generation_log: list[tuple[float, int, int, int]] = []  # per HF generate (_generate_single_turn)
+        self.compile_failed: str | None = None  # why train.rollout.compile fell back to eager decoding
         super().__init__(*args, reward_funcs=[self._token_reward], **kwargs)
         install_filter()  # TRL's "All reward functions returned None" -> our counted line per step
         # Data parallel: advantages are computed on the gathered batch (training/distributed.py);
@@ -156,29 +158,59 @@ class TokenGRPOTrainer(GRPOTrainer):
 
     def _generate_single_turn(self, prompt_ids, *args, **kwargs):
         """TRL's generation. HF rollouts: with train.presence_penalty as a logits processor
-        (training/sampling.py; vLLM gets it natively through generation_kwargs), and with the
-        adapter merged into the weights (train.rollout, models/merged_linears.py) unless the
-        weights are sharded (DeepSpeed, FSDP). In: the prompts' token ids, one list per row."""
+        (training/sampling.py; vLLM gets it natively through generation_kwargs), the adapter merged
+        into the weights (train.rollout, models/merged_linears.py) unless the weights are sharded
+        (DeepSpeed, FSDP), and a static KV cache with the decode step compiled (training/fast_generate.py).
+        In: the prompts' token ids, one list per row. Each call appends (seconds, rows, padded prompt
+        width, longest completion) to `self.generation_log` (benchmarks/gpu_step.py's tokens/s)."""
         if self.use_vllm or self.use_transformers_continuous_batching:
             return super()._generate_single_turn(prompt_ids, *args, **kwargs)
+        import time
+
         model = self.accelerator.unwrap_model(self.model_wrapped)
+        device = self.accelerator.device.type
+        resolved = self._rollout.resolved(device)
+        if self.compile_failed:  # a compile that failed once runs eagerly for the rest of the run
+            resolved["compile"] = False
         with contextlib.ExitStack() as stack:
             if self._presence_penalty:
                 from .sampling import presence_penalty_generate
 
                 stack.enter_context(presence_penalty_generate(model, self._presence_penalty))
-            device = self.accelerator.device.type
-            if self._rollout.shared_prefill:  # each group's prompt prefilled once (training/shared_prefix.py)
+            if resolved["shared_prefill"]:  # each group's prompt prefilled once (training/shared_prefix.py)
                 from .shared_prefix import prefilled_generate
 
                 stack.enter_context(prefilled_generate(model))
-            if self._rollout.merge(device) and not (self.is_deepspeed_enabled or self.is_fsdp_enabled):
+            if resolved["merge_lora"] and not (self.is_deepspeed_enabled or self.is_fsdp_enabled):
                 from ..models.merged_linears import MergeReport, merged_linears
 
                 self.merge_report = MergeReport()
-                stack.enter_context(merged_linears(model, rows=len(prompt_ids), prepack=self._rollout.pack(device),
+                pack = resolved["prepack"]
+                stack.enter_context(merged_linears(model, rows=len(prompt_ids), prepack=pack, inplace=not pack,
                                                    report=self.merge_report))
-            return super()._generate_single_turn(prompt_ids, *args, **kwargs)
+            if resolved["static_cache"]:
+                from .fast_generate import static_generation
+
+                stack.enter_context(static_generation(self, resolved, device))
+            start = time.perf_counter()
+            try:
+                completion_ids, logprobs = super()._generate_single_turn(prompt_ids, *args, **kwargs)
+            except Exception as err:  # noqa: BLE001 - torch.compile's failures have no common base
+                if not resolved["compile"] or isinstance(err, torch.OutOfMemoryError):
+                    raise
+                self.compile_failed = f"{type(err).__name__}: {err}".splitlines()[0][:300]
+        if resolved["compile"] and self.compile_failed:  # the weights are restored: generate again, eagerly
+            log.warning("train.rollout.compile: the compiled decode step failed (%s); this run's rollouts decode "
+                        "eagerly on the static cache from here on", self.compile_failed)
+            return self._generate_single_turn(prompt_ids, *args, **kwargs)
+        longest = max((len(c) for c in completion_ids), default=0)
+        width = max((len(p) for p in prompt_ids), default=0)
+        if resolved["static_cache"]:
+            from .fast_generate import round_up
+
+            width = round_up(width, resolved["prompt_bucket"])
+        self.generation_log.append((time.perf_counter() - start, len(completion_ids), width, longest))
+        return completion_ids, logprobs
 
     # -- log-probs (training/logprobs.py) ----------------------------------------------------
     def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,

@@ -10,15 +10,22 @@ Terms (bytes; bf16 weights, b = 2):
 - lora_state: L x 16 (fp32 LoRA weights, gradients, AdamW m and v; L = lora_parameter_count).
 - rollout, HF generate: the KV cache of all Q x C sequences at full length,
   2 x layers x kv_dim x b per token, plus the last-position fp32 logits (x2 for the sampler).
+  - dynamic cache (`train.rollout.static_cache=false`): HF's DynamicCache grows each layer's keys
+    and values by torch.cat every decode step; the allocator keeps blocks it cannot reuse for the
+    next, larger request, about G x rows x (2 x layers x kv_dim x b) x (P x T + T^2 / 2) bytes
+    (the sum of every step's size, P prompt and T completion tokens, times G; calibrated below);
+  - static cache (the default on CUDA): preallocated once at prompt + limit, nothing grows;
+  - merged LoRA (`train.rollout.merge_lora`, on CUDA merged in place): a saved copy of the adapted
+    base weights during the rollout (the 7 projections: most of the model).
   With vLLM (colocate) the rollout lives inside its reserved share instead:
   vllm_reserved = gpu_memory_utilization x GPU, held during the update unless vLLM sleeps.
 - update, per micro-batch of m sequences of T = prompt + completion tokens:
   activations saved for backward per token per layer (flash/SDPA attention, no T^2 term)
-      A = b x (12h + 4q + 4kv + 5I) + 4 x 7r
+      A = F x (b x (12h + 4q + 4kv + 5I) + 4 x 7r)
   (norm inputs kept in fp32 and LoRA's fp32 input casts: 12h; q, k, v before and after RoPE and
   the attention output: 4q + 4kv; SwiGLU gate, up, act, product and down's input: 5I; the seven
-  LoRA A outputs in fp32: 7r), all layers without checkpointing, or one bf16 layer input per
-  layer (b x h) plus one layer's A during its recompute with it;
+  LoRA A outputs in fp32: 7r; F calibrated below), all layers without checkpointing, or one bf16
+  layer input per layer (b x h) plus one layer's A during its recompute with it;
   logits: m x completion x V x 4, the fp32 log-softmax over the scored tokens. TRL 1.16 fuses the
   LM head and stays far below this (tiles of 4,096 tokens x 32,768 vocabulary), so it is an
   upper bound that keeps the defaults safe if the unfused path runs.
@@ -27,16 +34,22 @@ Terms (bytes; bf16 weights, b = 2):
   add to them; its parameters are held throughout.
   - lora: a second adapter of the same rank and targets (critic_state = L x 16) plus the value
     head ((h + 1) x 16); its forward runs outside autocast, so the LoRA path keeps fp32 copies of
-    the inputs autocast would keep in bf16: A_critic = A + 4 x (h + q + I) per token per layer;
+    the inputs autocast would keep in bf16: A_critic = A + F x 4 x (h + q + I) per token per layer;
   - full: a second copy of the model, trained: weights N x b, gradients N x b and AdamW's m and v,
-    which torch keeps in the parameter's dtype (2 N x b); activations b x (12h + 4q + 4kv + 5I).
+    which torch keeps in the parameter's dtype (2 N x b); activations F x b x (12h + 4q + 4kv + 5I).
   With train.ppo.critic=full the run stops before loading the copy when this plan exceeds the GPU
   (`check_full_critic`).
-- overhead: 2 GB (CUDA context, cuBLAS workspaces) + 10% of the rest (allocator fragmentation).
+- overhead: CONTEXT_BYTES (CUDA context, cuBLAS workspaces; allocator slack is in F and G).
 Peak = weights + lora_state + critic + vllm_reserved + max(rollout, update) + overhead.
-The coefficients are ESTIMATES from first principles; none has been measured on a GPU yet.
-`lines()` says so, and benchmarks/gpu_step.py prints the plan beside the measured peaks
-(max_memory_reserved and the device's own peak, which include what the plan's overhead covers).
+
+Calibration (docs/GPU_CHECK.md): two device peaks (total - free, sampled) of
+`benchmarks/gpu_step.py --shape paper --rollout hf` on one H200, random Llama-3.2-3B, 48 rows,
+dynamic cache, unmerged LoRA, prompts padded to MEASURED_PROMPT_TOKENS: 17.4 GB at a 256-token
+limit and 52.0 GB at 1,000, where the first-principles plan said 31.2 and 50.5 GB. At 256 the
+update is the peak and fixes F; at 1,000 the growing cache is, and fixes G (`calibration_points`
+recomputes both, tests/shapes/test_memory_plan.py pins them). CONTEXT_BYTES: the env step's device
+peak, 1.1 GB with 0.4 GB of its own test tensors, rounded up to 1 GB. Nothing else is measured:
+PPO's critic terms, vLLM's share, the static cache and the merged copy are still first-principles.
 """
 from __future__ import annotations
 
@@ -48,8 +61,13 @@ from ..models.shapes import _dims, architecture, lora_parameter_count, parameter
 
 GB = 10**9
 GPU_BYTES = 80 * GB  # one H100 80GB, the paper's timed unit (docs/PROTOCOL.md §4)
-CONTEXT_BYTES = 2 * GB
-FRAGMENTATION = 0.10
+CONTEXT_BYTES = 1 * GB
+# Calibrated on one H200 (module docstring; tests/shapes/test_memory_plan.py recomputes them).
+ACTIVATION_FACTOR = 0.84
+CACHE_GROWTH = 0.0108
+MEASURED_PROMPT_TOKENS = 95
+MEASURED = ({"completion": 256, "peak": 17.4 * GB, "planned_before": 31.2 * GB},
+            {"completion": 1000, "peak": 52.0 * GB, "planned_before": 50.5 * GB})
 DTYPE_BYTES = {"bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "float32": 4, "fp32": 4, "auto": 2, None: 2}
 
 
@@ -77,10 +95,13 @@ class MemoryPlan:
     critic_weights: int = 0  # full: the critic's own copy of the model
     critic_state: int = 0  # trainable critic tensors with gradients and AdamW state (LoRA or full, + value head)
     critic_activations: int = 0  # the value step's forward, saved for its backward
+    static_cache: bool = False  # HF rollouts on a preallocated cache (no growth term)
+    cache_growth: int = 0  # dynamic cache: blocks the growing cache leaves behind (CACHE_GROWTH)
+    merge_copy: int = 0  # merged LoRA on the GPU: the saved copy of the adapted base weights
 
     @property
     def rollout_peak(self) -> int:
-        return self.kv_cache + self.generation_logits + self.vllm_reserved
+        return self.kv_cache + self.cache_growth + self.merge_copy + self.generation_logits + self.vllm_reserved
 
     @property
     def update_peak(self) -> int:
@@ -93,7 +114,7 @@ class MemoryPlan:
 
     @property
     def overhead(self) -> int:
-        return CONTEXT_BYTES + int(FRAGMENTATION * (self.held + max(self.rollout_peak, self.update_peak)))
+        return CONTEXT_BYTES
 
     @property
     def total(self) -> int:
@@ -108,44 +129,67 @@ class MemoryPlan:
 
     def lines(self) -> list[str]:
         g = lambda n: f"{n / GB:.1f} GB"  # noqa: E731
+        cache = "static" if self.static_cache else f"dynamic, growth {g(self.cache_growth)}"
         return [
             f"parameters {self.parameters / 1e9:.2f}B, LoRA {self.lora_parameters / 1e6:.1f}M; "
             f"{self.sequences} sequences of <= {self.seq_len} tokens, micro-batch {self.micro_batch}, "
             f"gradient checkpointing {'on' if self.gradient_checkpointing else 'off'}, rollout {self.rollout}",
             f"weights {g(self.weights)} + LoRA state {g(self.lora_state)}",
-            f"rollout: KV cache {g(self.kv_cache)} + logits {g(self.generation_logits)} + vLLM {g(self.vllm_reserved)}"
-            f" = {g(self.rollout_peak)}",
+            f"rollout: KV cache {g(self.kv_cache)} ({cache}) + merged copy {g(self.merge_copy)} + logits "
+            f"{g(self.generation_logits)} + vLLM {g(self.vllm_reserved)} = {g(self.rollout_peak)}",
             f"update: activations {g(self.activations)} + logits {g(self.logits)} + vLLM {g(self.vllm_during_update)}"
             f" = {g(self.update_peak)}" + (f" (critic value step: {g(self.critic_activations)})"
                                            if self.critic != "none" else ""),
             *([f"critic ({self.critic}): weights {g(self.critic_weights)} + state {g(self.critic_state)}"]
               if self.critic != "none" else []),
             f"overhead {g(self.overhead)}; peak {g(self.total)} of {g(GPU_BYTES)} "
-            f"(an estimate: the coefficients are not yet measured on a GPU)",
+            f"(an estimate: activations and cache growth calibrated on one H200, docs/GPU_CHECK.md)",
         ]
 
 
-def activation_bytes_per_token_layer(arch: Mapping[str, Any], lora_r: int, dtype_bytes: int = 2) -> int:
-    """A: bytes one token keeps for backward in one decoder layer (see the module docstring)."""
+def activation_bytes_per_token_layer(arch: Mapping[str, Any], lora_r: int, dtype_bytes: int = 2,
+                                     factor: float | None = None) -> int:
+    """A: bytes one token keeps for backward in one decoder layer (see the module docstring);
+    `factor`: F (default ACTIVATION_FACTOR; 1.0 gives the first-principles count)."""
     h, inter, q, kv, _, _ = _dims(arch)
-    return dtype_bytes * (12 * h + 4 * q + 4 * kv + 5 * inter) + 4 * 7 * int(lora_r)
+    factor = ACTIVATION_FACTOR if factor is None else factor
+    return int(factor * (dtype_bytes * (12 * h + 4 * q + 4 * kv + 5 * inter) + 4 * 7 * int(lora_r)))
 
 
 def critic_activation_bytes_per_token_layer(arch: Mapping[str, Any], lora_r: int, critic: str,
-                                            dtype_bytes: int = 2) -> int:
+                                            dtype_bytes: int = 2, factor: float | None = None) -> int:
     """A_critic: what the PPO critic's forward keeps per token per layer (module docstring)."""
     h, inter, q, kv, _, _ = _dims(arch)
+    factor = ACTIVATION_FACTOR if factor is None else factor
     if critic == "full":
-        return dtype_bytes * (12 * h + 4 * q + 4 * kv + 5 * inter)
-    return activation_bytes_per_token_layer(arch, lora_r, dtype_bytes) + 4 * (h + q + inter)
+        return int(factor * dtype_bytes * (12 * h + 4 * q + 4 * kv + 5 * inter))
+    return activation_bytes_per_token_layer(arch, lora_r, dtype_bytes, factor) + int(factor * 4 * (h + q + inter))
+
+
+def kv_bytes_per_token(arch: Mapping[str, Any], dtype_bytes: int = 2) -> int:
+    """Keys and values of one token in every layer: 2 x layers x kv_dim x b."""
+    _, _, _, kv, _, layers = _dims(arch)
+    return 2 * layers * kv * dtype_bytes
+
+
+def adapted_weight_bytes(arch: Mapping[str, Any], targets: list[str] | tuple[str, ...], dtype_bytes: int = 2) -> int:
+    """The base weights LoRA adapts (what an in-place merge saves a copy of)."""
+    from ..models.shapes import LORA_SHAPES
+
+    h, inter, q, kv, _, layers = _dims(arch)
+    return layers * dtype_bytes * sum(LORA_SHAPES[m](h, inter, q, kv)[0] * LORA_SHAPES[m](h, inter, q, kv)[1]
+                                      for m in targets if m in LORA_SHAPES)
 
 
 def plan(arch: Mapping[str, Any], *, micro_batch: int, sequences: int, prompt_len: int, completion_len: int,
          lora_r: int, lora_targets: list[str] | tuple[str, ...], gradient_checkpointing: bool,
          dtype_bytes: int = 2, rollout: str = "hf", vllm_fraction: float = 0.0, vllm_sleep: bool = False,
-         gpu_bytes: int = GPU_BYTES, critic: str = "none") -> MemoryPlan:
+         gpu_bytes: int = GPU_BYTES, critic: str = "none", static_cache: bool = False, merge: bool = False,
+         activation_factor: float | None = None, cache_growth: float | None = None) -> MemoryPlan:
     """The plan for explicit settings (see the module docstring for each term); `critic`: none
-    (GRPO) or PPO's lora | full."""
+    (GRPO) or PPO's lora | full; `static_cache`, `merge`: train.rollout as resolved on CUDA
+    (the defaults: the measured runs' dynamic cache and unmerged LoRA); `activation_factor`,
+    `cache_growth`: F and G (default: the calibrated constants)."""
     if rollout not in ("hf", "vllm"):
         raise ConfigError(f"rollout={rollout!r}: use hf or vllm")
     if critic not in ("none", "lora", "full"):
@@ -154,7 +198,9 @@ def plan(arch: Mapping[str, Any], *, micro_batch: int, sequences: int, prompt_le
     vocab = int(arch["vocab_size"])
     seq = int(prompt_len) + int(completion_len)
     n, lora = parameter_count(arch), lora_parameter_count(arch, lora_r, list(lora_targets))
-    a_layer = activation_bytes_per_token_layer(arch, lora_r, dtype_bytes)
+    factor = ACTIVATION_FACTOR if activation_factor is None else activation_factor
+    growth = CACHE_GROWTH if cache_growth is None else cache_growth
+    a_layer = activation_bytes_per_token_layer(arch, lora_r, dtype_bytes, factor)
     tokens = micro_batch * seq
     if gradient_checkpointing:
         activations = tokens * (layers * dtype_bytes * h + a_layer)
@@ -165,24 +211,53 @@ def plan(arch: Mapping[str, Any], *, micro_batch: int, sequences: int, prompt_le
     head = 16 * (h + 1)  # the value head: fp32 weight and bias, gradient, AdamW m and v
     critic_weights = n * dtype_bytes if critic == "full" else 0
     critic_state = {"none": 0, "lora": 16 * lora + head, "full": 3 * n * dtype_bytes + head}[critic]
-    c_layer = critic_activation_bytes_per_token_layer(arch, lora_r, critic, dtype_bytes) if critic != "none" else 0
+    c_layer = (critic_activation_bytes_per_token_layer(arch, lora_r, critic, dtype_bytes, factor)
+               if critic != "none" else 0)
     if critic == "none":
         critic_activations = 0
     elif gradient_checkpointing:
         critic_activations = tokens * (layers * dtype_bytes * h + c_layer)
     else:
         critic_activations = tokens * layers * c_layer
+    per_token = kv_bytes_per_token(arch, dtype_bytes)
+    completion = int(completion_len)
+    grown = growth * sequences * per_token * (int(prompt_len) * completion + completion ** 2 / 2)
     return MemoryPlan(
         critic=critic, critic_weights=critic_weights, critic_state=critic_state,
         critic_activations=critic_activations,
-        micro_batch=micro_batch, sequences=sequences, seq_len=seq, completion_len=int(completion_len),
+        micro_batch=micro_batch, sequences=sequences, seq_len=seq, completion_len=completion,
         gradient_checkpointing=bool(gradient_checkpointing), rollout=rollout, parameters=n, lora_parameters=lora,
         weights=n * dtype_bytes, lora_state=16 * lora,
-        kv_cache=sequences * seq * 2 * layers * kv * dtype_bytes if hf else 0,
+        kv_cache=sequences * seq * per_token if hf else 0,
         generation_logits=sequences * vocab * 4 * 2 if hf else 0,
         vllm_reserved=reserved, vllm_during_update=0 if vllm_sleep else reserved,
-        activations=activations, logits=micro_batch * int(completion_len) * vocab * 4,
+        activations=activations, logits=micro_batch * completion * vocab * 4,
+        static_cache=bool(static_cache) and hf, cache_growth=int(grown) if hf and not static_cache else 0,
+        merge_copy=adapted_weight_bytes(arch, lora_targets, dtype_bytes) if hf and merge else 0,
     )
+
+
+def calibration_points(arch: Mapping[str, Any], *, lora_r: int = 128, targets: list[str] | tuple[str, ...] = (
+        "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")) -> dict[str, float]:
+    """F and G solved from MEASURED on `arch` (Llama-3.2-3B, the paper batch: 48 rows, micro-batch 4,
+    no checkpointing, dynamic cache, unmerged LoRA, prompts of MEASURED_PROMPT_TOKENS): F so that the
+    update reaches the 256-token peak, G so that the growing cache reaches the 1,000-token one.
+    Also says whether each point's peak is the phase assumed (`consistent`)."""
+    def at(completion, f, g):
+        return plan(arch, micro_batch=4, sequences=48, prompt_len=MEASURED_PROMPT_TOKENS, completion_len=completion,
+                    lora_r=lora_r, lora_targets=list(targets), gradient_checkpointing=False,
+                    activation_factor=f, cache_growth=g)
+
+    short, long_ = MEASURED
+    base = at(short["completion"], 1.0, 0.0)
+    room = short["peak"] - base.held - base.overhead - base.logits
+    factor = room / base.activations
+    unit = at(long_["completion"], factor, 1.0)
+    still = at(long_["completion"], factor, 0.0)
+    growth = (long_["peak"] - still.held - still.overhead - still.rollout_peak) / unit.cache_growth
+    first, second = at(short["completion"], factor, growth), at(long_["completion"], factor, growth)
+    return {"activation_factor": factor, "cache_growth": growth,
+            "consistent": first.update_peak >= first.rollout_peak and second.rollout_peak >= second.update_peak}
 
 
 def _vllm_settings(train: Any) -> tuple[float, bool]:
@@ -218,7 +293,15 @@ def plan_for_config(cfg: Any, *, gpu_bytes: int = GPU_BYTES) -> MemoryPlan:
     else:
         geometry = batch_geometry(train, processes=1)
     fraction, sleep = _vllm_settings(train)
-    return plan(arch, micro_batch=geometry["per_device_train_batch_size"], sequences=geometry["generation_batch_size"],
+    rollout = train.get("rollout") if hasattr(train, "get") else None
+    if rollout is not None:  # train.rollout as it resolves on CUDA (the plan is for one GPU)
+        from .settings import RolloutSettings
+
+        resolved = RolloutSettings.from_mapping(rollout).resolved("cuda")
+        static, merge = resolved["static_cache"], resolved["merge_lora"]
+    else:
+        static, merge = False, False
+    return plan(arch, static_cache=static, merge=merge, micro_batch=geometry["per_device_train_batch_size"], sequences=geometry["generation_batch_size"],
                 prompt_len=int(train.max_prompt_length), completion_len=int(train.max_completion_length),
                 lora_r=int(cfg.lora.r), lora_targets=list(cfg.lora.target_modules),
                 gradient_checkpointing=bool(train.gradient_checkpointing),

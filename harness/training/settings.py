@@ -111,26 +111,57 @@ LOGPROB_HEADS = ("auto", "fused", "plain")  # training/logprobs.py
 
 @dataclass(frozen=True)
 class RolloutSettings(Settings):
-    """`train.rollout.*`: how HF rollouts generate (models/merged_linears.py); same sampled
-    distribution up to float rounding, so a setting of speed, recorded with the run."""
+    """`train.rollout.*`: how HF rollouts generate (models/merged_linears.py, training/fast_generate.py);
+    same sampled distribution up to float rounding, so a setting of speed, recorded with the run.
+    `auto` resolves by the device the policy generates on (`resolved(device_type)`)."""
 
     OWNER = "train.rollout"
     DEFAULTS = "train/default.yaml:rollout"
+    RANGES = {"prompt_bucket": "[0, inf)"}
 
-    merge_lora: bool | str  # auto: on the CPU; true: everywhere the policy is not sharded
+    merge_lora: bool | str  # auto: on the CPU and CUDA; true: everywhere the policy is not sharded
     prepack: bool | str  # auto: oneDNN-prepacked weights where oneDNN runs (CPU)
     shared_prefill: bool  # each distinct prompt prefilled once, its rows generate from copies of its cache
+    static_cache: bool | str  # auto: on CUDA; a preallocated KV cache (no growth by concatenation)
+    compile: bool | str  # auto: on CUDA with a static cache and triton; the decode step compiled (CUDA graphs)
+    prompt_bucket: int  # with a static cache: prompts left-padded to a multiple of this (0: off)
 
     def __post_init__(self) -> None:
-        for key in ("merge_lora", "prepack"):
+        for key in ("merge_lora", "prepack", "static_cache", "compile"):
             if getattr(self, key) not in AUTO_BOOL:
                 raise ValueError(f"{key}={getattr(self, key)!r}: use auto, true or false")
+        if self.compile is True and self.static_cache is False:
+            raise ValueError("compile=true needs a static KV cache: set train.rollout.static_cache=auto or true "
+                             "(a dynamic cache changes shape every decode step)")
 
     def merge(self, device_type: str) -> bool:
-        return self.merge_lora is True or (self.merge_lora == "auto" and device_type == "cpu")
+        return self.merge_lora is True or (self.merge_lora == "auto" and device_type in ("cpu", "cuda"))
 
     def pack(self, device_type: str) -> bool:
         return self.prepack is True or (self.prepack == "auto" and device_type == "cpu")
+
+    def static(self, device_type: str) -> bool:
+        return self.static_cache is True or (self.static_cache == "auto" and device_type == "cuda")
+
+    def compiled(self, device_type: str) -> bool:
+        if not self.static(device_type):
+            return False
+        if self.compile is True:
+            return True
+        if self.compile is False or device_type != "cuda":
+            return False
+        import importlib.util
+
+        return importlib.util.find_spec("triton") is not None  # inductor's CUDA kernels need it
+
+    def resolved(self, device_type: str) -> dict[str, Any]:
+        """What `auto` means on this device (recorded in train/components.json, `fast_path`)."""
+        static, compiled = self.static(device_type), self.compiled(device_type)
+        # torch.compile cannot lower oneDNN's prepacked weights (inductor prepacks frozen linears itself)
+        return {"device": device_type, "merge_lora": self.merge(device_type),
+                "prepack": self.pack(device_type) and not compiled, "static_cache": static, "compile": compiled,
+                "prompt_bucket": int(self.prompt_bucket) if static else 0,
+                "shared_prefill": bool(self.shared_prefill) and not static}
 
 
 @dataclass(frozen=True)

@@ -212,7 +212,10 @@ def test_a_two_step_run_equals_the_stock_path(tmp_path):
     for key, value in stock[0].items():
         assert torch.allclose(fast[0][key], value, rtol=0, atol=ATOL * largest), key
     recorded = fast[3]["components"]["fast_path"]
-    assert recorded["rollout"] == {"merge_lora": "auto", "prepack": "auto", "shared_prefill": True} and not recorded["stand_in"]
+    assert recorded["rollout"] == {"merge_lora": "auto", "prepack": "auto", "shared_prefill": True, "static_cache": "auto",
+                                   "compile": "auto", "prompt_bucket": 64} and not recorded["stand_in"]
+    assert recorded["rollout_resolved"] == {"device": "cpu", "merge_lora": True, "prepack": True, "static_cache": False,
+                                            "compile": False, "prompt_bucket": 0, "shared_prefill": True}
     assert stock[3]["components"]["fast_path"]["logprob"] == {"shared_prefix": False, "head": "fused"}
 
 

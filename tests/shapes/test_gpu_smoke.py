@@ -13,8 +13,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "gpu_smoke.sh"
-GPU_STEPS = ("gpu_step", "vllm_run", "ppo_vllm", "vllm_eval", "hf_run", "critic_ckpt")
-ORDER = ["setup", "env", "gpu_step", "assets", "vllm_run", "ppo_vllm", "vllm_eval", "hf_run", "critic_ckpt"]
+GPU_STEPS = ("gpu_step", "ppo_step", "fspo_hhem", "vllm_run", "ppo_vllm", "vllm_eval", "hf_run", "critic_ckpt")
+ORDER = ["setup", "env", "gpu_step", "ppo_step", "fspo_hhem", "assets", "vllm_run", "ppo_vllm", "vllm_eval", "hf_run",
+         "critic_ckpt"]
 
 pytestmark = pytest.mark.skipif(shutil.which("timeout") is None or shutil.which("bash") is None,
                                 reason="needs bash and coreutils' timeout")
@@ -25,7 +26,14 @@ def _smoke(out: Path, budget: int, timeout: int = 600) -> dict:
            "OMP_NUM_THREADS": "1"}
     done = subprocess.run(["bash", str(SCRIPT)], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return json.loads((out / "summary.json").read_text())
+    summary = json.loads((out / "summary.json").read_text())
+    summary["stdout"] = done.stdout
+    return summary
+
+
+def _ending(stdout: str) -> list[str]:
+    """The script's last lines: the 100-steps line, then one line per method, then the summary path."""
+    return stdout.strip().splitlines()[-5:]
 
 
 @pytest.mark.slow  # the setup check, the environment report and the assets on the CPU (~1.5 min)
@@ -42,8 +50,13 @@ def test_on_a_cpu_the_gpu_steps_skip_and_the_rest_passes(tmp_path):
         assert Path(steps[name]["log"]).is_file()
     for name in GPU_STEPS:
         assert steps[name]["status"] == "SKIP" and steps[name]["note"].startswith("no CUDA"), steps[name]
-    for name in ("vllm_run", "vllm_eval", "hf_run"):  # their `harness` commands were composed
+    for name in ("vllm_run", "vllm_eval", "hf_run", "ppo_step"):  # their `harness` commands were composed
         assert steps[name]["note"] == "no CUDA (its command composes)", steps[name]
+    assert steps["fspo_hhem"]["note"] == "no CUDA (the tiny shape passes on the CPU)", steps["fspo_hhem"]
+    ending = _ending(summary["stdout"])
+    assert ending[0].startswith("100 steps ~ ?:?? at the 1,000-token limit (gpu_step SKIP: no CUDA")
+    assert ending[1].startswith("corver: SKIP") and ending[2].startswith("rlfh: one PPO step with its LoRA critic: SKIP: no CUDA")
+    assert ending[3].startswith("fspo: SKIP: no CUDA") and ending[4].startswith("summary: ")
     assets = tmp_path / "out" / "assets"
     assert (assets / "model" / "config.json").is_file() and (assets / "corpus" / "index").is_dir()
     config = json.loads((assets / "model" / "config.json").read_text())
@@ -58,3 +71,11 @@ def test_a_spent_budget_skips_every_later_step_and_still_writes_the_summary(tmp_
     assert steps["setup"]["status"] == "SKIP" and "out of time" in steps["setup"]["note"]
     assert steps["assets"]["status"] == "SKIP" and "out of time" in steps["assets"]["note"]
     assert all(steps[name]["status"] == "SKIP" for name in GPU_STEPS)
+    assert all(s["plan_gb"] is None for s in summary["steps"])
+    table = summary["stdout"].split("step         status   seconds  peak      plan\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in table[:len(ORDER)]] == ORDER  # each step's peak beside its plan
+    assert _ending(summary["stdout"])[0].startswith("100 steps ~ ?:??")
+
+
+def test_the_script_parses():
+    assert subprocess.run(["bash", "-n", str(SCRIPT)], capture_output=True).returncode == 0

@@ -41,8 +41,14 @@ def test_tiny_shape_runs_both_variants_through_the_engine(tmp_path):
     """In-process (the suite has the imports already): about 20 s on 2 loaded cores, the fixture
     index and 2 x 1 GRPO step on a 2-layer Llama of the paper model's class."""
     out = tmp_path / "gpu_step.txt"
-    assert _script().main(["--shape", "tiny", "--steps", "1", "--out", str(out), "--max-completion-length", "6"]) == 0
+    assert _script().main(["--shape", "tiny", "--steps", "1", "--out", str(out), "--max-completion-length", "6",
+                           "--hbm-tbps", "0.02"]) == 0
     text = out.read_text()
+    generation = next(x for x in text.splitlines() if x.startswith("generation: "))
+    assert re.match(r"generation: 4 rows x 6 decode steps in [0-9.]+ s = \d+ generated tokens/s \(fast path: "
+                    r"merge_lora True, prepack True, static_cache False, compile False", generation), generation
+    bound = next(x for x in text.splitlines() if x.startswith("decode bound at 0.02 TB/s: "))
+    assert "tokens/s (weights" in bound and "target 4,865 tokens/s" in bound
     assert "rollout=hf" in text and "model: llama" in text and "LoRA r 4" in text
     for variant in ("corver (a process", "response-only (a process"):
         assert variant in text
@@ -50,9 +56,12 @@ def test_tiny_shape_runs_both_variants_through_the_engine(tmp_path):
     assert len(steps) == 2 and all("completion tokens" in s and "tok/s" in s for s in steps)
     assert text.count("peak memory") >= 2 and text.count("(a process of its own)") == 2
     assert "CorVer / response-only, last step: step time" in text and "gpu_step: done in" in text
-    line = next(x for x in text.splitlines() if x.startswith("100 steps ~ "))
-    assert re.match(r"100 steps ~ \d+:\d\d \(CorVer's last step", line) and "tokens per step" in line
-    assert "of the 6-token limit" in line  # --max-completion-length reached the rollout
+    line = next(x for x in text.splitlines() if x.startswith("100 steps at the 6-token limit ~ "))
+    assert re.match(r"100 steps at the 6-token limit ~ \d+:\d\d \(CorVer's last step", line)
+    assert "tokens per step" in line and "of the 6-token limit" in line  # --max-completion-length reached the rollout
+    projected = next(x for x in text.splitlines() if x.startswith("100 steps ~ "))  # what gpu_smoke.sh ends with
+    assert re.match(r"100 steps ~ \d+:\d\d at the protocol's 1,000-token limit \(projected from the 6-token step: "
+                    r"[0-9.]+ s a step", projected), projected
 
 
 def test_paper_shape_without_cuda_says_so(tmp_path):
@@ -77,6 +86,21 @@ def test_the_comparison_options_reach_the_composed_run(tmp_path):
     assert cfg.model.source != "random" and cfg.corpus.index_dir == str(tmp_path / "enwiki")
     assert cfg.corpus.tokenizer == "smollm2-135m"
     assert gpu_step._hm(65 * 100) == "1:48"
+
+
+def test_variants_and_overrides_reach_the_run(tmp_path):
+    """--variants picks the variants (the GPU check runs CorVer alone); --set reaches the composed config."""
+    from factrl.harness.config import compose
+
+    gpu_step = _script()
+    args = gpu_step._parser().parse_args(["--set", "train.rollout.static_cache=false", "--set",
+                                          "train.rollout.merge_lora=false", "--variants", "corver"])
+    cfg = compose(gpu_step.overrides(args, tmp_path / "index", use_vllm=False))
+    assert cfg.train.rollout.static_cache is False and cfg.train.rollout.merge_lora is False
+    assert args.variants == "corver"
+    out = tmp_path / "o.txt"
+    assert gpu_step.main(["--shape", "tiny", "--variants", "corver,nope", "--out", str(out)]) == 2
+    assert "--variants 'corver,nope': use one or more of corver, response-only" in out.read_text()
 
 
 def test_several_visible_gpus_stop_gpu_step(tmp_path, monkeypatch):
