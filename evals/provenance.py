@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from factrl.harness import registry
 from factrl.harness.errors import HarnessError
 from factrl.harness.models import ModelIdentity
-from factrl.harness.prompts import PROMPT_VERSION, prompt_hash, prompt_variant, system_prompt
+from factrl.harness.prompts import PROMPT_VERSION, addition_of, method_prompt, prompt_hash, prompt_variant, system_prompt
 
 from .backends import Decoding
 
@@ -27,10 +27,18 @@ def describe_generation(settings: EvalSettings, cfg: Any, identity: ModelIdentit
     """The descriptor of a set's generations (generation.json; what resume and the cache compare)."""
     model_cfg = cfg.get("model")
     system = system_prompt(settings.anti_loop)
-    return {"backend": settings.backend, "backend_settings": backend_settings(settings, cfg, model_cfg),
-            "model": identity.to_dict(), "adapter": adapter_info(adapter), "prompt_version": PROMPT_VERSION,
-            "prompt_hash": prompt_hash(system), "anti_loop": settings.anti_loop,
-            "prompt_format": prompt_format(model_cfg), "decoding": decoding.to_dict()}
+    descriptor = {"backend": settings.backend, "backend_settings": backend_settings(settings, cfg, model_cfg),
+                  "model": identity.to_dict(), "adapter": adapter_info(adapter), "prompt_version": PROMPT_VERSION,
+                  "prompt_hash": prompt_hash(system), "anti_loop": settings.anti_loop,
+                  "prompt_format": prompt_format(model_cfg), "decoding": decoding.to_dict()}
+    # `prompt_hash` stays the shared prompt's (what a leaderboard version freezes); a method's
+    # addition is recorded beside it, with the hash of the whole system prompt the model saw, and
+    # is part of the cache and resume key (stable_key keeps it). Absent for every other method.
+    addition, method = addition_of(cfg)
+    if addition:
+        descriptor["method_prompt"] = {**method_prompt(addition, method),
+                                       "system_hash": prompt_hash(system_prompt(settings.anti_loop, addition))}
+    return descriptor
 
 
 def stable_key(descriptor: dict) -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from factrl.harness.models import ModelIdentity, writable_cache_dir
-from factrl.harness.prompts import system_prompt
+from factrl.harness.prompts import addition_of, system_prompt
 
 from .backends import build_backend
 from .backends.settings import decoding_of
@@ -44,7 +44,8 @@ def evaluate(cfg: Any, *, identity: ModelIdentity, adapter: str | Path | None = 
     out = Path(out_dir)
     model_cfg = cfg.get("model")
     decoding = decoding_of(model_cfg, max_new_tokens=settings.max_new_tokens, seed=cfg.get("seed"))
-    system = system_prompt(settings.anti_loop)
+    # The run's method may add to the shared prompt (Method.prompt_addition): as in its training.
+    system = system_prompt(settings.anti_loop, addition=addition_of(cfg)[0])
     descriptor = describe_generation(settings, cfg, identity, decoding, adapter)
 
     sets = [load_set(name, data=settings.data.get(name), data_dir=settings.data_dir,

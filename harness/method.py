@@ -66,6 +66,13 @@ property, read once when the trainer is built); with beta != 0 the KL term then 
 policy with that copy instead of the adapter-disabled base (NOVER's proxy;
 harness/training/kl_reference.py). None (default): the base model, as before.
 
+Prompt addition (INTERFACE_VERSION 5): a method whose reward reads something the shared prompt
+does not ask for (RLCR's stated confidence) sets `prompt_addition` to the text it needs; the
+harness appends it to the shared system prompt (harness/prompts.py `system_prompt`, after one
+space) in training, in the evaluation of the method's runs and in `harness probe`, the same text
+everywhere, and records it (`generation.method_prompt`, the `prompt` component); published tables
+mark such rows. None (default): the shared prompt unchanged, byte for byte.
+
 Display label (optional, no interface bump): `label = "CorVer"` names the method in published
 tables; unset, the tables show `name`. Like `fidelity`, the tables read it from the source
 (a string literal) without importing the method.
@@ -82,8 +89,8 @@ FIDELITIES = ("original", "reconstructed")  # Method.fidelity
 # Version of this interface; bumped on any change a plugin must adapt to (1 = the first release,
 # 2 = needs_policy, whole_groups, setup_policy, on_checkpoint, the `policy=` keyword;
 # 3 = settings_class / Method.settings, RunContext.method_config removed, the engine closes the
-# reward; 4 = kl_reference_adapter). `harness methods` prints it; a plugin may check it at import.
-INTERFACE_VERSION = 4
+# reward; 4 = kl_reference_adapter; 5 = prompt_addition). `harness methods` prints it; a plugin may check it at import.
+INTERFACE_VERSION = 5
 
 
 @dataclass
@@ -251,6 +258,10 @@ class Method:
     # GRPO, with needs_policy: the name of an adapter copy (made in setup_policy) that the KL term
     # compares with; None: the adapter-disabled base model (interface 4). May be a property.
     kl_reference_adapter: str | None = None
+    # Text appended to the shared system prompt in training, evaluation and the probe, for a
+    # method whose reward reads what the shared prompt does not ask for (interface 5). None: the
+    # shared prompt unchanged. A plain string, fixed per method version (it is in the run's record).
+    prompt_addition: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -327,3 +338,7 @@ class Method:
             raise TypeError(f"method {cls.name!r}: `label` must be a non-empty string (or unset: the name)")
         if cls.fidelity not in FIDELITIES:
             raise TypeError(f"method {cls.name!r}: fidelity {cls.fidelity!r} is not one of {FIDELITIES}")
+        addition = cls.prompt_addition
+        if addition is not None and (not isinstance(addition, str) or not addition.strip()):
+            raise TypeError(f"method {cls.name!r}: `prompt_addition` must be a non-empty string (or None: the shared "
+                            f"prompt unchanged)")

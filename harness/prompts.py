@@ -32,8 +32,34 @@ DEMONSTRATION = (
 )
 
 
-def system_prompt(anti_loop: bool = False) -> str:
-    return SYSTEM_PROMPT + (" " + ANTI_LOOP_LINE if anti_loop else "")
+def system_prompt(anti_loop: bool = False, addition: str | None = None) -> str:
+    """The shared system prompt, then the anti-loop line (an evaluation option), then a method's
+    prompt addition (Method.prompt_addition), each after one space. Without either it is
+    SYSTEM_PROMPT byte for byte, so every method without an addition keeps its prompt hash."""
+    text = SYSTEM_PROMPT + (" " + ANTI_LOOP_LINE if anti_loop else "")
+    return text + (" " + addition if addition else "")
+
+
+def addition_of(cfg: Any) -> tuple[str | None, str]:
+    """(Method.prompt_addition, method name) of the config's `method.name`, found through the
+    method registry (a plugin is never imported by name here); (None, name) for a method without
+    one, and for a config without a method."""
+    method = cfg.get("method") if cfg is not None else None
+    name = str(method.get("name")) if method is not None and method.get("name") is not None else ""
+    if not name:
+        return None, ""
+    from .registry import get_method
+
+    return getattr(get_method(name), "prompt_addition", None) or None, name
+
+
+def method_prompt(addition: str | None, method: str) -> dict[str, Any] | None:
+    """What a result records of a method's prompt addition (generation.method_prompt, the
+    `prompt` component): None without one, so other methods' descriptors keep their bytes."""
+    if not addition:
+        return None
+    return {"method": method, "position": "system, after the shared prompt", "hash": prompt_hash(addition),
+            "chars": len(addition)}
 
 
 def prompt_hash(text: str | None = None) -> str:

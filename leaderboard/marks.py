@@ -14,7 +14,11 @@
   true`, i.e. the served judge model is not the paper's (docs/CONTRACTS.md, "Judge
   provenance"); the legend names `served_model` against `paper_model`.
 
-Both keep the stand-in mark (components.MARKER) as it is: a substitute judge that is also a
+- **Method prompt** (METHOD_PROMPT_MARK): the row's generations used the shared prompt plus the
+  method's own addition (`generation.method_prompt`, Method.prompt_addition: RLCR asks for a
+  stated confidence), so its model saw a different prompt from the other lines'.
+
+All keep the stand-in mark (components.MARKER) as it is: a substitute judge that is also a
 stand-in (the embedded or reference judge) carries both.
 """
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 
 RECONSTRUCTED_MARK = "¶"
 SUBSTITUTE_MARK = "‖"
+METHOD_PROMPT_MARK = "※"
 RECONSTRUCTED = "reconstructed"
 
 
@@ -65,15 +70,26 @@ def row_substitutes(row: dict[str, Any]) -> list[str]:
     return out
 
 
+def row_method_prompt(row: dict[str, Any]) -> str | None:
+    """The method whose prompt addition the row's generations used, or None (the shared prompt)."""
+    found = (row.get("generation") or {}).get("method_prompt")
+    return str(found.get("method") or "?") if isinstance(found, dict) else None
+
+
 def mark_lines(table: Any, rows_by_id: dict[str, dict[str, Any]]) -> None:
-    """Set each line's `reconstructed` and `substitutes` from its rows and add the legend lines."""
+    """Set each line's `reconstructed`, `substitutes` and `method_prompt` from its rows and add the
+    legend lines."""
     rebuilt: list[str] = []
+    prompted: list[str] = []
     served: dict[str, list[str]] = {}
     for line in table.lines:
         rows = [rows_by_id[rid] for rid in line.row_ids if rid in rows_by_id]
         who = f"{line.model or (rows[0]['model']['name'] if rows else '')} / {line.method_label}"
         line.reconstructed = any(row_fidelity(row) == RECONSTRUCTED for row in rows)
         line.substitutes = sorted({text for row in rows for text in row_substitutes(row)})
+        line.method_prompt = any(row_method_prompt(row) for row in rows)
+        if line.method_prompt and who not in prompted:
+            prompted.append(who)
         if line.reconstructed and who not in rebuilt:
             rebuilt.append(who)
         for text in line.substitutes:
@@ -83,6 +99,10 @@ def mark_lines(table: Any, rows_by_id: dict[str, dict[str, Any]]) -> None:
         table.notes.append(f"{RECONSTRUCTED_MARK} = reconstructed: the method has no public implementation; its reward "
                            "is this harness's design from the paper, not the authors' code (Method.fidelity), used by "
                            + ", ".join(rebuilt) + ".")
+    if prompted:
+        table.notes.append(f"{METHOD_PROMPT_MARK} = method prompt: the shared prompt plus the method's own addition "
+                           "(Method.prompt_addition, recorded as generation.method_prompt), so these answers came from "
+                           "another prompt than the other lines': " + ", ".join(prompted) + ".")
     if served:
         table.notes.append(f"{SUBSTITUTE_MARK} = judge substitute: judged by a served model other than the paper's "
                            "judge: " + "; ".join(f"{text} ({', '.join(who)})" for text, who in sorted(served.items()))

@@ -158,12 +158,14 @@ def completion_return(token_returns: list[float] | None, algorithm: str) -> floa
     return total if algorithm == "ppo" else total / len(token_returns)
 
 
-def _prompt_texts(rows: list[dict], model_cfg: Any, tokenizer: Any) -> list[str]:
+def _prompt_texts(rows: list[dict], model_cfg: Any, tokenizer: Any, method: Any = None) -> list[str]:
     """The prompt as the reward sees it in training (training/token_reward.py): the formatted text
-    for a model with a response prefix, else the chat prompt's last user turn."""
-    from ..training.engine import build_dataset
+    for a model with a response prefix, else the chat prompt's last user turn; with the method's
+    prompt addition in the system prompt, as training builds it (engine.method_system)."""
+    from ..training.engine import build_dataset, method_system
 
-    dataset = build_dataset(rows, model_cfg, tokenizer=tokenizer)
+    system = method_system(method) if method is not None else None
+    dataset = build_dataset(rows, model_cfg, tokenizer=tokenizer, system=system)
     return [p[-1]["content"] if isinstance(p, list) else str(p) for p in dataset["prompt"]]
 
 
@@ -217,6 +219,7 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
     from ..method import RunContext
     from ..prompts import response_prefix
     from ..registry import get_method
+    from ..training.engine import prompt_component
     from . import layout
 
     if n < 1:
@@ -234,7 +237,7 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
     prefix = response_prefix(cfg.model)
     evidence, _ = layout.evidence_sentences(cfg, rows)
     qs = panel_mod.questions(rows, evidence)
-    prompts = _prompt_texts(rows, cfg.model, tokenizer)
+    prompts = _prompt_texts(rows, cfg.model, tokenizer, method)
     names = panel_mod.entry_names()
     texts: dict[tuple[str, int], str] = {}
     for e in panel_mod.entries():
@@ -250,7 +253,7 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
     missing = dict.fromkeys(returns, 0)
     try:
         reward = ctx.build_reward(method)
-        components = dict(method.components(reward) or {})
+        components = {**dict(method.components(reward) or {}), **prompt_component(method)}
         if getattr(method, "needs_policy", False) and policy is None:
             policy = layout.build_policy(cfg, method, tokenizer)
         calls = layout.groups(names, len(rows), group_size, whole)

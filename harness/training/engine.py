@@ -16,7 +16,7 @@ from typing import Any
 from ..config_values import config_hash
 from ..errors import ConfigError
 from ..method import Method, RunContext
-from ..prompts import chat_messages, format_prompt, response_prefix
+from ..prompts import chat_messages, format_prompt, method_prompt, prompt_hash, response_prefix, system_prompt
 from . import model_card
 from .args import clip_args, grpo_args, lora_config
 from .components import read_components, write_components
@@ -77,6 +77,23 @@ def _check_max_prompt_length(tokenizer, dataset, limit: int, chat_kwargs: dict |
                           f"raise it or shorten the questions")
 
 
+def method_system(method: Method) -> str | None:
+    """The system prompt of `method`'s rollouts: None (the shared prompt) unless the method has a
+    prompt addition (Method.prompt_addition, interface 5), then the shared prompt with it."""
+    return system_prompt(addition=method.prompt_addition) if method.prompt_addition else None
+
+
+def prompt_component(method: Method) -> dict[str, dict[str, Any]]:
+    """{"prompt": entry} recording a method's prompt addition (text, hash, the system prompt's
+    hash), {} without one, so other methods' components.json keep their bytes."""
+    facts = method_prompt(method.prompt_addition, method.name)
+    if facts is None:
+        return {}
+    return {"prompt": {"kind": "prompt", "backend": None, "model": None, "revision": None, "stand_in": False,
+                       "label": "method prompt", **facts, "system_hash": prompt_hash(method_system(method)),
+                       "text": method.prompt_addition}}
+
+
 @dataclass
 class TrainResult:
     """The saved adapter, and the trained model still in memory (None when training had already
@@ -117,7 +134,7 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
             raise ConfigError("train.use_vllm=true: vLLM loads the model from disk, and this random model "
                               "(model.source=random) has no folder; `harness run` saves it first "
                               "(disk_models.save_random), or pass a saved copy as model.path=DIR")
-        dataset = build_dataset(rows, cfg.model, tokenizer=tokenizer)
+        dataset = build_dataset(rows, cfg.model, tokenizer=tokenizer, system=method_system(method))
         thinking = cfg.model.get("enable_thinking")
         _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length),
                                  {"enable_thinking": bool(thinking)} if thinking is not None else None)
@@ -162,7 +179,7 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
             raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm "
                               f"'{method.algorithm}'")
         # Rank 0 writes the run directory; the others build the same reward and train.
-        engine_parts = engine_components(cfg.train, method.algorithm)
+        engine_parts = {**engine_components(cfg.train, method.algorithm), **prompt_component(method)}
         components = write_components(out, method, reward, engine=engine_parts) if is_main() else None
         if is_main():
             announce_fallback(cfg.train)  # one line per run when the 8-bit optimizer falls back

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..components import MARKER
 from ..diagnostics import FLAG_MARK
-from ..marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK
+from ..marks import METHOD_PROMPT_MARK, RECONSTRUCTED_MARK, SUBSTITUTE_MARK
 from ..tables import Cell, Line, Table
 from ..tables.movement import NOT_MOVED_MARK
 from ..tables.uncertainty import marks, undecided
@@ -26,7 +26,8 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
           "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", MARKER: r"\ddag{}",
           "§": r"\S{}", "±": r"$\pm$", "Δ": r"$\Delta$", "⚑": r"$\triangleright$", "◇": r"$\diamond$",
-          RECONSTRUCTED_MARK: r"\P{}", SUBSTITUTE_MARK: r"\textbardbl{}", NOT_MOVED_MARK: r"$\emptyset$"}
+          RECONSTRUCTED_MARK: r"\P{}", SUBSTITUTE_MARK: r"\textbardbl{}", NOT_MOVED_MARK: r"$\emptyset$",
+          METHOD_PROMPT_MARK: r"$\ast$"}
 
 
 def md_escape(text: Any) -> str:
@@ -46,7 +47,7 @@ def _header_labels(table: Table) -> list[str]:
 
 
 _TEX_MARKS = (r"\textsuperscript{\ddag}", r"\textsuperscript{\P}", r"\textsuperscript{\textbardbl}",
-              r"\textsuperscript{$\emptyset$}")
+              r"\textsuperscript{$\emptyset$}", r"\textsuperscript{$\ast$}")
 
 
 def not_moved(line: Line) -> bool:
@@ -55,11 +56,11 @@ def not_moved(line: Line) -> bool:
 
 
 def _marked(line: Line, label: str, markers: tuple[str, ...] = (MARKER, RECONSTRUCTED_MARK, SUBSTITUTE_MARK,
-                                                                 NOT_MOVED_MARK)) -> str:
+                                                                 NOT_MOVED_MARK, METHOD_PROMPT_MARK)) -> str:
     """The (escaped) method label with its provenance marks: stand-in, reconstructed method,
-    judge substitute, did not move (the table's notes hold each legend)."""
+    judge substitute, did not move, method prompt (the table's notes hold each legend)."""
     shown = "".join(m for m, on in zip(markers, (bool(line.stand_ins), line.reconstructed, bool(line.substitutes),
-                                                 not_moved(line))) if on)
+                                                 not_moved(line), line.method_prompt)) if on)
     return f"{label} {shown}" if shown else label
 
 

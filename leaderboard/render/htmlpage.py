@@ -20,7 +20,7 @@ from factrl.harness.timer import format_hms
 
 from ..components import MARKER, row_stand_ins
 from ..diagnostics import FLAG_MARK
-from ..marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK, row_fidelity, row_substitutes
+from ..marks import METHOD_PROMPT_MARK, RECONSTRUCTED_MARK, SUBSTITUTE_MARK, row_fidelity, row_substitutes
 from ..tables import Cell, Line, Table
 from ..tables.movement import NOT_MOVED_MARK
 from ..tables.uncertainty import MDE_LEGEND_START, NOISE_MARK, includes_zero, marks, undecided
@@ -31,7 +31,8 @@ RowParts = dict[str, tuple[str, str]]
 Links = dict[str, str]
 
 # Notes that explain a mark rather than a table: printed once, in the page's legend.
-LEGEND_STARTS = (f"{MARKER} = ", f"{RECONSTRUCTED_MARK} = ", f"{SUBSTITUTE_MARK} = ", f"{NOISE_MARK} = ",
+LEGEND_STARTS = (f"{MARKER} = ", f"{RECONSTRUCTED_MARK} = ", f"{SUBSTITUTE_MARK} = ", f"{METHOD_PROMPT_MARK} = ",
+                 f"{NOISE_MARK} = ",
                  f"{FLAG_MARK} = ", f"{NOT_MOVED_MARK} = ", MDE_LEGEND_START, "Differences without an interval")
 
 
@@ -108,6 +109,9 @@ def _method_cell(line: Line, runs: Links | None = None) -> str:
     if line.substitutes:
         label += (f' <span class="standin" title="judge substitute: {_e("; ".join(line.substitutes))}">'
                   f"{SUBSTITUTE_MARK}</span>")
+    if line.method_prompt:
+        label += (' <span class="standin" title="method prompt: the shared prompt plus the method&#x27;s own '
+                  f'addition">{METHOD_PROMPT_MARK}</span>')
     if line.movement is not None and line.movement.flagged:
         label += f' <span class="moved" title="{_e(line.movement.text)}">{NOT_MOVED_MARK} did not move</span>'
     return f'<td class="text">{label}</td>'

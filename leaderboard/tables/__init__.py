@@ -92,6 +92,7 @@ class Line:
     vectors: dict[str, Any] = field(default_factory=dict, repr=False)  # set -> (ids hash, outcomes)
     reconstructed: bool = False  # the method has no public code (marks.py)
     substitutes: list[str] = field(default_factory=list)  # "served X for the paper's Y" judges (marks.py)
+    method_prompt: bool = False  # answered under a method's prompt addition (marks.py)
     movement: Any = None  # movement.Movement of a trained line of the accuracy table ("did not move")
 
     @property

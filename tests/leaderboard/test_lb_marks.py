@@ -101,3 +101,31 @@ def test_every_format_marks_reconstructed_and_substitute_lines(marked_store, tmp
             in html)
     assert f"harness&#x27;s design\">{RECONSTRUCTED_MARK}</span>" in html
     assert f"reconstructed {RECONSTRUCTED_MARK}" in html  # the row's provenance section
+
+
+def test_a_method_prompt_row_is_marked_in_every_format(runs, store_path, tmp_path):
+    """A row whose generations used a method's prompt addition (generation.method_prompt) carries
+    METHOD_PROMPT_MARK and its legend; a row of the shared prompt does not."""
+    import json
+
+    from factrl.leaderboard.marks import METHOD_PROMPT_MARK
+
+    record_run(make_run_dir(runs, method="raw", model="m", scores={"triviaqa": 0.5}), store_path)
+    run = make_run_dir(runs, method="fspo", model="m", scores={"triviaqa": 0.55})
+    file = run / "eval" / "triviaqa" / "metrics.json"
+    doc = json.loads(file.read_text())
+    doc["generation"]["method_prompt"] = {"method": "fspo", "position": "system, after the shared prompt",
+                                          "hash": "0123456789abcdef", "chars": 12, "system_hash": "fedcba9876543210"}
+    file.write_text(json.dumps(doc))
+    record_run(run, store_path)
+    rows = [{k: v for k, v in r.items() if k != "_recorded"} for r in Store(store_path).rows("1")]
+    lines = {line.method: line for line in build_tables(rows, Layout(load()))[0].lines}
+    assert lines["fspo"].method_prompt and not lines["raw"].method_prompt
+    out = tmp_path / "site"
+    publish(store_path, None, out)
+    md = (out / "leaderboard.md").read_text()
+    assert f"|  | FSPO {METHOD_PROMPT_MARK} |" in md and "| Raw |" in md and f"Raw {METHOD_PROMPT_MARK}" not in md
+    legends = [n for n in md.replace("\\", "").splitlines() if n.startswith(f"- {METHOD_PROMPT_MARK} = method prompt")]
+    assert legends and all(n.endswith("m / FSPO.") or n.endswith("m / FSPO [1 seed].") for n in legends)
+    assert r"FSPO \textsuperscript{$\ast$} &" in (out / "tables.tex").read_text()
+    assert f'addition">{METHOD_PROMPT_MARK}</span>' in (out / "index.html").read_text()
