@@ -15,13 +15,14 @@ from factrl.harness.answers import STRICT_VERSION
 from factrl.harness.method import Method, RunContext
 
 from .fidelity import differences
+from .prompt import PROMPT_ADDITION
 from .reward import DIAGNOSTIC_KEYS, RLCR_DEFAULTS, RLCRReward, RLCRSettings
 from .scoring import paper_reward, stated_confidence, terms
 
-REQUIRED_INTERFACE = 3
+REQUIRED_INTERFACE = 5
 if getattr(_interface, "INTERFACE_VERSION", 1) < REQUIRED_INTERFACE:
     raise ImportError(f"factrl-rlcr needs factrl-harness method interface version >= {REQUIRED_INTERFACE} "
-                      f"(settings_class); this harness has {getattr(_interface, 'INTERFACE_VERSION', 1)}: "
+                      f"(settings_class, prompt_addition); this harness has {getattr(_interface, 'INTERFACE_VERSION', 1)}: "
                       f"upgrade factrl-harness")
 
 
@@ -30,9 +31,13 @@ class RLCRMethod(Method):
     label = "RLCR"
     algorithm = "grpo"
     description = "correctness plus a Brier term on the stated confidence (calibration rewards; GRPO)"
-    version = "1"
+    version = "2"  # 2: the prompt asks for the analysis and the confidence (prompt_addition)
     config_defaults = RLCR_DEFAULTS
     settings_class = RLCRSettings
+    # The release's request for <analysis> and <confidence> after the answer (prompt.py, from
+    # TABC_LONG, system_prompts.py:19-20,29 @8904bed), appended to the shared system prompt in
+    # training, evaluation and the probe (interface 5).
+    prompt_addition = PROMPT_ADDITION
     # The release's engine: its own GRPO trainer (GRPO_Trainer.py) on TRL@69ad852 with
     # configs/Qwen-7B/hotpot/RLCR.yaml. Registered as `protocol/method/rlcr`; the shared protocol keeps
     # LR, KL, T, G, LoRA and steps (README "Training engine").

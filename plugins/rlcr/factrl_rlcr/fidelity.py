@@ -13,8 +13,10 @@ RELEASE = "damanimehul/RLCR@8904bed"
 ALWAYS = (
     {"setting": "policy_prompt", "original": "TABC_LONG_PROMPT, which asks for <analysis> and a <confidence> in [0, 1] "
                                              "(system_prompts.py:16-29; RLCR.yaml:50 sys_prompt_name tabc_long)",
-     "ours": "the harness prompt shared by every method, which asks for neither: a model states a confidence only "
-             "if it learned to elsewhere"},
+     "ours": "the shared harness prompt (think and answer blocks) plus RLCR's prompt addition (prompt.py): "
+             "system_prompts.py:19-20's confidence and analysis sentences and :29's format, verbatim; without the "
+             "release's framing (:17-18), its request to reason inside the analysis tags and its seven analysis "
+             "guidelines (:20-28), which would not fit the embedded model's 256-token prompt budget"},
     {"setting": "golds", "original": "one gold per row (the hotpot dataset's answer, reward_fns.py:69,81)",
      "ours": "every gold of the row (exact match against any)"},
     {"setting": "confidence_nan", "original": "float('nan') passes the [0, 1] check (reward_fns.py:55-56) and makes "

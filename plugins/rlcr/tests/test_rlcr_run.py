@@ -1,7 +1,8 @@
 """`harness run method=rlcr` end to end: the entry point is found, two GRPO steps train on the tiny
-Llama and a leaderboard row is recorded. The tiny Llama never states a confidence (the shared
-prompt does not ask for one), so every completion is "no signal: no_confidence", counted as the
-engine counts them; `method.missing_confidence=released` scores them as the release would."""
+Llama with RLCR's prompt addition (its prompt budget raised to hold it) and a leaderboard row is
+recorded, marked as a method prompt. The tiny Llama's random weights never write a confidence block,
+so every completion is "no signal: no_confidence", counted as the engine counts them (a completion
+that follows the requested format earns a real reward: test_rlcr_prompt.py)."""
 from __future__ import annotations
 
 import json
@@ -22,8 +23,8 @@ def test_harness_methods_lists_the_plugin():
 @pytest.mark.slow  # a real `harness run` (train, evaluate, record): about 12 s on 2 idle cores
 def test_two_steps_on_tiny_llama_record_a_row(tmp_path: Path):
     lb = tmp_path / "lb.sqlite"
-    result = harness("run", "method=rlcr", "model=tiny-llama", "eval.limit=2", f"output_dir={tmp_path / 'runs'}",
-                     f"leaderboard.store={lb}")
+    result = harness("run", "method=rlcr", "model=tiny-llama", "eval.limit=2", "train.max_prompt_length=320",
+                     f"output_dir={tmp_path / 'runs'}", f"leaderboard.store={lb}")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     run_dir = next((tmp_path / "runs").glob("*-rlcr-tiny-llama-*"))
     log = [json.loads(line) for line in (run_dir / "train" / "log.jsonl").read_text().splitlines()]
@@ -36,6 +37,9 @@ def test_two_steps_on_tiny_llama_record_a_row(tmp_path: Path):
     assert all(entry["rewards/rlcr/no_signal/no_confidence"] + entry.get("rewards/rlcr/no_signal/bad_confidence", 0)
                + entry.get("rewards/rlcr/no_signal/empty_completion", 0) == pytest.approx(1.0) for entry in steps)
     components = json.loads((run_dir / "run.json").read_text())["components"]
+    from factrl_rlcr.prompt import PROMPT_ADDITION
+
+    assert components["prompt"]["text"] == PROMPT_ADDITION and components["prompt"]["stand_in"] is False
     assert components["settings"]["missing_confidence"] == "no_signal"
     assert components["optimizer"]["lr_scheduler"] == "constant_with_warmup"
     assert components["advantages"]["scale_rewards"] == "none"
@@ -43,3 +47,4 @@ def test_two_steps_on_tiny_llama_record_a_row(tmp_path: Path):
 
     rows = Store(lb).rows()
     assert len(rows) == 1 and rows[0]["method"]["name"] == "rlcr"
+    assert rows[0]["generation"]["method_prompt"]["method"] == "rlcr"  # the tables mark it (leaderboard/marks.py)
