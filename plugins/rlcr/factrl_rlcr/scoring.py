@@ -14,17 +14,19 @@ of its config (configs/Qwen-7B/hotpot/RLCR.yaml:43-44: 0.5, 0.5, 0.5, 1e-6, 1e-6
 The paper writes the reward as R = 1(correct) - (q - 1(correct))^2; for a well-formed
 completion the release's sum is 1 + R / 2 plus the 1e-6 terms (paper_equations.json).
 
-The stated confidence (`stated_confidence`): the text of the last <confidence> block, read as a
-finite number in [0, 1]. MISSING (no block, or an empty one) and MALFORMED (not a number, "90%",
+The stated confidence (`stated_confidence`, the harness's rule: factrl.harness.answers.confidence,
+which the evaluator's calibration metrics read too): the text of the last <confidence> block, read
+as a finite number in [0, 1]. MISSING (no block, or an empty one) and MALFORMED (not a number, "90%",
 "nan", out of [0, 1]) are not values: the reward gives such a completion no signal by default.
 """
 from __future__ import annotations
 
-import math
 import re
 import string
 from dataclasses import dataclass
 from typing import Sequence
+
+from factrl.harness.answers.confidence import MALFORMED, MISSING, Stated, stated_confidence
 
 PATTERNS = {  # reward_fns.py:30-37
     "tabc": r".*?</think>\s*<answer>.*?</answer>\s*<analysis>.*?</analysis>\s*<confidence>.*?</confidence>\s*\Z",
@@ -32,33 +34,8 @@ PATTERNS = {  # reward_fns.py:30-37
 }
 _CONFIDENCE = re.compile(r"<confidence>(.*?)</confidence>", re.DOTALL | re.MULTILINE)  # reward_fns.py:38
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.MULTILINE)  # reward_fns.py:67
-MISSING, MALFORMED = "no_confidence", "bad_confidence"
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = frozenset(string.punctuation)
-
-
-@dataclass(frozen=True)
-class Stated:
-    """The last confidence block: its text (None: no block), its value (a finite number in [0, 1]) or
-    why there is none (MISSING, MALFORMED)."""
-
-    text: str | None
-    value: float | None
-    problem: str | None
-
-
-def stated_confidence(turn: str) -> Stated:
-    blocks = _CONFIDENCE.findall(turn)
-    if not blocks or not blocks[-1].strip():
-        return Stated(blocks[-1] if blocks else None, None, MISSING)
-    text = blocks[-1]
-    try:
-        value = float(text)  # as released: float() of the block, surrounding whitespace allowed
-    except ValueError:
-        return Stated(text, None, MALFORMED)
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        return Stated(text, None, MALFORMED)
-    return Stated(text, value, None)
 
 
 def format_ok(turn: str, pattern: str) -> bool:
