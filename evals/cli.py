@@ -121,13 +121,15 @@ def _eval_task(cfg) -> dict:
 
 
 def summary_table(result: dict) -> str:
+    from .calibration import calibration_line
     from .strict import strict_line
 
     lines = []
     for name, doc in result["sets"].items():
         values = "  ".join(f"{k} {v['value']:.4f}" for k, v in doc["metrics"].items())
-        strict = strict_line(doc.get("strict_accuracy"))
-        lines.append(f"{name:<11} n={doc['set']['count']:<6} {values}" + (f"  {strict}" if strict else ""))
+        extra = [text for text in (strict_line(doc.get("strict_accuracy")), calibration_line(doc.get("calibration")))
+                 if text]
+        lines.append(f"{name:<11} n={doc['set']['count']:<6} {values}" + "".join(f"  {t}" for t in extra))
     macro = result.get("macro", {}).get("closed_book_accuracy")
     if macro:
         lines.append(f"macro closed-book accuracy {macro['value']:.4f} over {macro['n_sets']} set(s)"

@@ -7,6 +7,7 @@ from pathlib import Path
 from factrl.harness import registry
 from factrl.harness.rundir import write_json
 
+from .calibration import calibration_line, calibration_summary
 from .metrics import aggregate, metrics_file
 from .predictions import align, write_jsonl
 from .sets import EvalSet
@@ -37,9 +38,13 @@ def score_set(eval_set: EvalSet, rows: dict[str, dict], scorer, generation: dict
     strict = strict_summary(samples.rows(), eval_set.task)  # beside the scorer's numbers (evals/strict.py)
     if strict is not None:
         doc["strict_accuracy"] = strict
+    calibration = calibration_summary(samples.rows())  # stated confidences, any method (evals/calibration.py)
+    if calibration is not None:
+        doc["calibration"] = calibration
     write_jsonl(folder / "samples.jsonl", samples.rows())
     write_json(folder / "metrics.json", doc)
     headline = ", ".join(f"{k} {v['value']:.4f}" for k, v in list(metrics.items())[:3])
-    log.info("%s (%d questions, scorer %s %s): %s%s", eval_set.name, eval_set.count, scorer.name, scorer.version,
-             headline, f"; {strict_line(strict)}" if strict else "")
+    log.info("%s (%d questions, scorer %s %s): %s%s%s", eval_set.name, eval_set.count, scorer.name, scorer.version,
+             headline, f"; {strict_line(strict)}" if strict else "",
+             f"; {calibration_line(calibration)}" if calibration else "")
     return doc

@@ -123,6 +123,13 @@ def strict_of(rows: list[dict[str, Any]]) -> float | None:
     return None if not values or None in values else 100.0 * sum(values) / len(values)
 
 
+def calibration_of(rows: list[dict[str, Any]], key: str) -> float | None:
+    """Brier or ECE ("brier" / "ece", evals/calibration.py) averaged over a cell's seed rows, when
+    every one of them stores it (rows whose answers state a confidence)."""
+    values = [((r.get("calibration") or {}).get(key) or {}).get("value") for r in rows]
+    return None if not values or None in values else sum(values) / len(values)
+
+
 def strict_rule_of(rows: list[dict[str, Any]]) -> str | None:
     """The strict rule version(s) behind a cell ("3"; "2/3" when its seed rows differ)."""
     found = sorted({str((r.get("diagnostics") or {}).get("strict_rule") or "1") for r in rows

@@ -73,7 +73,7 @@ def row_substitutes(row: dict[str, Any]) -> list[str]:
 def row_method_prompt(row: dict[str, Any]) -> str | None:
     """The method whose prompt addition the row's generations used, or None (the shared prompt)."""
     found = (row.get("generation") or {}).get("method_prompt")
-    return str(found.get("method") or "?") if isinstance(found, dict) else None
+    return str(found.get("method")) if isinstance(found, dict) else None
 
 
 def mark_lines(table: Any, rows_by_id: dict[str, dict[str, Any]]) -> None:

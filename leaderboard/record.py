@@ -195,6 +195,8 @@ def rows_from_run(run_dir: str | os.PathLike, version: str | None = None) -> lis
             "components": components,
             "stand_ins": stand_ins,
         }
+        if isinstance(metrics.get("calibration"), dict):  # stated confidences: Brier, ECE (evals/calibration.py)
+            row["calibration"] = metrics["calibration"]
         if isinstance(metrics.get("judged"), dict):  # FActScore-NPM / semantic checks: judge, seed, components
             row["judged"] = metrics["judged"]
         quartiles = popularity_quartiles(file.parent / "samples.jsonl")

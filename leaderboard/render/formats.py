@@ -142,7 +142,8 @@ _CELL_FIELDS = {
     else None,
     "flags": lambda c: "; ".join(c.flags) or None, "strict": lambda c: c.strict,
     "strict_gap": lambda c: None if c.strict is None or c.value is None else c.value - c.strict,
-    "strict_rule": lambda c: c.strict_rule if c.strict is not None else None}
+    "strict_rule": lambda c: c.strict_rule if c.strict is not None else None,
+    "brier": lambda c: c.brier, "ece": lambda c: c.ece}
 
 
 def _uncertainty_columns(table: Table, keys: list[str]) -> list[tuple[str, tuple[str, Any]]]:

@@ -81,7 +81,7 @@ def primary(row: dict[str, Any], metric: str | None = None) -> float | None:
 VOLATILE = ("date", "source")
 # Derived from samples.jsonl after the first release: not compared on a re-add, so a
 # run recorded before them re-adds as unchanged (its stored row keeps none; --replace adds them).
-DERIVED = ("outcomes", "diagnostics", "behaviour", "training")
+DERIVED = ("outcomes", "diagnostics", "behaviour", "training", "calibration")
 # Optional provenance added after the first release; a row without them is a row with none.
 EMPTY_DEFAULTS = {"components": {}, "stand_ins": []}
 

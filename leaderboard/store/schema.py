@@ -96,6 +96,10 @@ ROW_SCHEMA = _obj({
     # paired bootstrap (outcomes.py) and answer diagnostics for the flags (diagnostics.py).
     "outcomes": _obj({"field": _STR, "n": _COUNT, "ids_sha256": _HASH, "encoding": _STR, "bits": _STR}),
     "diagnostics": {"type": ["object", "null"]},
+    # Optional: calibration of stated confidences, the eval metrics file's `calibration`
+    # (evals/calibration.py: counts, Brier and ECE with their intervals).
+    "calibration": _obj({"n_with_confidence": _COUNT, "n_total": _COUNT,
+                         "brier": _obj({"value": {"type": "number"}}), "ece": _obj({"value": {"type": "number"}})}),
     # Optional, derived: per-question format / abstention / answer length (behaviour.py) and the
     # per-step training curves with the adapter's change (leaderboard/curves.py).
     "behaviour": _obj({"encoding": _STR, "n": _COUNT, "ids_sha256": _HASH}),

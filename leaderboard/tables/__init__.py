@@ -78,6 +78,8 @@ class Cell:
     flags: list[str] = field(default_factory=list)
     strict: float | None = None  # strict accuracy (%, diagnostics.py), mean over the cell's seed rows
     strict_rule: str | None = None  # its rule version ("2"; "1" for rows recorded before v2)
+    brier: float | None = None  # Brier score and ECE of stated confidences (evals/calibration.py),
+    ece: float | None = None  # fractions, means over the cell's seed rows; None unless all state some
 
 
 @dataclass
@@ -286,7 +288,9 @@ def accuracy_table(rows: list[dict], layout: Layout) -> Table:
             line.cells[name] = Cell(info["value"], pct(info["value"]), row_ids=[r["row_id"] for r in members],
                                     n=info["n"], se=info["se"], std=info["std"], seeds=info["seeds"],
                                     flags=flagged, strict=diaglib.strict_of(members),
-                                    strict_rule=diaglib.strict_rule_of(members))
+                                    strict_rule=diaglib.strict_rule_of(members),
+                                    brier=diaglib.calibration_of(members, "brier"),
+                                    ece=diaglib.calibration_of(members, "ece"))
             vector = uncertainty.seed_vector(members)
             if vector is not None:
                 line.vectors[name] = vector

@@ -32,6 +32,8 @@ def _text(cell: Cell, raw: bool) -> str:
     parts = [f"{cell.value:.2f}" + ("" if spread is None else f" ±{spread:.2f}")]
     if cell.strict is not None:
         parts.append(strict_text(cell))
+    if cell.brier is not None and cell.ece is not None:
+        parts.append(f"Brier {cell.brier:.3f} · ECE {cell.ece:.3f}")
     if cell.vs_raw is not None and not raw:
         parts.append("Δraw " + uncertainty.diff_text(*cell.vs_raw, with_interval=True, mde_pp=cell.vs_raw_mde))
     if cell.diff is not None:
@@ -85,6 +87,11 @@ def ci_table(accuracy: Table, layout: Layout) -> Table:
              f"pp. strict: strict accuracy v{STRICT_RULE_VERSION} (no credit for several answer blocks, a negated or "
              "retracted gold, or several candidates; harness/answers/strict.py), gap = accuracy - strict, the gaming signal "
              "(strict v1: rows recorded before v2, the hedge rule)."]
+    if any(cell.brier is not None for line in accuracy.lines for cell in line.cells.values()):
+        notes.append("Brier · ECE: calibration of the confidences the answers state (<confidence> blocks), as "
+                     "fractions, lower is better: the Brier score and the expected calibration error over 10 "
+                     "equal-width bins, of the answers that state one (evals/calibration.py; each set's "
+                     "metrics.json `calibration` holds the count and bootstrap intervals); only on such lines.")
     notes += _legend(accuracy)
     return Table("accuracy_ci", "Closed-book QA accuracy with uncertainty (%)", _columns(accuracy), groups, notes,
                  wrap=True)
