@@ -31,13 +31,13 @@ def test_paper_grid_expands_to_the_protocol_cells_and_exact_sweeps():
     blocks = Counter(c.block for c in grid.cells)
     # The baselines run on the four main models; OLMo-2-13B and Qwen3-14B get Raw and CorVer only.
     assert blocks == {"main": 16, "rlfh-author-key": 2, "rlfh-adapted": 2, "additional": 4, "forag-adjusted": 2,
-                      "forag-initial": 2, "ablations": 6, "aggregation": 2, "beyond-paper": 8}
+                      "forag-initial": 2, "ablations": 6, "aggregation": 2, "beyond-paper": 12}
     assert {c.model for c in grid.cells} == PAPER_MODELS
     assert {c.method for c in grid.cells if c.block != "beyond-paper"} == {"raw", "corver", "fspo", "knowrl", "rlfh", "forag"}
     # rows beyond the paper (plugins): on the four main models, in a block of their own
     main_models = PAPER_MODELS - {"olmo-2-13b", "qwen3-14b"}
     assert {(c.method, c.model) for c in grid.cells if c.block == "beyond-paper"} == {
-        (m, model) for m in ("truthrl", "binary_rar") for model in main_models}
+        (m, model) for m in ("truthrl", "binary_rar", "rlcr") for model in main_models}
     for method in ("fspo", "knowrl", "rlfh", "forag"):  # RLFH, FoRAG: one setting on each main model
         assert sorted(c.model for c in grid.cells if c.method == method) == sorted(main_models), method
     # RLFH as CorVer's main table ran it (A.1.3): author-key on the 3B and 4B models, adapted on the 8B ones.
@@ -52,7 +52,7 @@ def test_paper_grid_expands_to_the_protocol_cells_and_exact_sweeps():
     cells = [(c.fixed, c.method, c.model, c.seed, c.experiment or "") for c in grid.cells]
     lines = sweeps(grid.cells)
     assert sorted(cell for line in lines for cell in _expand(line)) == sorted(cells)  # each cell exactly once
-    assert len(lines) == 11  # 4 main methods, 2 RLFH settings, 2 FoRAG allocations, the 8 CorVer experiments, 2 plugins
+    assert len(lines) == 12  # 4 main methods, 2 RLFH settings, 2 FoRAG allocations, the 8 CorVer experiments, 3 plugins
     # Two seeds more, and a cell already done: the sweeps still cover exactly the rest.
     more = load_grid("paper", [], seeds=[42, 43, 44], blocks=["main"])
     todo = [c for c in more.cells if not (c.method == "raw" and c.model == "qwen3-4b" and c.seed == 43)]
