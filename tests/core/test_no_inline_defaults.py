@@ -58,6 +58,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("harness/prompts.py", "demonstration"): _OPTION + " (model.demonstration)",
     ("harness/prompts.py", "system_role"): _OPTION + " (model.system_role)",
     ("harness/completions.py", "splitter"): _OPTION + " (a method's sentence splitter)",
+    ("harness/evidence/titles.py", "require_title"): _OPTION + " (method.require_title: FSPO, FoRAG and KnowRL pass theirs)",
+    ("harness/models/decode_speed.py", "rollout"): _NOT_A_SETTING + " (a measured phase's seconds in a step's timings; "
+                                                                    "a phase not measured took none)",
     ("methods/forag/reward.py", "splitter"): _OPTION,
     ("methods/rlfh/alignment.py", "splitter"): _OPTION,
     ("methods/rlfh/prompts.py", "parser"): _OPTION,
