@@ -1,4 +1,4 @@
-"""`harness methods`: one line per registered method (the registry itself: harness/registry.py)."""
+"""`harness methods`: one line per registered method (the registry itself: harness/registry/)."""
 from __future__ import annotations
 
 from .method import INTERFACE_VERSION
