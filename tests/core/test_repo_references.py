@@ -9,6 +9,11 @@ the repository. A dotted tail names a symbol (`methods/knowrl/scoring.answer_of`
 resolves when its module does. A path inside a longer one (`configs/leaderboard/x.py`,
 `tests/evals/...`) is read whole, not as its tail.
 
+A cited section (`docs/CONTRACTS.md, "Guards"`, `evals/README.md ("Strict accuracy")`: a Markdown
+file followed by quoted names) must name a heading of that file (its start, past a section number)
+or a bold lead (`**Reference answers.**`), so that reorganising a document cannot leave a citation
+pointing nowhere. A file name may be relative to the citing file or to the repository; the name must be in either.
+
 The repository stands alone: a reference to a tracker's issue number means
 nothing to a reader of the code, so "Issue <number>" is refused too; say what the issue was.
 
@@ -73,6 +78,37 @@ def _resolves(cited: str) -> bool:
     return False
 
 
+# `docs/X.md, "Name"` / `X.md ("Name", "Other")`; a path right after a quote or a template (`<name>/`)
+# is code or a pattern, not a citation.
+_SECTION_CITE = re.compile(r'(?<![\w"\'/<>.-])`?((?:[\w.-]+/)*[\w.-]+\.md)`?,?\s*\(?'
+                           r'((?:\\?"[^"\\\n]{2,80}\\?"(?:,\s*(?:and\s+)?)?)+)')
+
+
+def _sections(md: Path) -> tuple[list[str], list[str]]:
+    """(headings without their '#'s and section numbers, bold leads without a final period)."""
+    text = md.read_text(encoding="utf-8")
+    heads = [re.sub(r"^#+\s*(\d+(\.\d+)*\.?\s+)?", "", line).strip() for line in text.splitlines()
+             if line.startswith("#")]
+    return heads, [lead.rstrip(".") for lead in re.findall(r"\*\*([^*]+?)\*\*", text)]
+
+
+def _section_citations() -> list[tuple[str, tuple[Path, ...], str]]:
+    """(where, the files the citation may mean, cited name) for every section citation whose file
+    exists (`README.md` may be the citing folder's or the repository's)."""
+    found = []
+    for path in _files():
+        rel = path.relative_to(REPO).as_posix()
+        # A citation may wrap: join lines, dropping a comment's leading '#'.
+        text = re.sub(r"\n\s*#?\s*", " ", path.read_text(encoding="utf-8"))
+        for match in _SECTION_CITE.finditer(text):
+            targets = tuple(dict.fromkeys(t for t in (path.parent / match.group(1), REPO / match.group(1))
+                                          if t.is_file()))
+            if targets:
+                for name in re.findall(r'"([^"\\]+)\\?"', match.group(2)):
+                    found.append((rel, targets, " ".join(name.split())))
+    return found
+
+
 def _cited() -> dict[str, list[str]]:
     """Every cited path -> where it is cited (file:line)."""
     found: dict[str, list[str]] = {}
@@ -96,6 +132,17 @@ def test_cited_paths_exist():
     missing = [f"{path} (cited at {', '.join(where[:3])})" for path, where in sorted(cited.items())
                if path not in EXAMPLES and not _resolves(path)]
     assert not missing, "stale path references:\n" + "\n".join(missing)
+
+
+def test_cited_sections_exist():
+    citations = _section_citations()
+    assert sum(targets[-1].name == "CONTRACTS.md" for _, targets, _ in citations) > 20  # the scan reads them
+    missing = []
+    for where, targets, name in citations:
+        if not any(any(head.startswith(name) for head in heads) or name.rstrip(".") in leads
+                   for heads, leads in map(_sections, targets)):
+            missing.append(f'{where}: {targets[-1].relative_to(REPO).as_posix()} "{name}"')
+    assert not missing, "cited sections that do not exist:\n" + "\n".join(sorted(set(missing)))
 
 
 def test_examples_are_still_cited_and_still_absent():
@@ -123,3 +170,6 @@ def test_the_patterns_catch_what_they_are_for():
     assert _ISSUE.search("Issue 15: rows") and _ISSUE.search("see issue #3") and not _ISSUE.search("issues")
     assert _resolves("methods/knowrl/scoring.answer_of") and not _resolves("methods/knowrl/nothing.answer_of")
     assert not _resolves("harness/registry.py")  # a package now: the file name is stale
+    cites = [(m[1], m[2]) for m in _SECTION_CITE.finditer(
+        'docs/CONTRACTS.md, "Guards"; `docs/X.md` ("Alpha", "Beta") and REPO / "README.md").read_text("x")')]
+    assert cites == [("docs/CONTRACTS.md", '"Guards"'), ("docs/X.md", '"Alpha", "Beta"')]
