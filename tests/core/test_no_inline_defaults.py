@@ -38,7 +38,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("harness/models/__init__.py", "source"): _MODEL,
     ("harness/models/__init__.py", "vocab_size"): _MODEL,
     ("harness/models/shapes.py", "name"): _MODEL,
-    ("harness/run/__init__.py", "seed"): _MODEL + " (model.seed of a random model)",
+    ("harness/run/orchestrate.py", "seed"): _MODEL + " (model.seed of a random model)",
     ("leaderboard/tables/__init__.py", "raw_method"): _LAYOUT,
     ("leaderboard/tables/floors.py", "cache"): _LAYOUT,
     ("leaderboard/tables/floors.py", "enabled"): _LAYOUT,

@@ -11,7 +11,7 @@ import pytest
 
 from factrl.harness.errors import DataError, HarnessError
 from factrl.harness.rundir import RunDir
-from factrl.harness.run import _record
+from factrl.harness.run.orchestrate import _record
 from factrl.leaderboard import Store, StoreError, record_run, rows_from_run
 from factrl.leaderboard import store as storelib
 from factrl.leaderboard.cli import main
