@@ -76,6 +76,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Protocol
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 ALGORITHMS = ("grpo", "ppo", "none")
 FIDELITIES = ("original", "reconstructed")  # Method.fidelity
 # Version of this interface; bumped on any change a plugin must adapt to. `harness methods` prints

@@ -4,6 +4,9 @@ from __future__ import annotations
 from .method import INTERFACE_VERSION
 from .registry import all_methods
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "engine"
+
 
 def methods_main(argv: list[str]) -> int:
     """`harness methods`: one line per method with algorithm, origin and description."""

@@ -5,5 +5,8 @@ published (publish.py); cli.py is the command.
 from .expand import (LAUNCHERS, GRID_KEYS, BLOCK_KEYS, Cell, Grid, PUBLISH_KEYS, PROBE_KEYS, check_settings,
     load_grid, look_up, sweeps)
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "engine"
+
 __all__ = ["LAUNCHERS", "GRID_KEYS", "BLOCK_KEYS", "Cell", "Grid", "PUBLISH_KEYS", "PROBE_KEYS",
            "check_settings", "load_grid", "look_up", "sweeps"]

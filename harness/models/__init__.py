@@ -4,5 +4,8 @@
 from .loader import (EMBEDDED, CONVERSION_VERSION, ModelIdentity, cache_dir, writable_cache_dir,
     quiet_transformers, resolve, RANDOM_MARKER, saved_random, load_tokenizer, load_model)
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 __all__ = ["EMBEDDED", "CONVERSION_VERSION", "ModelIdentity", "cache_dir", "writable_cache_dir",
            "quiet_transformers", "resolve", "RANDOM_MARKER", "saved_random", "load_tokenizer", "load_model"]

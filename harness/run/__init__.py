@@ -6,4 +6,7 @@ gpus, signals, threads).
 """
 from .orchestrate import run_task
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "engine"
+
 __all__ = ["run_task"]
