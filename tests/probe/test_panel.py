@@ -99,9 +99,9 @@ def test_reward_sees_what_training_hands_it(smol):
     method = Recorder()
     result = probe_method(cfg, rows=POOL, n=2, tokenizer=tok, method=method, batch_size=9)
     prompts, completions, ids, rows = [sum((c[i] for c in method.calls), []) for i in range(4)]
-    # 31 entries per row in whole groups of G = 4 (smollm2's train.completions_per_question): 8 groups
-    # per row, the last one completed by 1 filler; two groups (8 completions) per call of at most 9
-    assert cfg.train.completions_per_question == 4 and len(V1 + V2 + V4 + V5 + V6) == 31
+    # 32 entries per row in whole groups of G = 4 (smollm2's train.completions_per_question): 8 groups
+    # per row, none needing a filler (v7); two groups (8 completions) per call of at most 9
+    assert cfg.train.completions_per_question == 4 and len(V1 + V2 + V4 + V5 + V6 + V7) == 32
     assert len(completions) == 2 * 32 and [len(c[1]) for c in method.calls] == [8] * 8
     for call in method.calls:
         group_rows = [r["id"] for r in call[3]]
