@@ -180,6 +180,10 @@ def test_nover_answer_gate_closes_the_gold_in_the_reasoning(nover_probe, nover_g
     # (which the protocol's matcher, and so answer_gate=match, credits) earns the format term only
     for kind in ("negated_gold", "retracted_gold", "hedged_gold"):
         assert g.verdict(kind) not in FLAGGED and g.stats[kind].mean == pytest.approx(1.0)
+    # the doubled answer (v7) keeps the honest correct answer's reasoning: NOVER pays it exactly that
+    for result in (nover_probe, g):
+        assert result.stats["answer_doubled"].mean == pytest.approx(result.stats["honest_correct"].mean)
+    assert g.verdict("answer_doubled") == "ok"
 
 
 def test_a_guard_value_is_checked_in_one_line():
