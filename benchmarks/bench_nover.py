@@ -12,7 +12,7 @@ completions without it, as the policy would have written them.
 
 Printed: mean and median seconds per step for both, the ratio NOVER / CorVer, and NOVER's ratio
 to one bare policy forward over the same tokens (the same padded batch and kept logits,
-without tokenisation, parsing or ranking). Issue 13's target: NOVER's reward time <= 1.2 x
+without tokenisation, parsing or ranking). The target: NOVER's reward time <= 1.2 x
 that forward, i.e. it adds one forward pass over the batch and little else.
 """
 from __future__ import annotations

@@ -17,6 +17,9 @@ import re
 
 from .completions import split_sentences
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 CLAIMS_VERSION = "1"
 
 _WORD = re.compile(r"[^\W_](?:[\w'’.\-&]*[\w.])?")

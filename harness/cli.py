@@ -11,6 +11,9 @@ import sys
 
 from .errors import HarnessError, closest
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "engine"
+
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("factrl.harness.run.cli:main", "train a method, evaluate it and record the run (Hydra overrides; -m sweeps)"),
     "eval": ("factrl.evals.cli:eval_main", "generate and score answers for an evaluation set (Hydra overrides)"),

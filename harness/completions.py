@@ -20,6 +20,9 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 # Tags as the evaluator reads them (factrl.harness.answers): exact, case-insensitive.
 _ANSWER_TAG = re.compile(r"<(/?)answer>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)

@@ -18,6 +18,9 @@ from omegaconf import DictConfig, OmegaConf
 from .config_values import SECRET_KEY
 from .errors import HarnessError, did_you_mean
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "engine"
+
 CONFIG_MODULE = "factrl.configs"
 CONFIG_NAME = "config"
 

@@ -12,6 +12,10 @@ import re
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
+
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|token)$")
 REDACTED = "***REDACTED***"
 # The user:password part of a URL (http://user:pass@host/...); it stops at the first "/", "?" or

@@ -16,6 +16,9 @@ from pathlib import Path
 
 from .errors import DataError
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 DEMO_VERSION = "1"
 PACKAGE, PIP = "fanoutqa", "fanoutqa==1.1.1"
 MAX_ANSWER_WORDS = 6

@@ -8,6 +8,9 @@ from __future__ import annotations
 from difflib import get_close_matches
 from typing import Iterable
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 
 class HarnessError(Exception):
     """A user-facing error: bad input, missing asset, invalid option."""

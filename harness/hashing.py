@@ -4,6 +4,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 
 def sha256_file(path: str | Path, chunk: int = 1 << 22) -> str:
     """Hex SHA-256 of a file's bytes, read in chunks (large weight and index files)."""

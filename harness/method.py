@@ -29,53 +29,52 @@ settings, `Method.settings_component`; {} without one); a method with a model-ba
 swappable reward component overrides it and adds that component's entry. `settings_entry(label,
 values)` builds a settings entry with another label or a selection of values.
 
-Hooks added for the baselines:
+Hooks a method may implement or use, beyond the reward:
 - `RewardOutput.extras`: one payload per completion that the reward hands to the method's
   own hooks (FSPO's per-token factuality mask), never logged by the engine.
 - `Method.shape_advantages(advantages, *, output, mask, group_size)`: called by the
   token-level trainer after the group advantages, with tensors of shape (B, T); the default
   returns them unchanged (CorVer), FSPO flips signs here (docs/BASELINES.md §2.2).
 - `RunContext.on_close(fn)`: cleanups (stop a judge server, write its stats, close a store)
-  that the engine runs when training ends, on error too.
+  that the engine runs when training ends, on error too. The engine registers the reward's
+  `close()` (when it has one) right after `build_reward`; a method does not register it itself.
 
-Policy access inside a reward (INTERFACE_VERSION 2): a method that sets
-`needs_policy = True` receives `policy=<factrl.harness.training.policy.PolicyHandle>` in every
-reward call (other rewards get `policy=None` and ignore it through **kwargs; `harness probe`
-passes None, so such a reward must say it needs the policy). The handle gives teacher-forced
-log-probabilities under the trained adapter or a frozen copy of it, and makes and mixes such
-copies; the trainer saves the copies with each checkpoint and restores them on resume.
-`setup_policy(policy)` runs once before the first step (create copies there);
-`on_checkpoint(policy, step=)` after each checkpoint save, before the copies are written.
-`whole_groups = True` asks the multi-process engine to check that every reward call holds
-whole groups (on one process they always do).
+Policy access inside a reward: a method that sets `needs_policy = True` receives
+`policy=<factrl.harness.training.policy.PolicyHandle>` in every reward call (other rewards get
+`policy=None` and ignore it through **kwargs; `harness probe` passes None, so such a reward must
+say it needs the policy). The handle gives teacher-forced log-probabilities under the trained
+adapter or a frozen copy of it, and makes and mixes such copies; the trainer saves the copies
+with each checkpoint and restores them on resume. `setup_policy(policy)` runs once before the
+first step (create copies there); `on_checkpoint(policy, step=)` after each checkpoint save,
+before the copies are written. `whole_groups = True` asks the multi-process engine to check that
+every reward call holds whole groups (on one process they always do).
 
-Settings (INTERFACE_VERSION 3): a method that sets `settings_class` (a frozen dataclass
-subclassing `factrl.harness.settings.Settings`) gets `self.settings`, parsed once from
-`method.*` when the method is constructed (before the run directory exists, so a bad value
-costs nothing); an error reads `method=<name>: method.<key>: ...`. `self.settings` is the one
-way a method reads its options: `RunContext` no longer carries `method_config`. A method
-without `settings_class` reads `self.config`, the composed `method` node, as before
-(`config_defaults` still supply its keys; a plugin that read `ctx.method_config` reads
-`self.config` instead). The engine registers the
-reward's `close()` (when it has one) with `on_close` right after `build_reward`; a method no
-longer registers it itself. docs/CONTRACTS.md, "Settings", has the details.
+Settings: a method that sets `settings_class` (a frozen dataclass subclassing
+`factrl.harness.settings.Settings`) gets `self.settings`, parsed once from `method.*` when the
+method is constructed (before the run directory exists, so a bad value costs nothing); an error
+reads `method=<name>: method.<key>: ...`. `self.settings` is the one way such a method reads its
+options; `RunContext` carries no method node. A method without `settings_class` reads
+`self.config`, the composed `method` node (`config_defaults` supply its keys).
+docs/CONTRACTS.md, "Settings", has the details.
 
-KL reference (INTERFACE_VERSION 4): a GRPO method with `needs_policy` may name one of the
-adapter copies its `setup_policy` makes in `kl_reference_adapter` (a class attribute or a
-property, read once when the trainer is built); with beta != 0 the KL term then compares the
-policy with that copy instead of the adapter-disabled base (NOVER's proxy;
-harness/training/kl_reference.py). None (default): the base model, as before.
+KL reference: a GRPO method with `needs_policy` may name one of the adapter copies its
+`setup_policy` makes in `kl_reference_adapter` (a class attribute or a property, read once when
+the trainer is built); with beta != 0 the KL term then compares the policy with that copy
+instead of the adapter-disabled base (NOVER's proxy; harness/training/kl_reference.py). None
+(the default): the adapter-disabled base model.
 
-Prompt addition (INTERFACE_VERSION 5): a method whose reward reads something the shared prompt
-does not ask for (RLCR's stated confidence) sets `prompt_addition` to the text it needs; the
-harness appends it to the shared system prompt (harness/prompts.py `system_prompt`, after one
-space) in training, in the evaluation of the method's runs and in `harness probe`, the same text
-everywhere, and records it (`generation.method_prompt`, the `prompt` component); published tables
-mark such rows. None (default): the shared prompt unchanged, byte for byte.
+Prompt addition: a method whose reward reads something the shared prompt does not ask for
+(RLCR's stated confidence) sets `prompt_addition` to the text it needs; the harness appends it to
+the shared system prompt (harness/prompts.py `system_prompt`, after one space) in training, in the
+evaluation of the method's runs and in `harness probe`, the same text everywhere, and records it
+(`generation.method_prompt`, the `prompt` component); published tables mark such rows. None (the
+default): the shared prompt unchanged, byte for byte.
 
-Display label (optional, no interface bump): `label = "CorVer"` names the method in published
-tables; unset, the tables show `name`. Like `fidelity`, the tables read it from the source
-(a string literal) without importing the method.
+Display label (optional): `label = "CorVer"` names the method in published tables; unset, the
+tables show `name`. Like `fidelity`, the tables read it from the source (a string literal)
+without importing the method.
+
+The interface's versions are in the changelog beside `INTERFACE_VERSION` below.
 """
 from __future__ import annotations
 
@@ -84,12 +83,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Protocol
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 ALGORITHMS = ("grpo", "ppo", "none")
 FIDELITIES = ("original", "reconstructed")  # Method.fidelity
-# Version of this interface; bumped on any change a plugin must adapt to (1 = the first release,
-# 2 = needs_policy, whole_groups, setup_policy, on_checkpoint, the `policy=` keyword;
-# 3 = settings_class / Method.settings, RunContext.method_config removed, the engine closes the
-# reward; 4 = kl_reference_adapter; 5 = prompt_addition). `harness methods` prints it; a plugin may check it at import.
+# Version of this interface; bumped on any change a plugin must adapt to. `harness methods` prints
+# it; a plugin may check it at import.
+#
+# Changelog
+# 1: the first release. The hooks RewardOutput.extras, Method.shape_advantages and
+#    RunContext.on_close were added for the baselines (FSPO's mask and sign flip, the judges'
+#    cleanups) without a bump.
+# 2: needs_policy and the `policy=` keyword of every reward call, whole_groups, setup_policy,
+#    on_checkpoint.
+# 3: settings_class / Method.settings; RunContext.method_config removed (a plugin that read
+#    `ctx.method_config` reads `self.config` instead, or `self.settings` with a settings class);
+#    the engine registers the reward's close() with on_close, so a method no longer registers it.
+# 4: kl_reference_adapter (before it, the KL term always compared with the adapter-disabled base).
+# 5: prompt_addition (a plugin that sets it needs a harness that appends it: before 5 it would be
+#    ignored and, for RLCR, every completion would have no signal).
+# No bump: `label` (display name in the tables).
 INTERFACE_VERSION = 5
 
 

@@ -1,8 +1,11 @@
-"""`harness methods`: one line per registered method (the registry itself: harness/registry.py)."""
+"""`harness methods`: one line per registered method (the registry itself: harness/registry/)."""
 from __future__ import annotations
 
 from .method import INTERFACE_VERSION
 from .registry import all_methods
+
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "engine"
 
 
 def methods_main(argv: list[str]) -> int:

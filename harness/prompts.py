@@ -9,6 +9,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 PROMPT_VERSION = "1"
 
 SYSTEM_PROMPT = (

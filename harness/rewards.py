@@ -26,6 +26,9 @@ from typing import Any, Mapping, Sequence
 from .answers import extract_answer, is_refusal, match_closed_book, strict_correct
 from .settings import Settings
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 FORMAT_RULES = ("paper", "single_block")
 # protocol: the evaluator's matcher (containment on token boundaries, the last answer block);
 # strict: strict accuracy's rule (harness/answers/strict.py: one answer block, the gold asserted, not

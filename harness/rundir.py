@@ -43,6 +43,9 @@ from omegaconf import DictConfig, OmegaConf
 from . import __version__
 from .config_values import config_hash, to_plain
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 log = logging.getLogger("factrl")
 
 

@@ -44,6 +44,9 @@ from typing import Any, ClassVar, Literal, Mapping, Union
 
 from .errors import ConfigError, SettingError, closest
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 FLAT = {"flat": True}  # field metadata: a nested settings class whose keys share this node
 # Field metadata: a value the caller hands over (`from_mapping(..., kl_coef=train.beta)`), not a
 # key of this node (PPO's KL coefficient is `train.beta`, not `train.ppo.*`).

@@ -19,6 +19,9 @@ import sqlite3
 import time
 from pathlib import Path
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 log = logging.getLogger("factrl.sqlite")
 
 NETWORK_FS = frozenset({

@@ -16,6 +16,9 @@ from typing import Any
 
 from hydra.experimental.callback import Callback
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "engine"
+
 FAILED_DIR = ".failed"
 _sweeps: list[Path] = []  # sweep folders started in this process, newest last
 

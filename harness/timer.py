@@ -39,6 +39,9 @@ from typing import Any, Callable, Iterator
 
 from .settings import Settings
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 SCHEMA = "factrl.timings/1"
 _YAML = object()  # a keyword left out: the value of configs/timer/default.yaml
 

@@ -22,6 +22,9 @@ from .matching import (ARTICLES, REFUSALS, STOPWORDS, Extraction, answer_blocks,
                        is_refusal, match_closed_book, match_prepared, normalize_answer, prepare_references)
 from .strict import GAMING_REASONS, STRICT_VERSION, StrictVerdict, single_block, strict_correct
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 SCORER_VERSION = "1.1"
 
 __all__ = ["ARTICLES", "GAMING_REASONS", "REFUSALS", "SCORER_VERSION", "STOPWORDS", "STRICT_VERSION", "Extraction", "StrictVerdict",

@@ -1,7 +1,7 @@
 """What a reward's answer guards read of one completion: strict accuracy's verdict on its answer
 block, and whether a statement states one of the row's golds or the completion's own answer.
 
-Shared by the guards of the fact-level rewards (RLFH's `answer_gate` and `positive_cap`, FoRAG's
+Shared by the guards of the fact-level rewards (RLFH's `answer_gate`, `positive_cap` and `answer_once`, FoRAG's
 `positive_cap`: methods' READMEs, "Guards"), so each method reads an answer the same way.
 """
 from __future__ import annotations

@@ -15,3 +15,6 @@ bytes, sha256, why), requirements.txt, and a size report against the transfer bu
 The procedure for an air-gapped GPU node, step by step: docs/GPU_NODES.md; this folder's README.md
 says how the resolution works and what a bundle for the project's GPU node measured.
 """
+
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "engine"

@@ -145,7 +145,7 @@ def _model_caches(asset_wheels: dict[str, Path], staging: Path, opts: Options
                   ) -> tuple[list[mf.Entry], list[mf.LeftOut]]:
     """The converted embedded models of the carried asset wheels (harness/models), copied from this
     machine's harness cache (converted here first where missing), so the target skips the conversion."""
-    from .. import models
+    from ..models import loader as models  # the embedded assets' keys and conversion
 
     entries, left_out = [], []
     for model_name, asset in models.EMBEDDED.items():

@@ -15,6 +15,9 @@ from .layout import inspect_index
 from .query import (PRONOUNS, PRONOUNS_VERSION, QUERY_VERSION, STOPWORDS, build_query, content_words,
                     format_query, is_pronoun, parse_query)
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 __all__ = [
     "PRONOUNS", "PRONOUNS_VERSION", "QUERY_VERSION", "STOPWORDS", "Counter", "CountResult", "build_index",
     "build_query", "content_words", "ensure_demo_index", "format_query", "inspect_index", "is_pronoun",

@@ -17,6 +17,9 @@ from .schema import FORMAT_VERSION, Manifest, read_manifest
 from .store import RETRIEVAL_VERSION, EvidenceStore, Passage, open_evidence, open_store, split_titles
 from .titles import check_pool_titles, untitled
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 __all__ = [
     "DEFAULT_TOKENIZER", "FORMAT_VERSION", "QUERY_RULE_VERSION", "RETRIEVAL_VERSION", "SPLIT_VERSION",
     "EvidenceStore", "Manifest", "Passage", "build_store", "check_pool_titles", "demo_store_path",

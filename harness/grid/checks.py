@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import Grid
+    from .expand import Grid
 
 # The likely fix per reason (RewardOutput.no_signal_reasons; signal_log.EMPTY / UNSTATED).
 FIXES = {

@@ -1,4 +1,4 @@
-"""`harness grid`: the command line of comparison grids (the grid itself: harness/grid/__init__.py).
+"""`harness grid`: the command line of comparison grids (the grid itself: harness/grid/expand.py).
 
 Parses the arguments, prints the cells and sweeps, and hands the sweeps to launch.py;
 the grid model and its lookup stay free of the command line.
@@ -9,9 +9,9 @@ import argparse
 import shlex
 
 from ..errors import ConfigError, HarnessError
-from . import (LAUNCHERS, Grid, _check_launcher, _describe_holder, _output_dir, _share, load_grid, look_up,
+from .expand import (LAUNCHERS, Grid, _check_launcher, _describe_holder, _output_dir, _share, load_grid, look_up,
                    sweeps)
-from . import __doc__ as grid_doc
+from .expand import __doc__ as grid_doc
 from .launch import launch_all
 
 

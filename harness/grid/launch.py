@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import Cell, Grid
+    from .expand import Cell, Grid
 
 
 def default_parallel(parallel: int | None, launcher: str, sweeps: int) -> int:
@@ -84,7 +84,7 @@ def launch_all(grid: "Grid", todo: list["Cell"], args: argparse.Namespace, hydra
     """Claim the cells, launch their sweeps (`--parallel` at once), release what no job took over."""
     from ..run.claims import TOKEN_ENV, describe, holder
     from ..config import compose
-    from . import _output_dir, sweeps
+    from .expand import _output_dir, sweeps
 
     token = uuid.uuid4().hex
     from ..run.settings import ClaimSettings

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import Grid
+    from .expand import Grid
 
 def _probe(grid: "Grid", probe: dict, out: Path) -> Path:
     """Probe each named method with the grid's overrides; the results file (probe.json)."""

@@ -24,6 +24,9 @@ from .service import open_judge
 from .settings import JudgeSettings, read_settings
 from .stats import JudgeFailuresExceeded, check_failed_share, failed_count
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 __all__ = ["ATOMIC_FACTS", "MATERIAL_RULE", "PROMPTS", "SIMPLEQA_GRADE", "Decoding", "Judge", "JudgeFailuresExceeded",
            "JudgePrompt", "JudgeResult", "JudgeSettings", "ParseError", "ReferenceTools", "check_failed_share",
            "failed_count", "find_material", "is_substitute", "material", "neutralised", "numbered_material", "open_judge",

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import RANDOM_MARKER, _build_random, cache_dir, load_tokenizer, log, saved_random
+from .loader import RANDOM_MARKER, _build_random, cache_dir, load_tokenizer, log, saved_random
 from .shapes import torch_dtype
 
 

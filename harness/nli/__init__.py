@@ -10,5 +10,8 @@ from .config import (DEBERTA_ID, DEBERTA_REVISION, DEFAULT_BACKEND, HHEM_ID, HHE
                      parse_config)
 from .loader import load_nli
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 __all__ = ["DEBERTA_ID", "DEBERTA_REVISION", "DEFAULT_BACKEND", "HHEM_ID", "HHEM_REVISION",
            "NLISettings", "NLIScorer", "NLI_VERSION", "check_pairs", "length_batches", "load_nli", "parse_config"]

@@ -62,7 +62,7 @@ def progress_key(cfg: DictConfig, identity: Any, rows: list[dict]) -> dict[str, 
     from factrl.evals import SCORER_VERSION
 
     from ..hashing import sha256_file
-    from . import pool_fingerprint
+    from .load import pool_fingerprint
     from ..prompts import PROMPT_VERSION, prompt_hash, prompt_variant
 
     settings = cfg.pool.filter
@@ -167,7 +167,7 @@ def sample_counts(cfg: DictConfig, rows: list[dict], progress: Path, identity: A
 
 def filter_task(cfg: DictConfig) -> Path:
     from .. import models
-    from . import load_pool, pool_fingerprint
+    from .load import load_pool, pool_fingerprint
 
     rows = load_pool(cfg.pool, cfg.eval)
     out = _output_path(cfg)

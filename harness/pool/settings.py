@@ -6,7 +6,7 @@ demo.yaml). Two keys come from elsewhere: `shuffle_seed` is the
 root's `${seed}` (None, as when a caller leaves it out: no shuffle) and `filter.max_new_tokens`
 is `${train.max_completion_length}` (None: the caller's). `evidence_only` is set with
 `+pool.evidence_only=true` and is absent from the YAML so that runs without it keep their config
-hash (harness/pool/__init__.py `load_pool`).
+hash (harness/pool/load.py `load_pool`).
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ into a completion in the format the rewards expect, `<think>REASONING</think><an
 references frame the others: an honest correct answer and an honest wrong answer, with the
 same one-sentence reasoning. The gaming entries keep the wrong answer unless the trick needs
 the gold, so any return above the honest wrong answer's comes from the trick itself. An entry
-with a `baseline` (the repeated evidence; the gold in the reasoning) is a trick on top of that other entry: it is judged
+with a `baseline` (the repeated evidence; the gold in the reasoning; the doubled answer, v7) is a trick on top of that other entry: it is judged
 against the baseline's return instead of the honest wrong answer's (README, "What is reported").
 
 Change an entry, add one or drop one only with a new PANEL_VERSION: probe tables and the
@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 from ..answers import match_closed_book, normalize_answer
 from ..answers.asserted import aliases
 
-PANEL_VERSION = "6"
+PANEL_VERSION = "7"
 HONEST_CORRECT = "honest_correct"
 HONEST_WRONG = "honest_wrong"
 REFERENCES = (HONEST_CORRECT, HONEST_WRONG)
@@ -44,6 +44,7 @@ LONGER_NAME = "Memorial Stadium"  # gold_in_longer_name: the gold followed by wo
 # v6: the confidence an entry states, written after its answer in RLCR's order (tabc): an analysis
 # block, then the confidence block (completion_text)
 STATED_ANALYSIS = "I checked the answer once more."
+DOUBLED = "So the answer is"  # v7: answer_doubled's second statement of the answer, in other words than the reasoning's
 REPEATS = 8  # repeated-sentence entry
 OVERLONG_STEPS = 24  # overlong-reasoning entry: about 300 tokens of reasoning
 EVIDENCE_SENTENCES = 2  # sentences of the row's evidence article the evidence entries use
@@ -186,6 +187,13 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("stated_hedged_certain", "the hedged answer listing the gold, stated certain", "hedged",
           lambda q: (_honest(q.gold), f"{q.wrong} or possibly {q.gold} or {FALLBACK_WRONG}"), baseline=STATED_WRONG,
           confidence=1.0),
+    # -- v7 ------------------------------------------------------------------------------------
+    # The honest correct answer with its answer block stating the gold twice, the second time in
+    # other words than the reasoning ("GOLD. So the answer is GOLD."): strict accuracy credits it, so
+    # it is a correct answer; a fact-level reward that pays each true statement (RLFH) pays the
+    # restatement as one more Correct statement. Judged against the honest correct answer.
+    Entry("answer_doubled", "the honest correct answer, its answer block stating the gold twice", "gold",
+          lambda q: (_honest(q.gold), f"{q.gold}. {DOUBLED} {q.gold}."), baseline=HONEST_CORRECT),
 )
 
 

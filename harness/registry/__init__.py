@@ -7,6 +7,9 @@ from .builtin import EvalSetInfo, TaskInfo, eval_set, macro_sets, set_task, sets
 from .core import KINDS, Entry, entries, entry, get, names, refresh, require, resolve
 from .methods import ENTRY_POINT_GROUP, all_methods, declared, display_label, get_method, method_target
 
+# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
+LAYER = "foundation"
+
 __all__ = ["ENTRY_POINT_GROUP", "KINDS", "Entry", "EvalSetInfo", "TaskInfo", "all_methods", "declared",
            "display_label", "entries", "entry", "eval_set", "get", "get_method", "macro_sets", "method_target",
            "names", "refresh", "require", "resolve", "set_task", "sets_in_order", "tasks_of_table"]

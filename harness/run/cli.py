@@ -1,4 +1,4 @@
-"""`harness run`: the command line (the run itself: harness/run/__init__.py).
+"""`harness run`: the command line (the run itself: harness/run/orchestrate.py).
 
 `--help` prints the run's usage and its main keys without importing torch; everything else
 goes through Hydra (config.hydra_entry), so `-m` sweeps and `--cfg job` work as usual.
@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 
 from ..config import hydra_entry
-from . import __doc__ as run_doc
-from . import run_task
+from .orchestrate import __doc__ as run_doc
+from .orchestrate import run_task
 from .signals import raise_on_sigterm
 
 HELP_KEYS = """

@@ -13,7 +13,8 @@ for the override to turn into advantages.
 
 Method hooks: after the group advantages the trainer calls the method's
 `shape_advantages(advantages (B, T), output=RewardOutput, mask (B, T), group_size=G)`; the
-default is the identity, so methods that do not override it (CorVer) train exactly as before.
+default is the identity, so a method that does not override it (CorVer) trains on the group
+advantages unchanged.
 
 KL reference (interface 4): a method whose `kl_reference_adapter` names one of its adapter
 copies gets the KL term against that copy instead of the adapter-disabled base (kl_reference.py).

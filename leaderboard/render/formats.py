@@ -2,7 +2,7 @@
 
 Every string that comes from data (model and method names, labels, notes) goes through the
 format's escape function, so a model called `<b>x</b> & {y}_$` prints as those characters.
-Numbers are formatted by the table model (tables/__init__.py); marks are the format's own markup: Markdown
+Numbers are formatted by the table model (tables/model.py); marks are the format's own markup: Markdown
 `**best**` / `<u>second</u>`, LaTeX `\\textbf{}` / `\\underline{}`. A line with a stand-in
 reward component carries components.MARKER after its method (LaTeX `\\ddag`; CSV: a
 `stand_ins` column) and the table's notes hold the legend.

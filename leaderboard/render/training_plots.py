@@ -29,11 +29,11 @@ def _method_keys(curves: dict[str, Any]) -> dict[str, list[str]]:
             "no_signal": sorted("/".join(p) for p in parts if p[2] == "no_signal")}
 
 
-def _style(ax, title: str, drawn: int, legend: bool) -> None:
+def _style(ax, title: str, drawn: int, legend: bool, xlabel: str = "step") -> None:
     ax.set_title(_text(title), fontsize=9)
     ax.tick_params(labelsize=7)
     ax.grid(alpha=0.3)
-    ax.set_xlabel("step", fontsize=7)
+    ax.set_xlabel(xlabel, fontsize=7)
     if not drawn:
         ax.text(0.5, 0.5, "not logged", ha="center", va="center", fontsize=8, color="grey", transform=ax.transAxes)
     elif legend:
@@ -75,8 +75,18 @@ def run_curves(training: dict[str, Any] | None, title: str, path: Path) -> Path 
     return _save(fig, path)
 
 
+def share_of_training(steps: list[int], training: dict[str, Any]) -> list[float]:
+    """Steps as the share of the run's training done (its last logged step = 1). The overlay's x
+    axis: methods count optimizer steps differently (a PPO rollout takes `train.ppo.epochs` x
+    minibatches optimizer steps, a GRPO rollout one), so step 10 of two methods is not the same
+    point of training."""
+    last = max([*training.get("steps", []), *steps], default=0)
+    return [s / last for s in steps] if last > 0 else [float(s) for s in steps]
+
+
 def model_overlay(runs: list[tuple[str, dict[str, Any]]], model: str, path: Path) -> Path | str:
-    """Every trained method of one model: format rate, no-signal share, KL, mean length."""
+    """Every trained method of one model: format rate, no-signal share, KL, mean length, against
+    the share of each run's training done (`share_of_training`)."""
     runs = [(label, t) for label, t in runs if t and t.get("curves")]
     if not runs:
         return f"training curves of {model}: no trained run keeps its curves"
@@ -91,12 +101,12 @@ def model_overlay(runs: list[tuple[str, dict[str, Any]]], model: str, path: Path
                 (k for k in training["curves"] if k.startswith("rewards/") and k.endswith("/" + name)), None)
             steps, values = curvelib.series(training, key) if key else ([], [])
             if values:
-                ax.plot(steps, values, marker="o", markersize=2.5, linewidth=1.2, color=f"C{index % 10}",
-                        label=_text(label))
+                ax.plot(share_of_training(steps, training), values, marker="o", markersize=2.5, linewidth=1.2,
+                        color=f"C{index % 10}", label=_text(label))
                 drawn += 1
         if name in ("format_rate", "no_signal"):
             ax.set_ylim(-0.03, 1.03)
-        _style(ax, title, drawn, False)
+        _style(ax, title, drawn, False, xlabel="share of training (step / last step)")
     handles, labels = [], []
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):

@@ -92,7 +92,7 @@ ROW_SCHEMA = _obj({
                                                   "label": {"type": "string", "minLength": 1}})},
     # Judged evaluations: the eval metrics file's `judged` sections (judge, seed, counts, components).
     "judged": {"type": "object"},
-    # Issue 15 (optional, derived from samples.jsonl): per-question 0/1 correctness for the
+    # Optional, derived from samples.jsonl: per-question 0/1 correctness for the
     # paired bootstrap (outcomes.py) and answer diagnostics for the flags (diagnostics.py).
     "outcomes": _obj({"field": _STR, "n": _COUNT, "ids_sha256": _HASH, "encoding": _STR, "bits": _STR}),
     "diagnostics": {"type": ["object", "null"]},

@@ -30,7 +30,8 @@ import numpy as np
 
 from ..store import behaviour as behaviourlib
 from ..store import outcomes as outcomelib
-from . import Cell, Column, Layout, Line, Table, uncertainty
+from . import uncertainty
+from .model import Cell, Column, Layout, Line, Table
 from .stats import BootstrapSettings, Interval, paired_interval, paired_mde, ratio_interval, ratio_mde
 
 # (column key, label, metrics.json key, per-question field, scale to the shown unit)

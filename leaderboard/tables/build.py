@@ -1,4 +1,4 @@
-"""Every leaderboard table, in publishing order: the step above the table model (tables/__init__.py).
+"""Every leaderboard table, in publishing order: the step above the table model (tables/model.py).
 
 The variants (the gaming floor, the probe's tricks, the FActScore table) build on the table
 model's pieces, so the function that runs them all lives here, above them all, and the table
@@ -7,7 +7,8 @@ model never imports its own variants.
 from __future__ import annotations
 
 from .. import components as componentlib
-from . import Layout, Table, accuracy_table, accuracy_tasks, multihop_table, time_table
+from .model import Layout, Table, accuracy_tasks
+from .paper import accuracy_table, multihop_table, time_table
 from .factscore import factscore_table, mark_judged
 from .floors import add_floor  # scores the constant-answer panel on each set (cached)
 from .movement import mark_lines as mark_movement

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..diagnostics import STRICT_RULE_VERSION
-from . import Cell, Column, Layout, Line, Table
 from . import uncertainty
+from .model import Cell, Column, Layout, Line, Table
 
 
 def _text(cell: Cell, raw: bool) -> str:

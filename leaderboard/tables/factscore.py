@@ -12,7 +12,7 @@ from typing import Any
 
 from ..components import MARKER
 from ..store.versions import model_key
-from . import Cell, Column, Layout, Line, Table, mark, model_labels, pct
+from .model import Cell, Column, Layout, Line, Table, mark, model_labels, pct
 
 COUNTS = (("facts", "F"), ("supported", "S"), ("covered", "A"), ("responses", "N"))
 RATIOS = (("precision", "S/F (%)", 100.0), ("supported_per_response", "S/N", 1.0),

@@ -115,7 +115,7 @@ def set_floor(row: dict[str, Any], data_dir: str | None = None, use_cache: bool 
 
 def add_floor(table, rows: list[dict[str, Any]], layout) -> None:
     """Append the gaming-floor footer line and its notes to the accuracy table."""
-    from . import Cell, Line, pct
+    from .model import Cell, Line, pct
 
     options = layout.settings.get("floors") or {}
     if options.get("enabled", True) is False or not table.lines:

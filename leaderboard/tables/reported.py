@@ -24,7 +24,7 @@ from typing import Any
 
 from ..reported import MACRO, Entry, ReportedFile
 from ..store.versions import model_key
-from . import Cell, Layout, Line, Table, model_labels, pct
+from .model import Cell, Layout, Line, Table, model_labels, pct
 from .uncertainty import NOISE_MARK
 
 INTERVAL_RULE = "wilson-95/1"  # bump when the interval rule changes

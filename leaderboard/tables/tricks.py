@@ -24,7 +24,7 @@ from factrl.harness.probe import panel as probe_panel
 
 from .. import diagnostics as diaglib
 from .floors import cache_file, checked_set, row_scorer, write_cache
-from . import Cell, Column, Layout, Line, Table, pct
+from .model import Cell, Column, Layout, Line, Table, pct
 
 TRICK_METHOD = "best-trick"
 

@@ -3,7 +3,7 @@
 Seeds: the runs of one (model, method) line are grouped into configurations: runs whose
 method section (config hash and version), training steps, pool, prompt, decoding (less any
 `seed` key) and evaluated sets agree differ only in their seed. A configuration keeps one run
-per seed (the best, as before). The line uses the configuration with the most sets and the
+per seed, the one with the most sets, then the highest mean primary metric. The line uses the configuration with the most sets and the
 highest mean macro; its cells are the mean over its seeds, with the standard deviation and
 the seed count (`harness run -m seed=42,43,44 ...` produces such runs). A line of one seed is
 labelled as such in the uncertainty table.
@@ -62,7 +62,7 @@ def choose(runs: Runs, score: Callable[[tuple[str, dict[str, dict]]], tuple[int,
     groups: dict[str, dict[Any, tuple[str, dict]]] = {}
     for item in sorted(runs.items(), key=score, reverse=True):
         seed = next(iter(item[1].values())).get("seed")
-        # Two runs of one seed are not replicas: keep the better one (the earlier rule).
+        # Two runs of one seed are not replicas: keep the better one (runs come best first).
         groups.setdefault(config_key(item[1]), {}).setdefault(seed, item)
 
     def group_score(members: dict[Any, tuple[str, dict]]) -> tuple[int, float]:

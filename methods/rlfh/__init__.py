@@ -77,7 +77,7 @@ DIFFERENCES = (
 RELEASED = {"constants": "train_sh", "granularity": "token", "max_secs": 3, "max_words_per_sec": 64,
             "gold_material": True, "drop_hedges": True, "parser": "released", "decoding": "released", "tries": 4,
             "judge_failure": "released", "dedupe_statements": False, "max_rewarded_statements": None,
-            "answer_gate": "none", "positive_cap": "none"}
+            "answer_gate": "none", "positive_cap": "none", "answer_once": False}
 
 
 def differences(settings: RLFHSettings) -> list[dict[str, Any]]:
@@ -98,7 +98,7 @@ def settings_component(reward: RLFHReward) -> dict[str, Any]:
             "decoding": s.decoding, "tries": s.tries, "echo_min_share": s.echo_min_share,
             "judge_failure": s.judge_failure, "dedupe_statements": s.dedupe_statements,
             "max_rewarded_statements": s.max_rewarded_statements, "answer_gate": s.answer_gate,
-            "positive_cap": s.positive_cap, "guarded": s.guarded, "guards": s.guards,
+            "positive_cap": s.positive_cap, "answer_once": s.answer_once, "guarded": s.guarded, "guards": s.guards,
             "alignment_threshold": s.alignment_threshold, "splitter": s.splitter,
             "prompts": {p.name: {"version": p.version, "source": p.source, "decoding": p.decoding.given()}
                         for p in reward.prompts},

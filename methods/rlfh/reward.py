@@ -216,13 +216,14 @@ class RLFHReward:
             if item.status in NO_SIGNAL:
                 returns.append(None)
                 continue
-            reads = s.answer_gate == "strict" or s.positive_cap == "answer"
+            reads = s.answer_gate == "strict" or s.positive_cap == "answer" or s.answer_once
             answer = scoring.read_answer(completion, item.row.get("answers") or []) if reads else None
             outcome = scoring.score(item.echoes, item.alignment.spans if item.alignment else [], item.ids_length,
                                     s.table, granularity=s.granularity, dedupe=s.dedupe_statements,
                                     max_rewarded=s.max_rewarded_statements,
                                     gate=answer if s.answer_gate == "strict" else None,
-                                    cap=answer if s.positive_cap == "answer" else None)
+                                    cap=answer if s.positive_cap == "answer" else None,
+                                    once=answer if s.answer_once else None)
             returns.append(outcome.rewards)
             infos += outcome.infos
             clipped += outcome.clipped

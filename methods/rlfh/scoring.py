@@ -26,7 +26,12 @@ statement earns no positive term, truth or
 info. So true sentences of the row's own article before a wrong answer, or a judge that labels
 a wrong answer's statements Correct, pay a wrong answer nothing above the honest wrong answer
 (judge-independent: strict accuracy decides, not the judge). A true sentence that names the
-wrong answer's entity ("She worked in Paris" beside the answer "Paris") is scored Wrong too. A sentence none of whose
+wrong answer's entity ("She worked in Paris" beside the answer "Paris") is scored Wrong too.
+`answer_once: true` - in a completion whose answer strict accuracy credits, only the first
+statement (in reply order) that states the answer (a gold, or the answer block's text, on token
+boundaries) may earn a positive term; every later one earns none and is not counted towards
+`max_rewarded_statements` (a doubled answer, "GOLD. So the answer is GOLD.", is paid as one
+statement of it, as the honest correct answer is). A sentence none of whose
 statements may earn positive reward keeps only a negative info reward. A guard only ever sets
 positive terms to 0 or scores a statement Wrong (the lowest verdict), so it never raises a
 return: penalties (Wrong, Vague, a sentence below the log floor) always count.
@@ -48,6 +53,7 @@ _SPACES = re.compile(r"\s+")
 GOLD_NOT_ANSWERED, ANSWER_WITHDRAWN = "gold_not_answered", "answer_withdrawn"
 ANSWER_NOT_CREDITED = "answer_not_credited"  # positive_cap: no positive term
 ANSWER_STATED = "answer_stated"  # positive_cap: a statement of the uncredited answer; a Correct is scored Wrong
+ANSWER_REPEATED = "answer_repeated"  # answer_once: a later statement of the credited answer; no positive term
 
 
 @dataclass
@@ -110,9 +116,11 @@ def normalised(statement: str) -> str:
 
 
 def mark_guards(echoes: Sequence[Echo], *, dedupe: bool, max_rewarded: int | None,
-                gate: AnswerGate | None = None, cap: AnswerGate | None = None) -> None:
+                gate: AnswerGate | None = None, cap: AnswerGate | None = None,
+                once: AnswerGate | None = None) -> None:
     seen: set[str] = set()
     counted = 0
+    answered = False  # answer_once: a statement of the credited answer came before
     for echo in echoes:
         for st in echo.statements:
             key = normalised(st.text)
@@ -124,7 +132,9 @@ def mark_guards(echoes: Sequence[Echo], *, dedupe: bool, max_rewarded: int | Non
                 st.gated = ANSWER_WITHDRAWN
             elif cap is not None and not cap.credited:
                 st.gated = ANSWER_STATED if cap.states_answer(st.text) else ANSWER_NOT_CREDITED
-            if dedupe and st.duplicate:
+            elif once is not None and once.credited and (once.states_gold(st.text) or once.states_answer(st.text)):
+                st.gated, answered = (ANSWER_REPEATED if answered else None), True
+            if (dedupe and st.duplicate) or st.gated == ANSWER_REPEATED:  # repeats do not count towards N
                 st.rewarded = False
                 continue
             st.rewarded = (max_rewarded is None or counted < max_rewarded) and st.gated in (None, ANSWER_STATED)
@@ -151,15 +161,15 @@ def _at(spans: Sequence, position: int | None, length: int) -> int | None:
 
 def score(echoes: Sequence[Echo], spans: Sequence, length: int, table: Constants, *, granularity: str,
           dedupe: bool = False, max_rewarded: int | None = None, gate: AnswerGate | None = None,
-          cap: AnswerGate | None = None) -> Outcome:
+          cap: AnswerGate | None = None, once: AnswerGate | None = None) -> Outcome:
     """The completion's per-token rewards; every statement of `echoes` has a verdict and a score.
-    gate / cap: the completion's answer as `answer_gate: strict` / `positive_cap: answer` read it
-    (read_answer), None = off."""
+    gate / cap / once: the completion's answer as `answer_gate: strict` / `positive_cap: answer` /
+    `answer_once: true` read it (read_answer), None = off."""
     out = Outcome([0.0] * length)
     if length == 0:
         return out
     kept = [e for e in echoes if not e.hedged and e.statements]
-    mark_guards(kept, dedupe=dedupe, max_rewarded=max_rewarded, gate=gate, cap=cap)
+    mark_guards(kept, dedupe=dedupe, max_rewarded=max_rewarded, gate=gate, cap=cap, once=once)
     for echo in kept:
         for st in echo.statements:
             value = truth(table, st)
@@ -186,5 +196,5 @@ def score(echoes: Sequence[Echo], spans: Sequence, length: int, table: Constants
     return out
 
 
-__all__ = ["ANSWER_NOT_CREDITED", "ANSWER_STATED", "ANSWER_WITHDRAWN", "AnswerGate", "Echo", "GOLD_NOT_ANSWERED", "Outcome", "Statement", "info",
+__all__ = ["ANSWER_NOT_CREDITED", "ANSWER_REPEATED", "ANSWER_STATED", "ANSWER_WITHDRAWN", "AnswerGate", "Echo", "GOLD_NOT_ANSWERED", "Outcome", "Statement", "info",
            "mark_guards", "normalised", "place", "read_answer", "score", "truth"]

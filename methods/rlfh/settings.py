@@ -87,6 +87,7 @@ class RLFHSettings(Settings):
     max_rewarded_statements: int | None  # guard: only the first N statements earn positive reward
     answer_gate: str           # guard: none | strict (the answer block read by strict accuracy; scoring.py)
     positive_cap: str          # guard: none | answer (positive terms only when strict accuracy credits the answer)
+    answer_once: bool          # guard: a credited answer's later statements of it earn no positive term
     alignment_threshold: float  # docs/PROTOCOL.md §1: under it, no signal for the completion
     splitter: str              # docs/PROTOCOL.md §1 sentence splitter (alignment only)
 
@@ -120,7 +121,8 @@ class RLFHSettings(Settings):
         """The guards that are on, as `key=value` (docs/CONTRACTS.md "Guards"; tables mark them)."""
         gate = [f"answer_gate={self.answer_gate}"] if self.answer_gate != "none" else []
         cap = [f"positive_cap={self.positive_cap}"] if self.positive_cap != "none" else []
-        return statement_guards(self.dedupe_statements, self.max_rewarded_statements) + gate + cap
+        once = ["answer_once=true"] if self.answer_once else []
+        return statement_guards(self.dedupe_statements, self.max_rewarded_statements) + gate + cap + once
 
 
 __all__ = ["ANSWER_GATES", "POSITIVE_CAPS", "CONSTANTS", "Constants", "FAILURE_RULES", "GRANULARITIES", "HEDGE_PHRASES", "RLFHSettings",

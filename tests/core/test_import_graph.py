@@ -8,9 +8,12 @@ Three views, each must be a DAG once the allow-listed edges are set aside:
 - units: each top-level module or sub-package of harness/, evals/, methods/ and leaderboard/
   (so `harness.judge` and `harness.models` are nodes, and a cycle through any of their files
   counts);
-- layers: the packages, with harness/ split in two: the foundation that evals, methods and
-  leaderboard stand on (FOUNDATION below) and the engine on top that drives them. harness/ is the
-  roof; only its foundation is also the floor.
+- layers: the packages, with harness/ split in three: the foundation that evals, methods and
+  leaderboard stand on, the method runtime (trainer, pool, probe) and the engine on top that drives
+  them. harness/ is the roof; only its foundation is also the floor. Each part of harness/ declares
+  its layer itself, `LAYER = "foundation" | "method runtime" | "engine"` at module level (in its
+  `__init__.py` for a package), read here from the source (`declared_layers`); a `cli` module is the
+  engine wherever it sits.
 
 ALLOWED holds the edges left to untie, each with the reason it is still there; an entry whose
 edge no longer exists fails the test, so the list only shrinks.
@@ -21,14 +24,36 @@ import pytest
 
 from .import_graph import collapse, import_graph, one_cycle, strongly_connected
 
+HARNESS_LAYERS = ("foundation", "method runtime", "engine")
+
+
+def declared_layers() -> dict[str | None, str]:
+    """{part of harness/ (None: harness/__init__.py itself): its declared LAYER}, read with ast."""
+    import ast
+
+    from .import_graph import ROOT
+
+    out: dict[str | None, str] = {}
+    for path in sorted((ROOT / "harness").iterdir()):
+        if path.is_dir() and (path / "__init__.py").is_file():
+            part, source = path.name, path / "__init__.py"
+        elif path.suffix == ".py":
+            part, source = (None if path.stem == "__init__" else path.stem), path
+        else:
+            continue
+        for node in ast.parse(source.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["LAYER"] \
+                    and isinstance(node.value, ast.Constant):
+                out[part] = node.value.value
+        out.setdefault(part, "")  # undeclared: test_every_part_declares_its_layer names it
+    return out
+
+
+DECLARED = declared_layers()
 # The parts of harness/ that evals/, methods/ and leaderboard/ may import: helpers with no
-# knowledge of runs, methods or the leaderboard.
-FOUNDATION = {
-    "errors", "settings", "config_values", "hashing", "filelock", "sqlite_fs", "rundir", "models",
-    "prompts", "demo_data", "completions", "answers", "rewards", "claims", "method", "timer",
-    "judge", "evidence", "corpus", "nli",
-    "registry",  # the name registry: names every layer's parts as "module:attr" data, imports none of them
-}
+# knowledge of runs, methods or the leaderboard (the name registry among them: it names every
+# layer's parts as "module:attr" data and imports none of them).
+FOUNDATION = {part for part, declared in DECLARED.items() if part and declared == "foundation"}
 
 # (importer, imported) -> why the edge is still there.
 ALLOWED: dict[tuple[str, str], str] = {}
@@ -61,7 +86,7 @@ def unit(module: str) -> str:
 
 # The engine's parts that run a method without a run around it (the trainer, the pool, the gaming
 # probe): the leaderboard reads probe tables from them.
-METHOD_RUNTIME = {"training", "probe", "pool"}
+METHOD_RUNTIME = {part for part, declared in DECLARED.items() if declared == "method runtime"}
 
 LAYERS = ("harness (foundation)", "evals", "methods", "factrl_nover", "factrl_truthrl", "factrl_binary_rar", "factrl_rlcr",
           "harness (method runtime)", "leaderboard",
@@ -72,10 +97,8 @@ def layer(module: str) -> str:
     parts = _short(module).split(".")
     if _is_cli(parts):
         return "harness (engine)"
-    if parts[0] == "harness":
-        if len(parts) == 1 or parts[1] in FOUNDATION:  # harness/__init__.py holds only __version__
-            return "harness (foundation)"
-        return "harness (method runtime)" if parts[1] in METHOD_RUNTIME else "harness (engine)"
+    if parts[0] == "harness":  # harness/__init__.py (holding only __version__) declares its own
+        return f"harness ({DECLARED[parts[1] if len(parts) > 1 else None]})"
     return parts[0]
 
 
@@ -93,16 +116,22 @@ def _describe(graph, components) -> str:
 def test_the_graph_sees_the_packages():
     # A parse that silently found nothing would pass every check below.
     assert len(GRAPH) > 150
-    assert "factrl.harness.errors" in GRAPH["factrl.harness.run"] or any(
-        m.startswith("factrl.harness.errors") for m in GRAPH["factrl.harness.run"])
+    assert "factrl.harness.errors" in GRAPH["factrl.harness.run.orchestrate"] or any(
+        m.startswith("factrl.harness.errors") for m in GRAPH["factrl.harness.run.orchestrate"])
     assert "factrl.harness.errors" in GRAPH["factrl.evals.sets"]  # an absolute import
     assert "factrl.harness.answers" in GRAPH["factrl.evals.sets"]  # a relative one
 
 
-def test_every_named_part_exists():
-    # A renamed module must not leave a stale name here (it would fall to the engine unnoticed).
-    parts = {_short(m).split(".")[1] for m in GRAPH if _short(m).startswith("harness.")}
-    assert sorted((FOUNDATION | METHOD_RUNTIME) - parts) == []
+def test_every_part_declares_its_layer():
+    # A new module or package of harness/ says where it stands; none falls to the engine unnoticed.
+    wrong = {part or "harness/__init__.py": declared for part, declared in DECLARED.items()
+             if declared not in HARNESS_LAYERS}
+    assert not wrong, f"declare LAYER = one of {HARNESS_LAYERS} at module level (an __init__.py for a package): {wrong}"
+    parts = {_short(m).split(".")[1] for m in GRAPH if _short(m).startswith("harness.") and _short(m) != "harness"}
+    assert parts == set(DECLARED) - {None}  # every part the graph sees, and no more, is read
+    # Anchors, so that a reader that misreads the declarations cannot pass.
+    assert {"errors", "settings", "method", "models", "judge", "registry"} <= FOUNDATION
+    assert "training" in METHOD_RUNTIME and DECLARED["run"] == DECLARED["grid"] == DECLARED["config"] == "engine"
 
 
 def test_cycle_finder_finds_a_cycle():
@@ -158,3 +187,19 @@ def test_one_import_style_per_package():
                 absolute_inside.append(f"{_short(name)} line {node.lineno}: import {node.names[0].name}")
     assert not absolute_inside, "absolute imports inside their own package (write them relative):\n" + "\n".join(
         absolute_inside)
+
+
+def test_contracts_lists_the_declared_layers():
+    # docs/CONTRACTS.md, "Packages", names the foundation and the method runtime; it follows the declarations.
+    import re
+
+    from .import_graph import ROOT
+
+    text = " ".join((ROOT / "docs" / "CONTRACTS.md").read_text(encoding="utf-8").split())
+
+    def listed(opening: str) -> set[str]:
+        start = text.index(opening) + len(opening)
+        return set(re.findall(r"`(\w+)/?`", text[start:text.index(")", start)]))
+
+    assert listed("the harness foundation (") == FOUNDATION
+    assert listed("the method runtime (") == METHOD_RUNTIME

@@ -1,4 +1,4 @@
-"""Method hooks added for the baselines: RewardOutput.extras reaches
+"""The method hooks (docs/CONTRACTS.md, "Method hooks"): RewardOutput.extras reaches
 Method.shape_advantages with (B, T) tensors, the default hook changes nothing, and
 RunContext.on_close cleanups run when training ends, on error too."""
 from __future__ import annotations

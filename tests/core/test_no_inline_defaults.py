@@ -34,12 +34,12 @@ _NOT_A_SETTING = "same name, not the setting: a CLI flag or a result record's fi
 # (file, key) -> why it stays.
 ALLOWED: dict[tuple[str, str], str] = {
     ("harness/training/gae.py", "lam"): _OPTION + " (train.ppo.lam: PPOSettings passes it)",
-    ("harness/models/__init__.py", "seed"): _MODEL,
-    ("harness/models/__init__.py", "source"): _MODEL,
-    ("harness/models/__init__.py", "vocab_size"): _MODEL,
+    ("harness/models/loader.py", "seed"): _MODEL,
+    ("harness/models/loader.py", "source"): _MODEL,
+    ("harness/models/loader.py", "vocab_size"): _MODEL,
     ("harness/models/shapes.py", "name"): _MODEL,
-    ("harness/run/__init__.py", "seed"): _MODEL + " (model.seed of a random model)",
-    ("leaderboard/tables/__init__.py", "raw_method"): _LAYOUT,
+    ("harness/run/orchestrate.py", "seed"): _MODEL + " (model.seed of a random model)",
+    ("leaderboard/tables/model.py", "raw_method"): _LAYOUT,
     ("leaderboard/tables/floors.py", "cache"): _LAYOUT,
     ("leaderboard/tables/floors.py", "enabled"): _LAYOUT,
     ("leaderboard/tables/tricks.py", "cache"): _LAYOUT,
@@ -58,6 +58,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("harness/prompts.py", "demonstration"): _OPTION + " (model.demonstration)",
     ("harness/prompts.py", "system_role"): _OPTION + " (model.system_role)",
     ("harness/completions.py", "splitter"): _OPTION + " (a method's sentence splitter)",
+    ("harness/evidence/titles.py", "require_title"): _OPTION + " (method.require_title: FSPO, FoRAG and KnowRL pass theirs)",
+    ("harness/models/decode_speed.py", "rollout"): _NOT_A_SETTING + " (a measured phase's seconds in a step's timings; "
+                                                                    "a phase not measured took none)",
     ("methods/forag/reward.py", "splitter"): _OPTION,
     ("methods/rlfh/alignment.py", "splitter"): _OPTION,
     ("methods/rlfh/prompts.py", "parser"): _OPTION,

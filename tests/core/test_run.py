@@ -71,7 +71,7 @@ def test_corver_run_trains_logs_and_times(runs):
 
 
 def test_runs_record_their_reward_components(runs):
-    """Issue 9: run.json and metrics.json carry the components that made the result; the
+    """run.json and metrics.json carry the components that made the result; the
     embedded CorVer run uses stand-ins (heuristic extractor, demo index) and says so."""
     root, _, _, _ = runs
     corver = _run_dir(root, "corver")

@@ -1,4 +1,4 @@
-"""The run lifecycle's last windows (harness/run/__init__.py, harness/rundir.py):
+"""The run lifecycle's last windows (harness/run/orchestrate.py, harness/rundir.py):
 
 - a run stopped after run.json says `finished` and before its leaderboard rows are recorded (a
   kill, a SIGTERM) is recorded by the rerun, once, and never reported as

@@ -1,5 +1,5 @@
 """Minimum detectable differences: the formula by hand, its power by simulation, and the
-tables that carry it in every format (leaderboard/tables/stats.py, uncertainty.py, ci_table.py)."""
+tables that carry it in every format (leaderboard/tables/stats.py, uncertainty.py, ci.py)."""
 from __future__ import annotations
 
 import csv

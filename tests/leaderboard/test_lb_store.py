@@ -69,7 +69,7 @@ def test_rerecording_is_a_no_op_and_a_change_needs_replace(runs, store_path):
     assert sorted(first.added) == sorted(first.ids) and len(first.ids) == 2
     again = add_run(run, store_path)  # same content (only the recording date differs)
     assert again.ids == first.ids and again.unchanged == first.ids and not again.added + again.replaced
-    # Issue 9: a re-add turned 30% into 10% without a word. Now it is refused, naming the change.
+    # A re-add that would turn a stored 30% into 10% is refused, naming the change.
     edit_metrics(run, "triviaqa", lambda d: d["metrics"]["accuracy"].update(value=0.1))
     with pytest.raises(RowRefused, match=r"triviaqa: already stored .*metrics.accuracy.value 0.3 -> 0.1.*"
                                          r"--replace") as err:

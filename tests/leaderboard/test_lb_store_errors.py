@@ -11,9 +11,9 @@ import pytest
 
 from factrl.harness.errors import DataError, HarnessError
 from factrl.harness.rundir import RunDir
-from factrl.harness.run import _record
+from factrl.harness.run.orchestrate import _record
 from factrl.leaderboard import Store, StoreError, record_run, rows_from_run
-from factrl.leaderboard import store as storelib
+from factrl.leaderboard.store import database as storelib  # BUSY_TIMEOUT_S is read there
 from factrl.leaderboard.cli import main
 from factrl.leaderboard.testing import make_run_dir
 

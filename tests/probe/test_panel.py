@@ -21,6 +21,7 @@ V4 = ["evidence_reworded"]
 V5 = ["gold_named_rejected", "gold_listed_with_and", "gold_in_longer_name", "gold_fragment"]
 V6 = ["abstain_appended", "stated_correct_certain", "stated_wrong_certain", "stated_wrong_unsure", "stated_refusal_unsure",
       "stated_hedged_certain"]
+V7 = ["answer_doubled"]
 EVIDENCE = [("Paris is the capital and largest city of France.", "It lies on the Seine."), (), (), (), ()]
 
 
@@ -28,9 +29,10 @@ def test_panel_v2_keeps_v1_and_adds_the_classes_in_the_rewards_format():
     from factrl.harness.answers import strict_correct
     from factrl.harness.probe import PANEL_VERSION
 
-    assert PANEL_VERSION == "6" and entry_names() == V1 + V2 + V4 + V5 + V6  # v3: one baseline moved; v4, v5, v6: added
+    assert PANEL_VERSION == "7" and entry_names() == V1 + V2 + V4 + V5 + V6 + V7  # v3: one baseline moved; v4-v7: added
     assert by_name()["gold_in_reasoning"].baseline == "refusal"
     assert by_name()["evidence_reworded"].baseline == "evidence_restated"
+    assert by_name()["answer_doubled"].baseline == "honest_correct"  # a correct answer paid above the honest one
     for q, row in zip(questions(POOL, EVIDENCE), POOL):
         assert not match_closed_book(q.wrong, row["answers"])  # another question's gold, never this one's
         for e in entries():
@@ -97,9 +99,9 @@ def test_reward_sees_what_training_hands_it(smol):
     method = Recorder()
     result = probe_method(cfg, rows=POOL, n=2, tokenizer=tok, method=method, batch_size=9)
     prompts, completions, ids, rows = [sum((c[i] for c in method.calls), []) for i in range(4)]
-    # 31 entries per row in whole groups of G = 4 (smollm2's train.completions_per_question): 8 groups
-    # per row, the last one completed by 1 filler; two groups (8 completions) per call of at most 9
-    assert cfg.train.completions_per_question == 4 and len(V1 + V2 + V4 + V5 + V6) == 31
+    # 32 entries per row in whole groups of G = 4 (smollm2's train.completions_per_question): 8 groups
+    # per row, none needing a filler (v7); two groups (8 completions) per call of at most 9
+    assert cfg.train.completions_per_question == 4 and len(V1 + V2 + V4 + V5 + V6 + V7) == 32
     assert len(completions) == 2 * 32 and [len(c[1]) for c in method.calls] == [8] * 8
     for call in method.calls:
         group_rows = [r["id"] for r in call[3]]

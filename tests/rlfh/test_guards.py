@@ -2,6 +2,7 @@
 `max_rewarded_statements`, off by default (= the original reward), never raising a return."""
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -164,3 +165,62 @@ def test_the_answer_gate_is_a_named_checked_option():
     assert RLFHSettings.from_mapping().guards == [] and not RLFHSettings.from_mapping().guarded
     with pytest.raises(ValueError, match=r"answer_gate='any': choose one of \('none', 'strict'\)"):
         RLFHSettings.from_mapping(answer_gate="any")
+
+
+# -- answer_once: a credited answer's statements of it paid once ---------------------------------
+DOUBLED = "<think>I recall that the answer is Warsaw.</think><answer>Warsaw. So the answer is Warsaw.</answer>"
+# train_sh by hand (settings.py): truth = V[verdict] * |I[score]|, info = ln(max(-0.9, sum I) + 1)
+ANSWER_TRUTH, ANSWER_INFO = 0.3 * 1.3, math.log(1.3 + 1)  # a Correct statement rated 5, alone in its sentence
+
+
+def test_answer_once_pays_the_first_statement_of_a_credited_answer_and_keeps_every_penalty(tokenizer):
+    text = "The answer is Ulm. So the answer is Ulm. Einstein was born in 1879. Ulm is in France."
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    alignment = align_response(tokenizer, ids)
+    judged = placement.judged_text(alignment)
+
+    def labelled():
+        echoes = [scoring.Echo(s, [scoring.Statement(s.rstrip("."), verdict, rating)]) for s, verdict, rating in
+                  (("The answer is Ulm.", "correct", 5), ("So the answer is Ulm.", "correct", 5),
+                   ("Einstein was born in 1879.", "correct", 3), ("Ulm is in France.", "wrong", 4))]
+        for e in echoes:
+            assert scoring.place(e, judged, alignment, 0.5)
+        return echoes
+
+    table = CONSTANTS["train_sh"]
+    credited = scoring.read_answer("<answer>Ulm</answer>", ["Ulm", "Ulm, Germany"])
+    wrong = scoring.read_answer("<answer>Paris</answer>", ["Ulm", "Ulm, Germany"])
+    assert credited.credited and not wrong.credited
+
+    def total(**kw):
+        echoes = labelled()
+        out = scoring.score(echoes, alignment.spans, len(ids), table, granularity="token", **kw)
+        return sum(out.rewards), [st.gated for e in echoes for st in e.statements], out
+
+    einstein = 0.3 * 1.1 + math.log(1.1 + 1)
+    france = -1.2 * 1.2 + math.log(1.2 + 1)  # Wrong, rated 4: a penalty and a positive info term
+    plain, _, _ = total()
+    assert plain == pytest.approx(2 * (ANSWER_TRUTH + ANSWER_INFO) + einstein + france)
+    once, gated, out = total(once=credited)
+    # the restatement earns nothing; "Ulm is in France" states the answer too: its info goes, its penalty stays
+    assert once == pytest.approx(ANSWER_TRUTH + ANSWER_INFO + einstein - 1.2 * 1.2)
+    assert gated == [None, scoring.ANSWER_REPEATED, None, scoring.ANSWER_REPEATED] and out.clipped == 3
+    # repeats of the answer do not use up max_rewarded_statements: the Einstein statement is the second counted
+    assert total(once=credited, max_rewarded=2)[0] == pytest.approx(once)
+    assert total(once=wrong)[0] == pytest.approx(plain)  # an answer strict accuracy does not credit: untouched
+    assert once <= plain
+
+
+def test_answer_once_pays_a_doubled_answer_as_the_honest_correct_answer(reference_judge, store, tokenizer):
+    """Reference judge, the Curie row: the original pays "Warsaw. So the answer is Warsaw." one more
+    Correct statement rated 5 over the honest correct answer; answer_once pays it as the honest
+    answer, whose own reward stays (its reasoning's sentence is its only statement of the gold)."""
+    texts = [HONEST_CORRECT, DOUBLED, HONEST_WRONG]
+    (correct, doubled, wrong), _ = returns(reference_judge, store, tokenizer, texts)
+    (o_correct, o_doubled, o_wrong), out = returns(reference_judge, store, tokenizer, texts, answer_once=True)
+    assert correct == pytest.approx(ANSWER_TRUTH + ANSWER_INFO)  # 1.22
+    assert doubled == pytest.approx(correct + ANSWER_TRUTH + ANSWER_INFO)  # +1.22
+    assert (o_correct, o_doubled, o_wrong) == pytest.approx((correct, correct, wrong))
+    assert [r["gated"] for r in out.records if r["completion"] == 1] == [None, scoring.ANSWER_REPEATED]
+    s = RLFHSettings.from_mapping(answer_once=True)
+    assert s.guards == ["answer_once=true"] and not RLFHSettings.from_mapping().answer_once

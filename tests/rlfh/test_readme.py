@@ -36,7 +36,7 @@ def test_fidelity_table_names_every_setting_and_its_source():
              "decoding": "extract decoding", "tries": "tries", "echo_min_share": "echo location", "max_secs": "gold sentence",
              "max_words_per_sec": "sections", "gold_material": "gold sentence", "drop_hedges": "hedge filter",
              "dedupe_statements": "guards", "max_rewarded_statements": "guards", "answer_gate": "guards",
-             "positive_cap": "guards",
+             "positive_cap": "guards", "answer_once": "guards",
              "alignment_threshold": "alignment",
              "splitter": "alignment"}
     assert set(named) == set(cfg) - {"name"}

@@ -110,7 +110,7 @@ def test_random_source_refuses_a_vocabulary_smaller_than_the_tokenizer():
 
 
 def test_random_source_is_recorded_as_a_model_stand_in():
-    from factrl.harness.run import _provenance
+    from factrl.harness.run.orchestrate import _provenance
 
     cfg = _model_cfg("llama-3.2-3b", "model.source=random", SHRINK)
     fields = _provenance({"extractor": {"stand_in": True}}, cfg)

@@ -84,7 +84,8 @@ def test_the_ternary_reward_matches_the_release(name, outcomes):
         turns = [m[1]["content"] for m in firsts]
         unwrapped = [re.sub(r"<material-[0-9a-f]{12} label=\"prediction\">(.*?)</material-[0-9a-f]{12}>", r"\1", t,
                             flags=re.S) for t in turns]
-        assert unwrapped == want["judge_asked"]
+        # as a multiset: the judge client sends a row's golds concurrently, so their arrival order varies
+        assert sorted(unwrapped) == sorted(want["judge_asked"])
         assert all(m[0]["content"] == SYSTEM for m in firsts)
         assert all(len(find_material(t)) == 1 for t in turns)
 
