@@ -35,7 +35,7 @@ DEMONSTRATION = (
 )
 
 
-def system_prompt(anti_loop: bool = False) -> str:
+def system_prompt(anti_loop: bool) -> str:
     return SYSTEM_PROMPT + (" " + ANTI_LOOP_LINE if anti_loop else "")
 
 
@@ -43,8 +43,8 @@ def prompt_hash(text: str | None = None) -> str:
     return hashlib.sha256((text or SYSTEM_PROMPT).encode()).hexdigest()[:16]
 
 
-def messages(question: str, *, system: str | None = None, system_role: bool = True,
-             demonstration: bool = False) -> list[dict[str, str]]:
+def messages(question: str, *, system: str | None = None, system_role: bool,
+             demonstration: bool) -> list[dict[str, str]]:
     """Chat messages for one question; models without a system role get it folded into the first user turn."""
     system = SYSTEM_PROMPT if system is None else system
     turns = [dict(t) for t in DEMONSTRATION] if demonstration else []

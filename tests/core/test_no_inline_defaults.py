@@ -27,13 +27,10 @@ NOT_SETTINGS = ("hydra", "accelerate")
 _MODEL = "the model group has no settings class yet (a hand-built model node: {'id': ...} is a hub model)"
 _LAYOUT = ("an optional node of the table layout (floors:, absent from layout/paper.yaml) or a hand-built Layout; "
            "no layout settings class yet")
-_OPTION = ("a library function's own option (callers that run pass the method's or scorer's parsed value); "
-           "the keyword keeps the function usable alone")
 _NOT_A_SETTING = "same name, not the setting: a CLI flag or a result record's field"
 
 # (file, key) -> why it stays.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("harness/training/gae.py", "lam"): _OPTION + " (train.ppo.lam: PPOSettings passes it)",
     ("harness/models/loader.py", "seed"): _MODEL,
     ("harness/models/loader.py", "source"): _MODEL,
     ("harness/models/loader.py", "vocab_size"): _MODEL,
@@ -49,27 +46,12 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("harness/evidence/build.py", "force"): _NOT_A_SETTING + " (`harness evidence build --force`)",
     ("harness/judge/settings.py", "backend"): "a judge node without a backend is no judge (judge=none), a choice "
                                               "of option, not a default value",
-    ("harness/judge/embedded.py", "startup_timeout"): _OPTION + " (judge.startup_timeout: JudgeSettings passes it)",
     ("harness/nli/config.py", "code"): "NLISettings: its scorer has no config group (docs/CONTRACTS.md, Settings)",
     ("harness/nli/config.py", "entailment_label"): "NLISettings: its scorer has no config group",
     ("harness/nli/config.py", "max_length"): "NLISettings: its scorer has no config group",
     ("harness/nli/config.py", "max_premise_tokens"): "NLISettings: its scorer has no config group",
-    ("harness/prompts.py", "anti_loop"): _OPTION + " (eval.anti_loop)",
-    ("harness/prompts.py", "demonstration"): _OPTION + " (model.demonstration)",
-    ("harness/prompts.py", "system_role"): _OPTION + " (model.system_role)",
-    ("harness/completions.py", "splitter"): _OPTION + " (a method's sentence splitter)",
-    ("harness/evidence/titles.py", "require_title"): _OPTION + " (method.require_title: FSPO, FoRAG and KnowRL pass theirs)",
     ("harness/models/decode_speed.py", "rollout"): _NOT_A_SETTING + " (a measured phase's seconds in a step's timings; "
                                                                     "a phase not measured took none)",
-    ("methods/forag/reward.py", "splitter"): _OPTION,
-    ("methods/rlfh/alignment.py", "splitter"): _OPTION,
-    ("methods/rlfh/prompts.py", "parser"): _OPTION,
-    ("methods/knowrl/prompts.py", "grade_parse"): _OPTION,
-    ("methods/corver/extractor.py", "cache_size"): _OPTION + " (ExtractorSettings passes it)",
-    ("evals/scorers/default.py", "truthfulqa_content_guard"): _OPTION + " (EvalSettings.scorer_options)",
-    ("evals/scorers/default.py", "truthfulqa_no_comment"): _OPTION + " (EvalSettings.scorer_options)",
-    ("evals/factscore/score.py", "claims"): _OPTION + " (eval.factscore_options.claims)",
-    ("evals/semantic/checks.py", "graded_text"): _OPTION + " (eval.simpleqa_grader_options.graded_text)",
 }
 
 
