@@ -24,18 +24,12 @@ SOURCES = ("harness", "evals", "leaderboard", "methods", "plugins")
 # Files of other tools, not the harness's settings: Hydra's launchers, Accelerate's configs.
 NOT_SETTINGS = ("hydra", "accelerate")
 
-_MODEL = "the model group has no settings class yet (a hand-built model node: {'id': ...} is a hub model)"
 _LAYOUT = ("an optional node of the table layout (floors:, absent from layout/paper.yaml) or a hand-built Layout; "
            "no layout settings class yet")
 _NOT_A_SETTING = "same name, not the setting: a CLI flag or a result record's field"
 
 # (file, key) -> why it stays.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("harness/models/loader.py", "seed"): _MODEL,
-    ("harness/models/loader.py", "source"): _MODEL,
-    ("harness/models/loader.py", "vocab_size"): _MODEL,
-    ("harness/models/shapes.py", "name"): _MODEL,
-    ("harness/run/orchestrate.py", "seed"): _MODEL + " (model.seed of a random model)",
     ("leaderboard/tables/model.py", "raw_method"): _LAYOUT,
     ("leaderboard/tables/floors.py", "cache"): _LAYOUT,
     ("leaderboard/tables/floors.py", "enabled"): _LAYOUT,
