@@ -24,17 +24,10 @@ SOURCES = ("harness", "evals", "leaderboard", "methods", "plugins")
 # Files of other tools, not the harness's settings: Hydra's launchers, Accelerate's configs.
 NOT_SETTINGS = ("hydra", "accelerate")
 
-_LAYOUT = ("an optional node of the table layout (floors:, absent from layout/paper.yaml) or a hand-built Layout; "
-           "no layout settings class yet")
 _NOT_A_SETTING = "same name, not the setting: a CLI flag or a result record's field"
 
 # (file, key) -> why it stays.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("leaderboard/tables/model.py", "raw_method"): _LAYOUT,
-    ("leaderboard/tables/floors.py", "cache"): _LAYOUT,
-    ("leaderboard/tables/floors.py", "enabled"): _LAYOUT,
-    ("leaderboard/tables/tricks.py", "cache"): _LAYOUT,
-    ("leaderboard/tables/tricks.py", "enabled"): _LAYOUT,
     ("leaderboard/tables/factscore.py", "revision"): _NOT_A_SETTING,
     ("harness/corpus/build.py", "force"): _NOT_A_SETTING + " (`harness index build --force`)",
     ("harness/evidence/build.py", "force"): _NOT_A_SETTING + " (`harness evidence build --force`)",
