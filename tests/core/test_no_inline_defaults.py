@@ -3,7 +3,8 @@ source holds no second copy of a setting's default that could drift from it (as 
 corpus's `min_interval_s` once did: 2.0 in configs/corpus/remote.yaml, 1.0 in two fallbacks).
 
 The scan (ast, every product module) finds, for every key any YAML under configs/ has:
-- `node.get("key", <literal>)` and `node.get("key") or <literal>`: a fallback for a config value;
+- `node.get("key", <literal>)` and `node.get("key") or <literal>`: a fallback for a config value
+  (a scalar fallback for a key that is a node in every YAML is none: it cannot be that setting);
 - a keyword default `def f(..., key=<literal>)` or a dataclass field `key: T = <literal>` whose
   literal is the value a YAML gives that key, for a key of one config group (DISTINCT): a copy of
   the default.
@@ -28,17 +29,12 @@ _NOT_A_SETTING = "same name, not the setting: a CLI flag or a result record's fi
 
 # (file, key) -> why it stays.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("leaderboard/tables/factscore.py", "revision"): _NOT_A_SETTING,
     ("harness/corpus/build.py", "force"): _NOT_A_SETTING + " (`harness index build --force`)",
     ("harness/evidence/build.py", "force"): _NOT_A_SETTING + " (`harness evidence build --force`)",
-    ("harness/judge/settings.py", "backend"): "a judge node without a backend is no judge (judge=none), a choice "
-                                              "of option, not a default value",
     ("harness/nli/config.py", "code"): "NLISettings: its scorer has no config group (docs/CONTRACTS.md, Settings)",
     ("harness/nli/config.py", "entailment_label"): "NLISettings: its scorer has no config group",
     ("harness/nli/config.py", "max_length"): "NLISettings: its scorer has no config group",
     ("harness/nli/config.py", "max_premise_tokens"): "NLISettings: its scorer has no config group",
-    ("harness/models/decode_speed.py", "rollout"): _NOT_A_SETTING + " (a measured phase's seconds in a step's timings; "
-                                                                    "a phase not measured took none)",
 }
 
 
@@ -97,6 +93,13 @@ def _literal(node: ast.AST) -> tuple[bool, Any]:
     return False, None
 
 
+def _could_be(key: str, fallback: ast.AST) -> bool:
+    """Whether a `.get` fallback could stand in for the setting `key`: not when the key holds only
+    nodes in every YAML (train.rollout: {...}) and the fallback is a scalar (a step's timings read
+    `phases.get("rollout", 0.0)`: a node's default is never a number)."""
+    return bool(KEYS[key]) or not isinstance(fallback, (ast.Constant, ast.UnaryOp))
+
+
 def _get_key(node: ast.AST) -> str | None:
     """"k" of `x.get("k", ...)`."""
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
@@ -110,11 +113,12 @@ def _findings(path: Path) -> Iterator[tuple[int, str, str]]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         key = _get_key(node)
-        if key in KEYS and len(node.args) == 2 and _literal(node.args[1])[0]:
+        if key in KEYS and len(node.args) == 2 and _literal(node.args[1])[0] and _could_be(key, node.args[1]):
             yield node.lineno, key, f'.get("{key}", {ast.unparse(node.args[1])})'
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
             key = _get_key(node.values[0])
-            if key in KEYS and len(node.values[0].args) == 1 and _literal(node.values[1])[0]:
+            if key in KEYS and len(node.values[0].args) == 1 and _literal(node.values[1])[0] and _could_be(
+                    key, node.values[1]):
                 yield node.lineno, key, f'.get("{key}") or {ast.unparse(node.values[1])}'
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
@@ -164,7 +168,8 @@ def test_the_scan_finds_what_it_looks_for(tmp_path):
         "def b(cfg):\n    return cfg.get('concurrency') or 8\n"
         "def c(*, heartbeat_s=60):\n    return heartbeat_s\n"
         "@dataclass\nclass D:\n    breaker_failures: int = 3\n    top_p: float = 1.0\n"
-        "def fine(cfg, *, other=3, stale_s=None):\n    return cfg.get('min_interval_s'), cfg.get('nothing', 3)\n")
+        "def fine(cfg, *, other=3, stale_s=None):\n    return cfg.get('min_interval_s'), cfg.get('nothing', 3)\n"
+        "def timings(phases):\n    return phases.get('rollout', 0.0)\n")  # rollout: a node in every YAML
     # top_p names keys of several groups (train, model, judge, pool.filter): left to review
     assert sorted(key for _, key, _ in _findings(module)) == ["breaker_failures", "concurrency", "heartbeat_s",
                                                               "min_interval_s"]
