@@ -31,10 +31,6 @@ _NOT_A_SETTING = "same name, not the setting: a CLI flag or a result record's fi
 ALLOWED: dict[tuple[str, str], str] = {
     ("harness/corpus/build.py", "force"): _NOT_A_SETTING + " (`harness index build --force`)",
     ("harness/evidence/build.py", "force"): _NOT_A_SETTING + " (`harness evidence build --force`)",
-    ("harness/nli/config.py", "code"): "NLISettings: its scorer has no config group (docs/CONTRACTS.md, Settings)",
-    ("harness/nli/config.py", "entailment_label"): "NLISettings: its scorer has no config group",
-    ("harness/nli/config.py", "max_length"): "NLISettings: its scorer has no config group",
-    ("harness/nli/config.py", "max_premise_tokens"): "NLISettings: its scorer has no config group",
 }
 
 
