@@ -25,13 +25,8 @@ SOURCES = ("harness", "evals", "leaderboard", "methods", "plugins")
 # Files of other tools, not the harness's settings: Hydra's launchers, Accelerate's configs.
 NOT_SETTINGS = ("hydra", "accelerate")
 
-_NOT_A_SETTING = "same name, not the setting: a CLI flag or a result record's field"
-
-# (file, key) -> why it stays.
-ALLOWED: dict[tuple[str, str], str] = {
-    ("harness/corpus/build.py", "force"): _NOT_A_SETTING + " (`harness index build --force`)",
-    ("harness/evidence/build.py", "force"): _NOT_A_SETTING + " (`harness evidence build --force`)",
-}
+# (file, key) -> why it stays. Empty: an entry needs a reason no settings class can answer.
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def _yaml_values() -> tuple[dict[str, list[Any]], dict[str, set[str]]]:
