@@ -56,10 +56,12 @@ def messages(question: str, *, system: str | None = None, system_role: bool,
 
 
 def chat_messages(question: str, model_cfg: Any = None, *, system: str | None = None) -> list[dict[str, str]]:
-    """`messages` with the model config's system-role and demonstration settings."""
-    get = model_cfg.get if model_cfg is not None else (lambda key, default=None: default)
-    return messages(question, system=system, system_role=bool(get("system_role", True)),
-                    demonstration=bool(get("demonstration", False)))
+    """`messages` with the model config's system-role and demonstration settings (ModelSettings: a key
+    the node leaves out, or no node, takes configs/model/custom.yaml's value)."""
+    from .models.settings import ModelSettings
+
+    settings = ModelSettings.of(model_cfg)
+    return messages(question, system=system, system_role=settings.system_role, demonstration=settings.demonstration)
 
 
 def response_prefix(model_cfg: Any = None) -> str:
@@ -69,9 +71,11 @@ def response_prefix(model_cfg: Any = None) -> str:
 
 def prompt_variant(model_cfg: Any = None) -> dict[str, Any]:
     """The model-specific parts of the prompt, recorded beside prompt_hash in results."""
-    get = model_cfg.get if model_cfg is not None else (lambda key, default=None: default)
-    return {"system_role": bool(get("system_role", True)), "demonstration": bool(get("demonstration", False)),
-            "response_prefix": response_prefix(model_cfg), "enable_thinking": get("enable_thinking", None)}
+    from .models.settings import ModelSettings
+
+    settings = ModelSettings.of(model_cfg)
+    return {"system_role": settings.system_role, "demonstration": settings.demonstration,
+            "response_prefix": response_prefix(model_cfg), "enable_thinking": settings.enable_thinking}
 
 
 def format_prompt(tokenizer: Any, question: str, model_cfg: Any = None, *, system: str | None = None) -> str:
