@@ -304,13 +304,13 @@ def _local_model_config(name: str) -> Any:
     return ModelSettings.of(defaults_from_yaml(f"model/{name}.yaml"))
 
 
-def _resolve_random(model_cfg: Any, name: str) -> ModelIdentity:
+def _resolve_random(settings: Any, name: str) -> ModelIdentity:
     """Random weights of the real shape: the identity hashes the shape, seed and tokenizer, and its
     path is the tokenizer's directory (load_tokenizer reads it; load_model builds the weights)."""
     from .shapes import architecture
 
-    arch = architecture(model_cfg, model_cfg.shrink)
-    source = model_cfg.tokenizer_from
+    arch = architecture(settings, settings.shrink)
+    source = settings.tokenizer_from
     if not source:
         raise ModelNotFoundError("model.source=random needs model.tokenizer_from, a local model whose tokenizer to "
                                  "use (e.g. model.tokenizer_from=tiny-llama).")
@@ -319,18 +319,17 @@ def _resolve_random(model_cfg: Any, name: str) -> ModelIdentity:
         raise ModelNotFoundError(f"model.tokenizer_from={source}: that model has random weights and no tokenizer "
                                  f"of its own; name an embedded or local model.")
     tokenizer = resolve(tok_cfg)
-    seed = model_cfg.seed
+    seed = settings.seed
     stamp = json.dumps({"architecture": arch, "seed": seed, "tokenizer": tokenizer.sha256}, sort_keys=True, default=str)
-    return ModelIdentity(name, f"random:{model_cfg.id or name}", f"seed-{seed}",
+    return ModelIdentity(name, f"random:{settings.id or name}", f"seed-{seed}",
                          hashlib.sha256(stamp.encode()).hexdigest(), tokenizer.path)
 
 
 def _build_random(identity: ModelIdentity, model_cfg: Any, dtype: Any, device: str):
     """shapes.build_random on `device`, given the tokenizer's special tokens (its ids must fit)."""
     from ..errors import ConfigError
-    from .shapes import build_random
-
     from .settings import ModelSettings
+    from .shapes import build_random
 
     settings = ModelSettings.of(model_cfg)
     model = build_random(settings, shrink=settings.shrink, dtype=dtype, seed=settings.seed, device=device)
