@@ -36,7 +36,10 @@ _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st mt ft vs etc e.g i.e no vol fig gen gov lt col sgt capt rev "
     "inc ltd co corp jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k".split()
 )
-SPLITTERS = ("reference", "abbreviations")
+# The reference splitter is the protocol's (docs/PROTOCOL.md §1): what the judge's tools, claims and
+# probes split with. A method's `splitter:` setting is its own choice among SPLITTERS, passed in.
+REFERENCE_SPLITTER = "reference"
+SPLITTERS = (REFERENCE_SPLITTER, "abbreviations")
 REPLACEMENT = "\ufffd"  # what a decoder prints for an incomplete UTF-8 sequence
 
 
@@ -150,7 +153,7 @@ def _abbreviation_before(text: str, dot: int) -> bool:
 
 
 def split_sentences(text: str, start: int = 0, end: int | None = None, *,
-                    splitter: str = "reference") -> list[tuple[int, int]]:
+                    splitter: str = REFERENCE_SPLITTER) -> list[tuple[int, int]]:
     """Character spans of the sentences of text[start:end], each stripped of whitespace."""
     if splitter not in SPLITTERS:
         raise ValueError(f"unknown sentence splitter {splitter!r}; choose one of {SPLITTERS}")
@@ -174,7 +177,7 @@ def split_sentences(text: str, start: int = 0, end: int | None = None, *,
 
 
 def sentences_of(text: str, sections: Sequence[Section] | None = None, *,
-                 splitter: str = "reference") -> list[Sentence]:
+                 splitter: str = REFERENCE_SPLITTER) -> list[Sentence]:
     """Sentences of every section, split separately after stripping the tags."""
     found = []
     for section in find_sections(text) if sections is None else sections:
@@ -370,7 +373,7 @@ def sigma_from_spans(spans: Sequence[tuple[int, int] | None], sentences: Sequenc
     return sigma, inside, aligned
 
 
-def align(tokenizer: Any, ids: Sequence[int], *, splitter: str = "reference",
+def align(tokenizer: Any, ids: Sequence[int], *, splitter: str = REFERENCE_SPLITTER,
           method: str = "auto") -> Alignment:
     """Decode `ids`, find sections and sentences, and map every token to its sentence."""
     text, spans, used = token_spans(tokenizer, ids, method=method)
@@ -399,8 +402,8 @@ def token_returns(sigma: Sequence[int | None], response_return: float,
             for s in sigma]
 
 
-__all__ = ["Alignment", "Section", "Sentence", "SPLITTERS", "align", "find_sections", "sentences_of",
-           "sigma_from_spans", "split_sentences", "token_returns", "token_spans"]
+__all__ = ["Alignment", "REFERENCE_SPLITTER", "Section", "Sentence", "SPLITTERS", "align", "find_sections",
+           "sentences_of", "sigma_from_spans", "split_sentences", "token_returns", "token_spans"]
 
 
 def statement_guards(dedupe_statements: bool, max_rewarded_statements: int | None) -> list[str]:

@@ -35,7 +35,7 @@ DEMONSTRATION = (
 )
 
 
-def system_prompt(anti_loop: bool = False, addition: str | None = None) -> str:
+def system_prompt(anti_loop: bool, addition: str | None = None) -> str:
     """The shared system prompt, then the anti-loop line (an evaluation option), then a method's
     prompt addition (Method.prompt_addition), each after one space. Without either it is
     SYSTEM_PROMPT byte for byte, so every method without an addition keeps its prompt hash."""
@@ -69,8 +69,8 @@ def prompt_hash(text: str | None = None) -> str:
     return hashlib.sha256((text or SYSTEM_PROMPT).encode()).hexdigest()[:16]
 
 
-def messages(question: str, *, system: str | None = None, system_role: bool = True,
-             demonstration: bool = False) -> list[dict[str, str]]:
+def messages(question: str, *, system: str | None = None, system_role: bool,
+             demonstration: bool) -> list[dict[str, str]]:
     """Chat messages for one question; models without a system role get it folded into the first user turn."""
     system = SYSTEM_PROMPT if system is None else system
     turns = [dict(t) for t in DEMONSTRATION] if demonstration else []
@@ -82,10 +82,12 @@ def messages(question: str, *, system: str | None = None, system_role: bool = Tr
 
 
 def chat_messages(question: str, model_cfg: Any = None, *, system: str | None = None) -> list[dict[str, str]]:
-    """`messages` with the model config's system-role and demonstration settings."""
-    get = model_cfg.get if model_cfg is not None else (lambda key, default=None: default)
-    return messages(question, system=system, system_role=bool(get("system_role", True)),
-                    demonstration=bool(get("demonstration", False)))
+    """`messages` with the model config's system-role and demonstration settings (ModelSettings: a key
+    the node leaves out, or no node, takes configs/model/custom.yaml's value)."""
+    from .models.settings import ModelSettings
+
+    settings = ModelSettings.of(model_cfg)
+    return messages(question, system=system, system_role=settings.system_role, demonstration=settings.demonstration)
 
 
 def response_prefix(model_cfg: Any = None) -> str:
@@ -95,9 +97,11 @@ def response_prefix(model_cfg: Any = None) -> str:
 
 def prompt_variant(model_cfg: Any = None) -> dict[str, Any]:
     """The model-specific parts of the prompt, recorded beside prompt_hash in results."""
-    get = model_cfg.get if model_cfg is not None else (lambda key, default=None: default)
-    return {"system_role": bool(get("system_role", True)), "demonstration": bool(get("demonstration", False)),
-            "response_prefix": response_prefix(model_cfg), "enable_thinking": get("enable_thinking", None)}
+    from .models.settings import ModelSettings
+
+    settings = ModelSettings.of(model_cfg)
+    return {"system_role": settings.system_role, "demonstration": settings.demonstration,
+            "response_prefix": response_prefix(model_cfg), "enable_thinking": settings.enable_thinking}
 
 
 def format_prompt(tokenizer: Any, question: str, model_cfg: Any = None, *, system: str | None = None) -> str:

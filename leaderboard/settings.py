@@ -40,6 +40,25 @@ class LeaderboardSettings(Settings):
                              f"run directory; `harness leaderboard rebuild` later)")
 
 
+@dataclass(frozen=True)
+class FloorsSettings(Settings):
+    """The layout's `floors:` node (configs/leaderboard/layout/paper.yaml documents each key); a
+    layout that leaves a key out keeps paper.yaml's."""
+
+    OWNER = "layout.floors"
+    DEFAULTS = "leaderboard/layout/paper.yaml:floors"
+
+    enabled: bool
+    tricks: bool
+    cache: bool
+    data_dir: str | None
+
+
+def layout_defaults() -> dict[str, Any]:
+    """The packaged layout (configs/leaderboard/layout/paper.yaml): what a layout's absent key means."""
+    return _packaged("leaderboard", "layout", "paper.yaml")
+
+
 def _packaged(*parts: str) -> dict[str, Any]:
     text = resources.files("factrl.configs").joinpath(*parts).read_text(encoding="utf-8")
     return yaml.safe_load(text) or {}
@@ -48,7 +67,7 @@ def _packaged(*parts: str) -> dict[str, Any]:
 def load(layout: str | Path | None = None) -> dict[str, Any]:
     """The store settings (configs/leaderboard/default.yaml) and the table layout
     (configs/leaderboard/layout/paper.yaml, or `layout`, whose absent keys keep paper.yaml's)."""
-    data = {**LeaderboardSettings.from_mapping().to_dict(), **_packaged("leaderboard", "layout", "paper.yaml")}
+    data = {**LeaderboardSettings.from_mapping().to_dict(), **layout_defaults()}
     if layout is not None:
         try:
             custom = yaml.safe_load(Path(layout).read_text(encoding="utf-8")) or {}

@@ -17,7 +17,7 @@ def build_test_store(root: Path, articles: list[dict]) -> Path:
     from factrl.harness.evidence import build_store
 
     out = root / "wiki.sqlite3"
-    build_store(write_jsonl(root / "wiki.jsonl", articles), out, tokenizer="words", passage_tokens=12)
+    build_store(write_jsonl(root / "wiki.jsonl", articles), out, tokenizer="words", passage_tokens=12, force=False)
     return out
 
 

@@ -12,7 +12,7 @@ NAME = "FActScore-NPM (FTS5 article, FActScore BM25 passages)"
 
 
 def score_responses(ids: Sequence[str], completions: Sequence[str], *, judge: Any, retriever: Any, npm: Any,
-                    threshold: float = THRESHOLD, claims: str = "verbatim", demos: dict | None = None
+                    claims: str, threshold: float = THRESHOLD, demos: dict | None = None
                     ) -> tuple[list[dict], dict[str, dict], dict[str, int]]:
     """(per-response records, metrics entries, counts); see metrics.py for the quantities.
     `claims`: the extractor (claims.py), `demos`: FActScore's worked examples for `factscore`."""

@@ -19,6 +19,7 @@ from ..rules.multihop import score_multihop
 from ..rules.truthfulqa import decide as truthfulqa_decide
 from ..sets import EvalSet
 from .base import COMMON_FIELDS, Scorer
+from .registry import UNSET
 
 # SCORER_VERSION is kept beside the answer helpers it pins (harness/answers/__init__.py) and bumped
 # there whenever extraction, normalisation, stopwords, the refusal list, matching or a task rule
@@ -56,11 +57,7 @@ class DefaultScorer(Scorer):
 
     name = "default"
     version = SCORER_VERSION
-    OPTIONS = {"truthfulqa_no_comment": False, "truthfulqa_content_guard": True}
-
-    def __init__(self, *, truthfulqa_no_comment: bool = False, truthfulqa_content_guard: bool = True):
-        super().__init__(truthfulqa_no_comment=bool(truthfulqa_no_comment),
-                         truthfulqa_content_guard=bool(truthfulqa_content_guard))
+    OPTIONS = dict(UNSET)  # both of the harness's scorer options, at their eval/base.yaml values
 
     def metrics(self, task: str) -> Sequence[Metric]:
         own = {"closed_book": CLOSED_BOOK_METRICS, "truthfulqa": TRUTHFULQA_METRICS, "multihop": MULTIHOP_METRICS}

@@ -12,13 +12,15 @@ from typing import Any
 
 from factrl.harness import registry
 from factrl.harness.errors import HarnessError
+from factrl.harness.settings import defaults_from_yaml
 
 from .base import Scorer
 
 # Every scorer option the harness exposes (eval.<key> in configs/eval/base.yaml, flags of
 # `harness score`), with the value it has when nobody sets it: passing that value to a scorer
 # that does not take the option changes nothing, so it is not an error.
-UNSET: dict[str, Any] = {"truthfulqa_no_comment": False, "truthfulqa_content_guard": True}
+SCORER_OPTIONS = ("truthfulqa_no_comment", "truthfulqa_content_guard")
+UNSET: dict[str, Any] = {key: defaults_from_yaml("eval/base.yaml")[key] for key in SCORER_OPTIONS}
 
 
 def scorer_names() -> list[str]:

@@ -73,7 +73,7 @@ def truthfulqa_checks(judge: Any, eval_set: Any, completions: Sequence[str], ind
 
 
 def simpleqa_grades(judge: Any, eval_set: Any, completions: Sequence[str], indexes: Sequence[int], *,
-                    seed: int, size: int | None, prompt: Any = SIMPLEQA_GRADER, graded_text: str = "response"
+                    seed: int, size: int | None, graded_text: str, prompt: Any = SIMPLEQA_GRADER
                     ) -> tuple[dict, dict, list[dict]]:
     """SimpleQA's own grader (A correct / B incorrect / C not attempted) and its AGA / F.
 

@@ -228,9 +228,10 @@ def _write_data(staging: Path, docs: Iterator, tokenizer, dtype: str, prefix: st
 
 
 def build_index(out_dir: str | os.PathLike, inputs: list[str], tokenizer, identity: TokenizerIdentity, *,
-                text_field: str = "text", split_lines: bool = False, cpus: int = 1, force: bool = False,
+                force: bool, text_field: str = "text", split_lines: bool = False, cpus: int = 1,
                 corpus_kind: str = "files") -> layout.IndexInfo:
-    """Build (or reuse) the index of `inputs` in `out_dir`; return it validated."""
+    """Build (or reuse) the index of `inputs` in `out_dir`; return it validated. `force`: rebuild an
+    existing index (`harness index build --force`); every caller says which."""
     target = Path(os.path.expanduser(str(out_dir))).resolve()
     with locked(target):
         if target.exists() and not force:
@@ -342,5 +343,6 @@ def ensure_demo_index(tokenizer, identity: TokenizerIdentity, cpus: int = 1) -> 
         return build_index(target, [str(demo_corpus_path())], tokenizer, identity, cpus=cpus, force=True,
                            corpus_kind="demo")
     log.info("building the demo index in %s (once; a few seconds)", target)
-    return build_index(target, [str(demo_corpus_path())], tokenizer, identity, cpus=cpus, corpus_kind="demo")
+    return build_index(target, [str(demo_corpus_path())], tokenizer, identity, cpus=cpus, corpus_kind="demo",
+                       force=False)
 

@@ -50,13 +50,14 @@ class TokenizerIdentity:
 
 def _model_config(name: str) -> Any | None:
     """A model option of configs/model/ read as YAML (Hydra is not needed, and composing
-    inside a running Hydra app would fail: GlobalHydra is already initialised)."""
-    from omegaconf import OmegaConf
+    inside a running Hydra app would fail: GlobalHydra is already initialised), parsed."""
+    from ..models.settings import ModelSettings
+    from ..settings import defaults_from_yaml
 
     path = resources.files("factrl.configs").joinpath("model", f"{name}.yaml")
     if not path.is_file():
         return None
-    return OmegaConf.load(str(path))
+    return ModelSettings.of(defaults_from_yaml(f"model/{name}.yaml"))
 
 
 def load_index_tokenizer(spec: str):
@@ -70,11 +71,11 @@ def load_index_tokenizer(spec: str):
                           "a local tokenizer directory or a hub id.")
     model_cfg = _model_config(spec)
     if model_cfg is not None:
-        if model_cfg.get("source") == "embedded" or model_cfg.get("path"):
+        if model_cfg.source == "embedded" or model_cfg.path:
             from ..models import load_tokenizer, resolve
 
             return load_tokenizer(resolve(model_cfg))
-        spec = str(model_cfg.get("id"))
+        spec = str(model_cfg.id)
     local = Path(os.path.expanduser(spec))
     if local.exists():
         if not local.is_dir():

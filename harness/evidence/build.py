@@ -160,10 +160,11 @@ def _store_manifest(db: Path, manifest: dict[str, Any]) -> None:
     conn.close()
 
 
-def build_store(source: str | os.PathLike | None, out: str | os.PathLike, *, tokenizer: str = DEFAULT_TOKENIZER,
-                passage_tokens: int | None = None, text_field: str = "text", title_field: str = "title",
-                force: bool = False, progress: bool | None = None) -> Manifest:
-    """Build (or reuse) the evidence store of `source` (a JSONL path, or None / "demo") at `out`.
+def build_store(source: str | os.PathLike | None, out: str | os.PathLike, *, force: bool,
+                tokenizer: str = DEFAULT_TOKENIZER, passage_tokens: int | None = None, text_field: str = "text",
+                title_field: str = "title", progress: bool | None = None) -> Manifest:
+    """Build (or reuse) the evidence store of `source` (a JSONL path, or None / "demo") at `out`;
+    `force`: rebuild an existing store (`harness evidence build --force`), every caller says which.
     passage_tokens: None is evidence.passage_tokens of configs/evidence/demo.yaml."""
     passage_tokens = _passage_tokens(passage_tokens)
     kind, path = _source(source)
@@ -223,5 +224,5 @@ def ensure_demo_store(tokenizer: str = DEFAULT_TOKENIZER, passage_tokens: int | 
     target = demo_store_path(tokenizer, passage_tokens)
     if not target.is_file():
         log.info("building the demo evidence store in %s (once; a few seconds)", target)
-        build_store(None, target, tokenizer=tokenizer, passage_tokens=passage_tokens)
+        build_store(None, target, tokenizer=tokenizer, passage_tokens=passage_tokens, force=False)
     return target

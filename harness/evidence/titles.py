@@ -21,7 +21,7 @@ def untitled(row: Mapping[str, Any]) -> bool:
 
 
 def check_pool_titles(rows: Iterable[Mapping[str, Any]], *, method: str, pool: str, purpose: str,
-                      require_any: bool = True, require_title: bool = False,
+                      require_title: bool, require_any: bool = True,
                       without: str = "train those rows without a signal") -> int:
     """How many of `rows` are untitled, after two checks, each a one-line DataError:
 

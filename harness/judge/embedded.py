@@ -74,8 +74,8 @@ def _log_tail(path: Path, lines: int = 4, chars: int = 400) -> str:
 class EmbeddedServer:
     """One `transformers serve` process pinned to `model_dir`."""
 
-    def __init__(self, model_dir: str | Path, *, startup_timeout: float = 180.0, log_path: str | Path | None = None,
-                 threads: int = 1, device: str = "cpu", dtype: str = "float32"):
+    def __init__(self, model_dir: str | Path, *, startup_timeout: float, threads: int, device: str, dtype: str,
+                 log_path: str | Path | None = None):
         self.model_dir = str(model_dir)
         self.startup_timeout, self.threads = float(startup_timeout), int(threads)
         self.device, self.dtype = device, dtype

@@ -15,6 +15,7 @@ from ..registry import names
 from ..settings import Settings, defaults_from_yaml, in_range, parse, plain
 
 REPLY_MODES = ("auto", "text", "json_schema")
+NO_JUDGE = "judge/none.yaml"  # judge=none, the option a node without a backend stands for
 EMBEDDED_ONLY = ("startup_timeout", "threads", "device", "dtype")  # options of the local server
 # Keys only a served judge (embedded, openai) reads: the reference and none options accept and ignore them.
 SERVED_ONLY = ("base_url", "api_key_env", "timeout", "max_retries", "backoff", "concurrency", "max_reasks",
@@ -143,7 +144,9 @@ class ReferenceSettings(Settings):
 def read_settings(judge_cfg: Any) -> JudgeSettings | NoJudgeSettings | ReferenceSettings:
     """The checked settings of a `judge` node or dict, over the defaults of its backend's file."""
     data = dict(plain(judge_cfg) or {})
-    backend = str(data.get("backend") or "none")
+    if data.get("backend") is None:  # a node without a backend stands for the no-judge option
+        data["backend"] = defaults_from_yaml(NO_JUDGE)["backend"]
+    backend = str(data["backend"])
     if backend not in names("judge"):  # the registry's `judge` kind
         raise ConfigError(f"judge.backend={backend!r} is not valid; use judge=reference (rule-based stand-in), "
                           f"judge=embedded (a local model) or judge=openai judge.base_url=URL judge.model=NAME.")

@@ -260,10 +260,13 @@ def _weights_hash(directory: Path) -> str:
 
 
 def resolve(model_cfg: Any) -> ModelIdentity:
-    """Find the weights of a model config offline-first and describe them."""
-    name = str(model_cfg.get("name") or model_cfg.get("id"))
-    local = model_cfg.get("path")
-    source = model_cfg.get("source", "hub")
+    """Find the weights of a model config (a `model` node, a mapping or ModelSettings) offline-first and
+    describe them."""
+    from .settings import ModelSettings
+
+    settings = ModelSettings.of(model_cfg)
+    name = str(settings.name or settings.id)
+    local, source = settings.path, settings.source
     if local:
         path = Path(os.path.expanduser(str(local)))
         if not (path / "config.json").is_file():
@@ -271,19 +274,19 @@ def resolve(model_cfg: Any) -> ModelIdentity:
                 f"model.path={local}: no config.json there. Give a directory in Hugging Face layout "
                 f"(config.json, tokenizer files, *.safetensors)."
             )
-        return ModelIdentity(name, str(model_cfg.get("id") or path), "local", _weights_hash(path), str(path))
+        return ModelIdentity(name, str(settings.id or path), "local", _weights_hash(path), str(path))
     if source == "embedded":
         if name not in EMBEDDED:
             raise ModelNotFoundError(f"unknown embedded model '{name}'; embedded models: {', '.join(EMBEDDED)}.")
         path, sha = _convert_embedded(name)
         return ModelIdentity(name, f"embedded:{name}", EMBEDDED[name]["pip"], sha, str(path))
     if source == "random":
-        return _resolve_random(model_cfg, name)
+        return _resolve_random(settings, name)
     if source == "hub":
-        repo_id = model_cfg.get("id")
+        repo_id = settings.id
         if not repo_id or repo_id == "???":
             raise ModelNotFoundError("model.id is not set: give a hub id (model.id=org/name) or model.path=/dir.")
-        path = _hub_snapshot(str(repo_id), model_cfg.get("revision"), name)
+        path = _hub_snapshot(str(repo_id), settings.revision, name)
         return ModelIdentity(name, str(repo_id), path.name, _weights_hash(path), str(path))
     raise ModelNotFoundError(f"model.source={source!r} is not valid; use embedded, hub, random, or set model.path.")
 
@@ -291,47 +294,50 @@ def resolve(model_cfg: Any) -> ModelIdentity:
 def _local_model_config(name: str) -> Any:
     from importlib import resources
 
-    from omegaconf import OmegaConf
+    from ..settings import defaults_from_yaml
+    from .settings import ModelSettings
 
     file = resources.files("factrl.configs").joinpath("model", f"{name}.yaml")
     if not file.is_file():
         raise ModelNotFoundError(f"model.tokenizer_from={name!r}: no configs/model/{name}.yaml; name a local model "
                                  f"such as tiny-llama or smollm2-135m.")
-    return OmegaConf.load(str(file))
+    return ModelSettings.of(defaults_from_yaml(f"model/{name}.yaml"))
 
 
-def _resolve_random(model_cfg: Any, name: str) -> ModelIdentity:
+def _resolve_random(settings: Any, name: str) -> ModelIdentity:
     """Random weights of the real shape: the identity hashes the shape, seed and tokenizer, and its
     path is the tokenizer's directory (load_tokenizer reads it; load_model builds the weights)."""
     from .shapes import architecture
 
-    arch = architecture(model_cfg, model_cfg.get("shrink"))
-    source = model_cfg.get("tokenizer_from")
+    arch = architecture(settings, settings.shrink)
+    source = settings.tokenizer_from
     if not source:
         raise ModelNotFoundError("model.source=random needs model.tokenizer_from, a local model whose tokenizer to "
                                  "use (e.g. model.tokenizer_from=tiny-llama).")
     tok_cfg = _local_model_config(str(source))
-    if tok_cfg.get("source") == "random":
+    if tok_cfg.source == "random":
         raise ModelNotFoundError(f"model.tokenizer_from={source}: that model has random weights and no tokenizer "
                                  f"of its own; name an embedded or local model.")
     tokenizer = resolve(tok_cfg)
-    seed = int(model_cfg.get("seed") or 0)
+    seed = settings.seed
     stamp = json.dumps({"architecture": arch, "seed": seed, "tokenizer": tokenizer.sha256}, sort_keys=True, default=str)
-    return ModelIdentity(name, f"random:{model_cfg.get('id') or name}", f"seed-{seed}",
+    return ModelIdentity(name, f"random:{settings.id or name}", f"seed-{seed}",
                          hashlib.sha256(stamp.encode()).hexdigest(), tokenizer.path)
 
 
 def _build_random(identity: ModelIdentity, model_cfg: Any, dtype: Any, device: str):
     """shapes.build_random on `device`, given the tokenizer's special tokens (its ids must fit)."""
     from ..errors import ConfigError
+    from .settings import ModelSettings
     from .shapes import build_random
 
-    model = build_random(model_cfg, shrink=model_cfg.get("shrink"), dtype=dtype,
-                         seed=int(model_cfg.get("seed") or 0), device=device)
+    settings = ModelSettings.of(model_cfg)
+    model = build_random(settings, shrink=settings.shrink, dtype=dtype, seed=settings.seed, device=device)
+    # The tokenizer model's config.json (not a setting): a vocabulary the random model's must hold.
     tok_config = json.loads((Path(identity.path) / "config.json").read_text(encoding="utf-8"))
-    tok_vocab = int(tok_config.get("vocab_size") or 0)
-    if tok_vocab > model.config.vocab_size:
-        raise ConfigError(f"model.tokenizer_from={model_cfg.get('tokenizer_from')}: its {tok_vocab}-token vocabulary "
+    tok_vocab = tok_config.get("vocab_size")
+    if tok_vocab is not None and int(tok_vocab) > model.config.vocab_size:
+        raise ConfigError(f"model.tokenizer_from={settings.tokenizer_from}: its {tok_vocab}-token vocabulary "
                           f"exceeds the random model's vocab_size={model.config.vocab_size}; raise "
                           f"model.shrink.vocab_size or pick a smaller tokenizer.")
     for key in ("bos_token_id", "eos_token_id", "pad_token_id"):

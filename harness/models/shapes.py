@@ -25,21 +25,17 @@ SHAPE_FIELDS = ("model_type", "num_hidden_layers", "hidden_size", "intermediate_
 FAMILIES = ("llama", "qwen3", "olmo2")  # the model types whose layer layout parameter_count knows
 
 
-def _plain(node: Any) -> Any:
-    from ..config_values import as_container
-
-    return as_container(node)
-
-
 def architecture(model_cfg: Any, shrink: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The model config's `architecture` block as a dict, with `shrink` applied on top.
 
     A config without one (a hub id or local directory given by hand) is a ConfigError naming
     the file to add it to.
     """
-    cfg = _plain(model_cfg) or {}
-    arch = dict(cfg.get("architecture") or {}) if isinstance(cfg, Mapping) else {}
-    name = cfg.get("name", "?") if isinstance(cfg, Mapping) else "?"
+    from .settings import ModelSettings
+
+    settings = ModelSettings.of(model_cfg)
+    arch = dict(settings.architecture or {})
+    name = settings.name or settings.id
     if not arch:
         raise ConfigError(f"model '{name}' has no `architecture:` block; add the real model's config.json fields "
                           f"(model_type, num_hidden_layers, hidden_size, ...) to configs/model/{name}.yaml, or "
@@ -81,23 +77,25 @@ def hf_config(arch: Mapping[str, Any]):
     return AutoConfig.for_model(str(arch["model_type"]), **fields)
 
 
-def build_random(model_cfg: Any, *, shrink: Mapping[str, Any] | None = None, dtype: Any = None, seed: int = 0,
-                 device: str = "cpu"):
+def build_random(model_cfg: Any, *, shrink: Mapping[str, Any] | None = None, dtype: Any = None,
+                 seed: int | None = None, device: str = "cpu"):
     """A causal LM of the real class and shape with random weights (the family's own init).
 
     model_cfg: a model config node (or a plain mapping) with an `architecture` block.
     shrink: architecture fields to override (tests: `tiny_shrink(arch)`).
     dtype: torch dtype or its name (None / auto: bfloat16 on CUDA, float32 otherwise).
-    seed: seeds torch's generator first, so the same seed on the same device gives the same
+    seed: seeds torch's generator first (None: the node's `model.seed`), so the same seed on the same device gives the same
     weights (CPU and CUDA generators differ). device: "meta" allocates nothing (shapes and
     counts only), "cpu", or "cuda" (weights are created and initialised there).
     """
     import torch
     from transformers import AutoModelForCausalLM
 
+    from .settings import ModelSettings
+
     config = hf_config(architecture(model_cfg, shrink))
     dtype = dtype if isinstance(dtype, torch.dtype) else torch_dtype(dtype)
-    torch.manual_seed(int(seed))
+    torch.manual_seed(ModelSettings.of(model_cfg).seed if seed is None else int(seed))
     with torch.device(device):
         model = AutoModelForCausalLM.from_config(config, dtype=dtype)
     return model
@@ -158,15 +156,19 @@ def lora_parameter_count(arch: Mapping[str, Any], r: int, target_modules: list[s
     return layers * per_layer
 
 
-def describe(model_cfg: Any, *, seed: int = 0, shrink: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A provenance entry (kind "model") marking random weights of the real shape as a stand-in."""
-    cfg = _plain(model_cfg) or {}
-    arch = architecture(model_cfg, shrink)
-    return {"kind": "model", "backend": "random", "model": cfg.get("id"), "revision": None, "stand_in": True,
-            "label": f"random-weight {cfg.get('name')} shape" + (" (shrunk)" if shrink else ""), "seed": int(seed),
+def describe(model_cfg: Any) -> dict[str, Any]:
+    """A provenance entry (kind "model") marking random weights of the real shape (the node's
+    `architecture`, `shrink` and `seed`) as a stand-in."""
+    from .settings import ModelSettings
+
+    cfg = ModelSettings.of(model_cfg)
+    shrink = cfg.shrink
+    arch = architecture(cfg, shrink)
+    return {"kind": "model", "backend": "random", "model": cfg.id, "revision": None, "stand_in": True,
+            "label": f"random-weight {cfg.name} shape" + (" (shrunk)" if shrink else ""), "seed": cfg.seed,
             "shrink": dict(shrink) if shrink else None,
-            "parameters": parameter_count(arch), "tokenizer_from": cfg.get("tokenizer_from"),
-            "note": f"random weights in the shape of {cfg.get('id')} (no hub): for timing and memory checks only; "
+            "parameters": parameter_count(arch), "tokenizer_from": cfg.tokenizer_from,
+            "note": f"random weights in the shape of {cfg.id} (no hub): for timing and memory checks only; "
                     f"its outputs are noise"}
 
 

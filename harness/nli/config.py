@@ -3,23 +3,24 @@
 A config is a mapping (dict, OmegaConf node or `NLISettings`) with the fields below; `None`
 means "the backend's default". An option that the chosen backend does not use is an error
 unless it is left at its default, so a typo or a misplaced option never passes silently.
-The NLI scorer is no config group of its own (a method's YAML names its scorer under
-`method.nli`), so the field defaults below are the one place of the library's defaults.
+The NLI scorer is no config group of `harness run` (a method's YAML names its scorer under
+`method.nli`); its defaults live in configs/nli/default.yaml, which documents each option.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
 from ..registry import names
-from ..settings import Settings, plain
+from ..settings import Settings, defaults_from_yaml, plain
 
+NLI_DEFAULTS = "nli/default.yaml"
 # Offline CPU machines cannot reach HHEM's or DeBERTa's weights, so the embedded default is
 # the documented stand-in; FSPO / KnowRL configs name `hhem` / `deberta` for faithful runs.
-DEFAULT_BACKEND = "standin"
+DEFAULT_BACKEND = defaults_from_yaml(NLI_DEFAULTS)["backend"]
 
 # Pinned hub revisions (docs/BASELINES.md §2.1, 5.1). HHEM's is after "support GPU inference" (inputs on
 # the model's device); the pins were cross-checked in several public projects, not here offline.
@@ -43,43 +44,33 @@ class NLISettings(Settings):
     """One NLI scorer's settings; every field is recorded by `describe()`."""
 
     OWNER = "nli"
+    DEFAULTS = NLI_DEFAULTS  # configs/nli/default.yaml documents each option
     RANGES = {"batch_size": "[1, inf)", "max_premise_tokens": "[1, inf)", "max_length": "[1, inf)"}
 
-    backend: str = DEFAULT_BACKEND
-    # Hub id or local directory; None = DEFAULT_MODEL[backend]. Hub ids load from the local
-    # Hugging Face cache first.
-    model: str | None = None
-    # Hub commit; None = the pin above for a default id. Other hub ids must give one.
-    revision: str | None = None
-    # Pairs per forward pass (pairs are sorted by length first, order is restored).
-    batch_size: int = 16
-    # "auto" = CUDA when available, else CPU; or "cpu", "cuda", "cuda:1".
-    device: str = "auto"
-    # Weights: float32 / bfloat16 / float16, or "auto" = bfloat16 on CUDA and float32 on CPU.
-    dtype: str = "float32"
+    backend: str
+    model: str | None  # None = DEFAULT_MODEL[backend]; hub ids load from the local Hugging Face cache first
+    revision: str | None  # None = the pin above for a default id
+    batch_size: int
+    device: str
+    dtype: str
     # "bfloat16": every forward on CUDA runs under torch.autocast("cuda", bfloat16), as FSPO's
     # release runs HHEM (nusnlp/FSPO@7f5e4f9 verl/workers/fsdp_workers.py:1028); on CPU it does
     # nothing (float32 compute) and describe() says so. "none": no autocast anywhere.
-    autocast: str = "none"
-    # hhem: where the flan-t5-base config and tokenizer live (the offline hook of BASELINES
-    # 2.1); None = the checkpoint's `foundation` (google/flan-t5-base at its pin).
-    foundation: str | None = None
-    # hhem: "harness" = our HHEM-shaped class (transformers 5.x); "remote" = the checkpoint's
-    # own code via trust_remote_code, allowed only for HHEM's hub id or a local directory.
-    code: str = "harness"
-    # hhem: premise tokens kept (HHEM itself never truncates; cost grows ~quadratically).
-    max_premise_tokens: int = 2048
-    # deberta: tokenizer(premise, hypothesis, truncation=True, max_length=...) as KnowRL.
-    max_length: int = 512
-    # deberta: the id2label name of the entailment class (matched case-insensitively).
-    entailment_label: str = "entailment"
+    autocast: str
+    foundation: str | None  # hhem (the offline hook of BASELINES 2.1)
+    # hhem: "remote" = the checkpoint's own code via trust_remote_code, allowed only for HHEM's hub
+    # id or a local directory.
+    code: str
+    max_premise_tokens: int  # hhem (cost grows ~quadratically)
+    max_length: int  # deberta: tokenizer(premise, hypothesis, truncation=True, max_length=...) as KnowRL
+    entailment_label: str  # deberta
 
     def __post_init__(self) -> None:
         if self.backend not in names("nli"):  # the registry's `nli` kind (standin, hhem, deberta, plugins')
             raise ValueError(f"backend={self.backend!r} is not valid; use one of {', '.join(names('nli'))}.")
+        defaults = self.default_values()
         for key, owner in _ONLY.items():
-            default = next(f.default for f in fields(self) if f.name == key)
-            if owner != self.backend and getattr(self, key) != default:
+            if owner != self.backend and getattr(self, key) != defaults[key]:
                 raise ValueError(f"{key} applies only to nli.backend={owner}; remove it for backend {self.backend}.")
         for key in ("batch_size", "max_premise_tokens", "max_length"):
             if getattr(self, key) < 1:

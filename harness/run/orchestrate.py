@@ -90,8 +90,7 @@ def _provenance(components: dict | None, model_cfg: Any = None) -> dict:
     if model_cfg is not None and model_cfg.get("source") == "random":
         from ..models.shapes import describe
 
-        components = {**components, "model": describe(model_cfg, seed=int(model_cfg.get("seed") or 0),
-                                                      shrink=model_cfg.get("shrink"))}
+        components = {**components, "model": describe(model_cfg)}
     return {"components": components, "stand_ins": stand_in_names(components)}
 
 

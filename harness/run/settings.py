@@ -111,7 +111,7 @@ class LauncherSettings(Settings):
 def check_run_settings(cfg: Any) -> dict[str, Any]:
     """Every group of the composed config `cfg` parsed by its settings class (harness/settings.py),
     before a model is loaded or a run directory made: one line naming the key and the fix on any
-    bad value (`claim.stale_s=soon`, `lora.r=two`, `corpus.min_interval_s=-1`). Returns the parsed
+    bad value (`claim.stale_s=soon`, `lora.r=two`, `corpus.min_interval_s=-1`, `model.seed=x`). Returns the parsed
     objects by group (`root` for the root keys)."""
     from factrl.evals.backends.settings import decoding_of
     from factrl.evals.settings import EvalSettings
@@ -120,6 +120,7 @@ def check_run_settings(cfg: Any) -> dict[str, Any]:
     from ..corpus.settings import CorpusSettings
     from ..evidence.settings import EvidenceSettings
     from ..judge.settings import JudgeSettings
+    from ..models.settings import ModelSettings
     from ..pool.settings import PoolSettings
     from ..settings import check_ranges
     from ..timer import TimerSettings
@@ -135,6 +136,7 @@ def check_run_settings(cfg: Any) -> dict[str, Any]:
         parsed[group] = cls.from_mapping(cfg.get(group))  # a group left out: its YAML's values
     parsed["eval"] = EvalSettings.from_config(cfg.eval)
     if cfg.get("model") is not None:
+        parsed["model"] = ModelSettings.from_mapping(cfg.model)
         parsed["decoding"] = decoding_of(cfg.model, max_new_tokens=parsed["eval"].max_new_tokens,
                                          seed=parsed["root"].seed)
     if cfg.get("judge") is not None:  # its numbers now; the rest when a method opens it

@@ -79,8 +79,9 @@ def _check_max_prompt_length(tokenizer, dataset, limit: int, chat_kwargs: dict |
 
 def method_system(method: Method) -> str | None:
     """The system prompt of `method`'s rollouts: None (the shared prompt) unless the method has a
-    prompt addition (Method.prompt_addition, interface 5), then the shared prompt with it."""
-    return system_prompt(addition=method.prompt_addition) if method.prompt_addition else None
+    prompt addition (Method.prompt_addition, interface 5), then the shared prompt with it (never
+    the anti-loop line: that is an evaluation option)."""
+    return system_prompt(False, method.prompt_addition) if method.prompt_addition else None
 
 
 def prompt_component(method: Method) -> dict[str, dict[str, Any]]:

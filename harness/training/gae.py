@@ -47,8 +47,8 @@ def shaped_rewards(rewards: torch.Tensor, mask: torch.Tensor, kl: torch.Tensor |
     return shaped * mask
 
 
-def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: float = 1.0,
-        lam: float = 0.95) -> tuple[torch.Tensor, torch.Tensor]:
+def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: float,
+        lam: float) -> tuple[torch.Tensor, torch.Tensor]:
     """Generalised advantage estimation over right-padded completions.
 
     rewards, values, mask: (B, T); mask is 1 on completion tokens and 0 on padding (padding is

@@ -34,7 +34,8 @@ def judged_stand_ins(row: dict) -> list[tuple[str, str]]:
 def unpinned_components(row: dict) -> list[str]:
     """"label@commit" of the row's FActScore components loaded without a pinned revision."""
     components = (((row.get("judged") or {}).get("factscore") or {}).get("components") or {})
-    return [f"{c.get('label') or name}@{str(c.get('revision') or '?')[:12]}" for name, c in sorted(components.items())
+    # A component that records revision_pinned records its revision too (None: no commit resolved).
+    return [f"{c.get('label') or name}@{str(c['revision'] or '?')[:12]}" for name, c in sorted(components.items())
             if isinstance(c, dict) and c.get("revision_pinned") is False]
 
 

@@ -117,8 +117,8 @@ def add_floor(table, rows: list[dict[str, Any]], layout) -> None:
     """Append the gaming-floor footer line and its notes to the accuracy table."""
     from .model import Cell, Line, pct
 
-    options = layout.settings.get("floors") or {}
-    if options.get("enabled", True) is False or not table.lines:
+    options = layout.floors
+    if not options.enabled or not table.lines:
         return
     by_set: dict[str, dict[str, Any]] = {}
     for row in rows:
@@ -129,7 +129,7 @@ def add_floor(table, rows: list[dict[str, Any]], layout) -> None:
         row = by_set.get(column.key)
         if row is None:
             continue
-        floor = set_floor(row, options.get("data_dir"), use_cache=options.get("cache", True))
+        floor = set_floor(row, options.data_dir, use_cache=options.cache)
         if "reason" in floor:
             missing.append(f"{layout.set_label(column.key)}: {floor['reason']}")
             continue

@@ -114,8 +114,12 @@ class Layout:
     the sets' labels, order and Macro membership are their registry entries')."""
 
     def __init__(self, settings: dict[str, Any]):
+        from ..settings import FloorsSettings, layout_defaults
+
+        settings = {**layout_defaults(), **settings}  # a key left out keeps paper.yaml's
         self.settings = settings
-        self.raw = settings.get("raw_method") or "raw"
+        self.raw = settings["raw_method"]
+        self.floors = FloorsSettings.from_mapping(settings["floors"])
         self.focus = settings.get("focus_method") or None  # neutral unless a focus is asked for
         self.reference = settings.get("reference_method")
         for key in ("set_order", "macro_sets"):

@@ -70,8 +70,8 @@ def set_tricks(row: dict[str, Any], data_dir: str | None = None, use_cache: bool
 def tricks_table(accuracy: Table, rows: list[dict[str, Any]], layout: Layout) -> Table | None:
     """One line per panel entry, the accuracy table's set columns and Macro; adds the best trick
     per set to the accuracy table's footer. None when turned off or no set can be scored."""
-    options = layout.settings.get("floors") or {}
-    if options.get("enabled", True) is False or options.get("tricks", True) is False or not accuracy.lines:
+    options = layout.floors
+    if not options.enabled or not options.tricks or not accuracy.lines:
         return None
     by_set: dict[str, dict[str, Any]] = {}
     for row in rows:
@@ -79,7 +79,7 @@ def tricks_table(accuracy: Table, rows: list[dict[str, Any]], layout: Layout) ->
     sets = [c.key for c in accuracy.columns if c.key in by_set]
     results, missing = {}, []
     for name in sets:
-        found = set_tricks(by_set[name], options.get("data_dir"), use_cache=options.get("cache", True))
+        found = set_tricks(by_set[name], options.data_dir, use_cache=options.cache)
         if "reason" in found:
             missing.append(f"{layout.set_label(name)}: {found['reason']}")
         else:

@@ -38,7 +38,7 @@ class Extractor:
 
     name = "base"
 
-    def __init__(self, *, cache: bool = True, cache_size: int = 200_000):
+    def __init__(self, *, cache: bool, cache_size: int):
         self.cache_enabled = cache
         self.cache_size = int(cache_size)
         self._cache: OrderedDict[str, list[list[str]]] = OrderedDict()

@@ -47,7 +47,7 @@ DIAGNOSTIC_KEYS = (
 CONTEXT_SENTENCES = 3  # earlier sentences shown with each sentence to split (pronouns), bounded
 
 
-def align_completion(tokenizer: Any, ids: Sequence[int], splitter: str = "reference") -> comp.Alignment:
+def align_completion(tokenizer: Any, ids: Sequence[int], splitter: str) -> comp.Alignment:
     """The core's alignment (docs/PROTOCOL.md §1), except that a completion with neither a think nor an
     answer block is read whole: its text is still what the policy claims."""
     text, spans, used = comp.token_spans(tokenizer, ids)

@@ -314,7 +314,7 @@ ATOMIC_FACTS = JudgePrompt(
     decoding=Decoding(temperature=0.0, max_tokens=4096), reference=reference_facts)
 
 
-def prompts_for(grade_parse: str = "strict") -> tuple[JudgePrompt, JudgePrompt]:
+def prompts_for(grade_parse: str) -> tuple[JudgePrompt, JudgePrompt]:
     """(grade prompt, fact prompt) of a KnowRL reward."""
     return grade_prompt(grade_parse), ATOMIC_FACTS
 

@@ -18,7 +18,7 @@ from factrl.harness import completions as comp
 
 
 def align_response(tokenizer: Any, ids: Sequence[int], *, prefix_ids: Sequence[int] = (),
-                   splitter: str = "reference") -> comp.Alignment:
+                   splitter: str) -> comp.Alignment:
     """Alignment whose sigma / spans cover `ids` only (spans index into the text with prefix)."""
     n = len(prefix_ids)
     text, spans, used = comp.token_spans(tokenizer, [*prefix_ids, *ids])

@@ -224,7 +224,7 @@ PROMPTS = {p.name: p for p in (EXTRACT, VERIFY, ASSESS)}
 _STRICT: dict[str, Callable[[str], object]] = {"rlfh_verify": parse_verdict_strict, "rlfh_assess": parse_score_strict}
 
 
-def prompts_for(parser: str = "released", decoding: str = "released") -> tuple[JudgePrompt, JudgePrompt, JudgePrompt]:
+def prompts_for(parser: str, decoding: str) -> tuple[JudgePrompt, JudgePrompt, JudgePrompt]:
     """(EXTRACT, VERIFY, ASSESS) for the method's `parser` and `decoding` settings; a variant
     carries its own version ("2+strict", "2+judge_decoding") so results never mix in a cache."""
     if parser not in PARSERS or decoding not in DECODINGS:

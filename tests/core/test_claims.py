@@ -25,4 +25,4 @@ def test_claims_are_deduplicated_case_insensitively():
 
 def test_the_corver_heuristic_extractor_uses_the_shared_triples():
     sentence = "The Bank of England was founded in 1694."
-    assert HeuristicExtractor().extract([sentence]) == [heuristic_triples(sentence)]
+    assert HeuristicExtractor(cache=False, cache_size=0).extract([sentence]) == [heuristic_triples(sentence)]

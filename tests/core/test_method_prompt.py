@@ -25,16 +25,16 @@ class Plain(Method):
 
 def test_the_shared_prompt_keeps_its_bytes_and_its_frozen_hash():
     assert INTERFACE_VERSION == 5
-    assert system_prompt() == SYSTEM_PROMPT and system_prompt(addition=None) == SYSTEM_PROMPT
+    assert system_prompt(False) == SYSTEM_PROMPT and system_prompt(False, addition=None) == SYSTEM_PROMPT
     assert system_prompt(True) == f"{SYSTEM_PROMPT} {ANTI_LOOP_LINE}"
     # leaderboard/store/versions.py freezes this hash for version 1: it must not move.
-    assert prompt_hash() == prompt_hash(system_prompt()) == "c22192799d5ac4ef"
+    assert prompt_hash() == prompt_hash(system_prompt(False)) == "c22192799d5ac4ef"
 
 
 def test_the_addition_follows_the_shared_prompt_and_the_anti_loop_line():
-    assert system_prompt(addition=ADDITION) == f"{SYSTEM_PROMPT} {ADDITION}"
+    assert system_prompt(False, addition=ADDITION) == f"{SYSTEM_PROMPT} {ADDITION}"
     assert system_prompt(True, ADDITION) == f"{SYSTEM_PROMPT} {ANTI_LOOP_LINE} {ADDITION}"
-    assert prompt_hash(system_prompt(addition=ADDITION)) != prompt_hash()
+    assert prompt_hash(system_prompt(False, addition=ADDITION)) != prompt_hash()
 
 
 def test_no_registered_method_without_an_addition_changes_its_training_prompt():

@@ -3,7 +3,8 @@ source holds no second copy of a setting's default that could drift from it (as 
 corpus's `min_interval_s` once did: 2.0 in configs/corpus/remote.yaml, 1.0 in two fallbacks).
 
 The scan (ast, every product module) finds, for every key any YAML under configs/ has:
-- `node.get("key", <literal>)` and `node.get("key") or <literal>`: a fallback for a config value;
+- `node.get("key", <literal>)` and `node.get("key") or <literal>`: a fallback for a config value
+  (a scalar fallback for a key that is a node in every YAML is none: it cannot be that setting);
 - a keyword default `def f(..., key=<literal>)` or a dataclass field `key: T = <literal>` whose
   literal is the value a YAML gives that key, for a key of one config group (DISTINCT): a copy of
   the default.
@@ -24,53 +25,8 @@ SOURCES = ("harness", "evals", "leaderboard", "methods", "plugins")
 # Files of other tools, not the harness's settings: Hydra's launchers, Accelerate's configs.
 NOT_SETTINGS = ("hydra", "accelerate")
 
-_MODEL = "the model group has no settings class yet (a hand-built model node: {'id': ...} is a hub model)"
-_LAYOUT = ("an optional node of the table layout (floors:, absent from layout/paper.yaml) or a hand-built Layout; "
-           "no layout settings class yet")
-_OPTION = ("a library function's own option (callers that run pass the method's or scorer's parsed value); "
-           "the keyword keeps the function usable alone")
-_NOT_A_SETTING = "same name, not the setting: a CLI flag or a result record's field"
-
-# (file, key) -> why it stays.
-ALLOWED: dict[tuple[str, str], str] = {
-    ("harness/training/gae.py", "lam"): _OPTION + " (train.ppo.lam: PPOSettings passes it)",
-    ("harness/models/loader.py", "seed"): _MODEL,
-    ("harness/models/loader.py", "source"): _MODEL,
-    ("harness/models/loader.py", "vocab_size"): _MODEL,
-    ("harness/models/shapes.py", "name"): _MODEL,
-    ("harness/run/orchestrate.py", "seed"): _MODEL + " (model.seed of a random model)",
-    ("leaderboard/tables/model.py", "raw_method"): _LAYOUT,
-    ("leaderboard/tables/floors.py", "cache"): _LAYOUT,
-    ("leaderboard/tables/floors.py", "enabled"): _LAYOUT,
-    ("leaderboard/tables/tricks.py", "cache"): _LAYOUT,
-    ("leaderboard/tables/tricks.py", "enabled"): _LAYOUT,
-    ("leaderboard/tables/factscore.py", "revision"): _NOT_A_SETTING,
-    ("harness/corpus/build.py", "force"): _NOT_A_SETTING + " (`harness index build --force`)",
-    ("harness/evidence/build.py", "force"): _NOT_A_SETTING + " (`harness evidence build --force`)",
-    ("harness/judge/settings.py", "backend"): "a judge node without a backend is no judge (judge=none), a choice "
-                                              "of option, not a default value",
-    ("harness/judge/embedded.py", "startup_timeout"): _OPTION + " (judge.startup_timeout: JudgeSettings passes it)",
-    ("harness/nli/config.py", "code"): "NLISettings: its scorer has no config group (docs/CONTRACTS.md, Settings)",
-    ("harness/nli/config.py", "entailment_label"): "NLISettings: its scorer has no config group",
-    ("harness/nli/config.py", "max_length"): "NLISettings: its scorer has no config group",
-    ("harness/nli/config.py", "max_premise_tokens"): "NLISettings: its scorer has no config group",
-    ("harness/prompts.py", "anti_loop"): _OPTION + " (eval.anti_loop)",
-    ("harness/prompts.py", "demonstration"): _OPTION + " (model.demonstration)",
-    ("harness/prompts.py", "system_role"): _OPTION + " (model.system_role)",
-    ("harness/completions.py", "splitter"): _OPTION + " (a method's sentence splitter)",
-    ("harness/evidence/titles.py", "require_title"): _OPTION + " (method.require_title: FSPO, FoRAG and KnowRL pass theirs)",
-    ("harness/models/decode_speed.py", "rollout"): _NOT_A_SETTING + " (a measured phase's seconds in a step's timings; "
-                                                                    "a phase not measured took none)",
-    ("methods/forag/reward.py", "splitter"): _OPTION,
-    ("methods/rlfh/alignment.py", "splitter"): _OPTION,
-    ("methods/rlfh/prompts.py", "parser"): _OPTION,
-    ("methods/knowrl/prompts.py", "grade_parse"): _OPTION,
-    ("methods/corver/extractor.py", "cache_size"): _OPTION + " (ExtractorSettings passes it)",
-    ("evals/scorers/default.py", "truthfulqa_content_guard"): _OPTION + " (EvalSettings.scorer_options)",
-    ("evals/scorers/default.py", "truthfulqa_no_comment"): _OPTION + " (EvalSettings.scorer_options)",
-    ("evals/factscore/score.py", "claims"): _OPTION + " (eval.factscore_options.claims)",
-    ("evals/semantic/checks.py", "graded_text"): _OPTION + " (eval.simpleqa_grader_options.graded_text)",
-}
+# (file, key) -> why it stays. Empty: an entry needs a reason no settings class can answer.
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def _yaml_values() -> tuple[dict[str, list[Any]], dict[str, set[str]]]:
@@ -128,6 +84,13 @@ def _literal(node: ast.AST) -> tuple[bool, Any]:
     return False, None
 
 
+def _could_be(key: str, fallback: ast.AST) -> bool:
+    """Whether a `.get` fallback could stand in for the setting `key`: not when the key holds only
+    nodes in every YAML (train.rollout: {...}) and the fallback is a scalar (a step's timings read
+    `phases.get("rollout", 0.0)`: a node's default is never a number)."""
+    return bool(KEYS[key]) or not isinstance(fallback, (ast.Constant, ast.UnaryOp))
+
+
 def _get_key(node: ast.AST) -> str | None:
     """"k" of `x.get("k", ...)`."""
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
@@ -141,11 +104,12 @@ def _findings(path: Path) -> Iterator[tuple[int, str, str]]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         key = _get_key(node)
-        if key in KEYS and len(node.args) == 2 and _literal(node.args[1])[0]:
+        if key in KEYS and len(node.args) == 2 and _literal(node.args[1])[0] and _could_be(key, node.args[1]):
             yield node.lineno, key, f'.get("{key}", {ast.unparse(node.args[1])})'
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2:
             key = _get_key(node.values[0])
-            if key in KEYS and len(node.values[0].args) == 1 and _literal(node.values[1])[0]:
+            if key in KEYS and len(node.values[0].args) == 1 and _literal(node.values[1])[0] and _could_be(
+                    key, node.values[1]):
                 yield node.lineno, key, f'.get("{key}") or {ast.unparse(node.values[1])}'
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
@@ -195,7 +159,8 @@ def test_the_scan_finds_what_it_looks_for(tmp_path):
         "def b(cfg):\n    return cfg.get('concurrency') or 8\n"
         "def c(*, heartbeat_s=60):\n    return heartbeat_s\n"
         "@dataclass\nclass D:\n    breaker_failures: int = 3\n    top_p: float = 1.0\n"
-        "def fine(cfg, *, other=3, stale_s=None):\n    return cfg.get('min_interval_s'), cfg.get('nothing', 3)\n")
+        "def fine(cfg, *, other=3, stale_s=None):\n    return cfg.get('min_interval_s'), cfg.get('nothing', 3)\n"
+        "def timings(phases):\n    return phases.get('rollout', 0.0)\n")  # rollout: a node in every YAML
     # top_p names keys of several groups (train, model, judge, pool.filter): left to review
     assert sorted(key for _, key, _ in _findings(module)) == ["breaker_failures", "concurrency", "heartbeat_s",
                                                               "min_interval_s"]

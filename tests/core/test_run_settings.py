@@ -35,6 +35,8 @@ CASES = [
     ("evidence.k=0", "evidence.k=0 is out of range; allowed: [1, inf)"),
     ("eval.openai.concurrency=0", "eval.openai.concurrency=0 is out of range; allowed: [1, inf)"),
     ("eval.vllm.gpu_memory_utilization=2", "eval.vllm.gpu_memory_utilization=2 is out of range; allowed: (0, 1]"),
+    ("model=qwen3-4b model.seed=x", "model.seed='x' is not an integer; set a whole number"),
+    ("model.source=cloud", "model.source='cloud' is not valid; use hub, embedded, random, or set model.path"),
     ("model.decoding.top_p=0", "model.decoding.top_p=0 is out of range; allowed: (0, 1]"),
     ("train.steps=two", "train.steps='two' is not an integer; set a whole number"),
     ("judge=openai judge.timeout=-1", "judge.timeout=-1 is out of range; allowed: (0, inf)"),

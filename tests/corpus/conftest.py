@@ -94,7 +94,7 @@ def built_index(tmp_path_factory, tokenizers, corpus_file):
         if spec not in cache:
             tok, ident = tokenizers[spec]
             out = tmp_path_factory.mktemp("idx") / f"synthetic-{spec}"
-            cache[spec] = build_index(out, [str(corpus_file)], tok, ident)
+            cache[spec] = build_index(out, [str(corpus_file)], tok, ident, force=False)
         return cache[spec]
 
     return get

@@ -156,11 +156,11 @@ def test_bad_corpus_inputs(tmp_path, tokenizers):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine"}\n{"body": "no text field"}\n')
     with pytest.raises(DataError, match="bad.jsonl:2"):
-        build_index(tmp_path / "i1", [str(bad)], tok, ident)
+        build_index(tmp_path / "i1", [str(bad)], tok, ident, force=False)
     empty = tmp_path / "empty.txt"
     empty.write_text("   \n")
     with pytest.raises(DataError, match="no non-empty documents"):
-        build_index(tmp_path / "i2", [str(empty)], tok, ident)
+        build_index(tmp_path / "i2", [str(empty)], tok, ident, force=False)
     with pytest.raises(DataError, match="no such file"):
-        build_index(tmp_path / "i3", [str(tmp_path / "missing.jsonl")], tok, ident)
+        build_index(tmp_path / "i3", [str(tmp_path / "missing.jsonl")], tok, ident, force=False)
     assert not (tmp_path / "i1").exists()  # a failed build leaves nothing behind

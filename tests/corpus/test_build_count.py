@@ -74,7 +74,7 @@ def test_engine_undercounts_short_documents_exact_does_not(tmp_path, tokenizers)
     docs = tmp_path / "short.txt"
     docs.write_text("\n".join(["A story about Castle and Violin here."] * 50))
     tok, ident = tokenizers["smollm2-135m"]
-    info = build_index(tmp_path / "short-idx", [str(docs)], tok, ident, split_lines=True)
+    info = build_index(tmp_path / "short-idx", [str(docs)], tok, ident, split_lines=True, force=False)
     cfg = corpus_cfg(info.path, max_diff_tokens=1000)
     with open_counter(cfg) as local, open_counter({**cfg, "backend": "exact"}) as exact:
         engine, true = local.count(["Castle", "Violin"]).count, exact.count(["Castle", "Violin"]).count
@@ -87,7 +87,7 @@ def test_plain_text_files_and_u16_width(tmp_path, tokenizers):
     (folder / "a.txt").write_text("The Falcon flew over the Harbor at dawn.")
     (folder / "b.txt").write_text("An Orchid grew near the Harbor.")
     tok, ident = tokenizers["tiny-llama"]
-    info = build_index(tmp_path / "txt-idx", [str(folder)], tok, ident)
+    info = build_index(tmp_path / "txt-idx", [str(folder)], tok, ident, force=False)
     assert info.documents == 2 and info.token_dtype == "u16"
     cfg = corpus_cfg(info.path, "tiny-llama", max_diff_tokens=1000)
     with open_counter(cfg) as local, open_counter({**cfg, "backend": "exact"}) as exact:
@@ -103,8 +103,8 @@ def test_build_reuses_existing_index_and_force_rebuilds(tmp_path, tokenizers):
     src = tmp_path / "one.txt"
     src.write_text("Comet and Marble.")
     tok, ident = tokenizers["smollm2-135m"]
-    first = build_index(tmp_path / "idx", [str(src)], tok, ident)
-    again = build_index(tmp_path / "idx", [str(src)], tok, ident)
+    first = build_index(tmp_path / "idx", [str(src)], tok, ident, force=False)
+    again = build_index(tmp_path / "idx", [str(src)], tok, ident, force=False)
     assert again.manifest["build"]["created"] == first.manifest["build"]["created"]
     rebuilt = build_index(tmp_path / "idx", [str(src)], tok, ident, force=True)
     assert rebuilt.manifest_hash == first.manifest_hash  # same content, same hash
@@ -112,7 +112,7 @@ def test_build_reuses_existing_index_and_force_rebuilds(tmp_path, tokenizers):
     from factrl.harness.errors import HarnessError
 
     with pytest.raises(HarnessError, match="another tokenizer"):
-        build_index(tmp_path / "idx", [str(src)], other_tok, other_ident)
+        build_index(tmp_path / "idx", [str(src)], other_tok, other_ident, force=False)
 
 
 def test_index_path_containing_engine_words(tmp_path, tokenizers):
@@ -120,7 +120,7 @@ def test_index_path_containing_engine_words(tmp_path, tokenizers):
     src = tmp_path / "one.txt"
     src.write_text("The Tiger met the Falcon.")
     tok, ident = tokenizers["smollm2-135m"]
-    info = build_index(tmp_path / "timetable" / "offset-idx", [str(src)], tok, ident)
+    info = build_index(tmp_path / "timetable" / "offset-idx", [str(src)], tok, ident, force=False)
     assert inspect_index(info.path).documents == 1
     with open_counter(corpus_cfg(info.path, max_diff_tokens=1000)) as counter:
         assert counter.count(["Tiger", "Falcon"]).count == 1
@@ -148,10 +148,10 @@ def test_u32_build_chooses_u32_or_explains_the_memory_it_needs(tmp_path):
     src.write_text("w69990 w5 w69991")
     if _available_memory() < sort_memory(4):
         with pytest.raises(HarnessError, match="GiB of free memory"):
-            build_index(tmp_path / "u32", [str(src)], tok, identify(tok, "wordlevel-70k"))
+            build_index(tmp_path / "u32", [str(src)], tok, identify(tok, "wordlevel-70k"), force=False)
         assert not (tmp_path / "u32").exists()
     else:  # pragma: no cover - only on machines with more than 32 GiB free
-        info = build_index(tmp_path / "u32", [str(src)], tok, identify(tok, "wordlevel-70k"))
+        info = build_index(tmp_path / "u32", [str(src)], tok, identify(tok, "wordlevel-70k"), force=False)
         assert info.token_dtype == "u32"
 
 

@@ -69,7 +69,7 @@ def test_tokenizer_kinds_are_told_apart(all_tokenizers):
 @pytest.mark.parametrize("backend", ["local", "exact"])
 def test_first_word_of_a_document_counts(tmp_path, all_tokenizers, spec, backend):
     tok, ident = all_tokenizers[spec]
-    info = build_index(tmp_path / "idx", [_write(tmp_path, _lead_sections())], tok, ident)
+    info = build_index(tmp_path / "idx", [_write(tmp_path, _lead_sections())], tok, ident, force=False)
     cfg = corpus_cfg(info.path, spec, backend=backend, max_diff_tokens=20)
     with open_counter(cfg, tokenizer=tok) as counter:
         # 3 first words + 2 in running text; the one after a newline is not word-initial
@@ -85,7 +85,7 @@ def test_stored_ids_are_the_running_text_ids(tmp_path, all_tokenizers, spec):
     word has the ids the query encoder gives it."""
     tok, ident = all_tokenizers[spec]
     texts = _lead_sections()
-    info = build_index(tmp_path / "idx", [_write(tmp_path, texts)], tok, ident)
+    info = build_index(tmp_path / "idx", [_write(tmp_path, texts)], tok, ident, force=False)
     stored = _stored_documents(info.path)
     old_way = encode_texts(tok, texts)
     if marks_first_word(tok):
@@ -112,7 +112,7 @@ def _age(index_dir) -> None:
 def test_old_byte_level_index_is_refused_with_the_rebuild_command(tmp_path, all_tokenizers):
     tok, ident = all_tokenizers["smollm2-135m"]
     source = _write(tmp_path, _lead_sections())
-    info = build_index(tmp_path / "old-idx", [source], tok, ident)
+    info = build_index(tmp_path / "old-idx", [source], tok, ident, force=False)
     _age(info.path)
     with pytest.raises(HarnessError) as caught:
         open_counter(corpus_cfg(info.path), tokenizer=tok)
@@ -121,7 +121,7 @@ def test_old_byte_level_index_is_refused_with_the_rebuild_command(tmp_path, all_
     assert "--force" in message and source in message
     # Building into it again without --force refuses too; --force rebuilds it in format 2.
     with pytest.raises(HarnessError, match="--force"):
-        build_index(info.path, [source], tok, ident)
+        build_index(info.path, [source], tok, ident, force=False)
     rebuilt = build_index(info.path, [source], tok, ident, force=True)
     assert rebuilt.manifest["format_version"] == "2"
     with open_counter(corpus_cfg(info.path), tokenizer=tok) as counter:
@@ -130,12 +130,13 @@ def test_old_byte_level_index_is_refused_with_the_rebuild_command(tmp_path, all_
 
 def test_old_sentencepiece_index_still_counts_with_a_warning(tmp_path, all_tokenizers, caplog):
     tok, ident = all_tokenizers["tiny-llama"]
-    info = build_index(tmp_path / "old-sp", [_write(tmp_path, _lead_sections())], tok, ident)
+    info = build_index(tmp_path / "old-sp", [_write(tmp_path, _lead_sections())], tok, ident, force=False)
     _age(info.path)
     with caplog.at_level(logging.WARNING, logger="factrl.harness.corpus"):
         with open_counter(corpus_cfg(info.path, "tiny-llama"), tokenizer=tok) as counter:
             assert counter.count_cnf([[SUBJECT]]).count == 5
-        assert build_index(info.path, [str(tmp_path / "lead.jsonl")], tok, ident).manifest["format_version"] == "1"
+        again = build_index(info.path, [str(tmp_path / "lead.jsonl")], tok, ident, force=False)
+        assert again.manifest["format_version"] == "1"
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings and all(str(info.path) in w and "harness index build" in w for w in warnings)
 

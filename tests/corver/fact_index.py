@@ -43,5 +43,5 @@ def build_fact_index(root: Path, tokenizer) -> Path:
             handle.write(json.dumps({"text": doc}) + "\n")
         handle.write(json.dumps({"text": FILLER}) + "\n")
     out = root / "index"
-    build_index(out, [str(source)], tokenizer, identify(tokenizer, "tiny-llama"))
+    build_index(out, [str(source)], tokenizer, identify(tokenizer, "tiny-llama"), force=False)
     return out

@@ -69,7 +69,8 @@ def bench(device: str, n_sentences: int, batch_size: int, max_new_tokens: int, s
     with torch.device(device):
         model = Qwen2ForCausalLM(config).eval()
     torch.set_default_dtype(previous)
-    ext = LLMExtractor(model, tok, max_new_tokens=max_new_tokens, batch_size=batch_size, cache=False)
+    ext = LLMExtractor(model, tok, max_new_tokens=max_new_tokens, batch_size=batch_size, cache=False,
+                       cache_size=0)
     ext.extract(sentences(min(8, n_sentences)))  # warm-up: kernels, allocator
     if device == "cuda":
         torch.cuda.synchronize()

@@ -26,7 +26,7 @@ def test_heuristic_rules(sentence, expected):
 
 
 def test_cache_and_batch_bookkeeping():
-    ext = HeuristicExtractor()
+    ext = HeuristicExtractor(cache=True, cache_size=100)
     first = ext.extract(["Paris is in France.", "Paris is in France.", "nothing here", ""])
     assert first == [[["Paris", "is in", "France"]]] * 2 + [[], []]
     assert ext.last_stats["sentences"] == 4 and ext.last_stats["extracted"] == 2  # deduplicated, "" skipped
@@ -35,10 +35,10 @@ def test_cache_and_batch_bookkeeping():
     assert ext.last_stats["cache_hits"] == 1 and ext.last_stats["extracted"] == 1
     second[0][0][0] = "mutated"  # callers get copies; the cache is not theirs to change
     assert ext.extract(["Paris is in France."])[0][0][0] == "Paris"
-    small = HeuristicExtractor(cache_size=1)
+    small = HeuristicExtractor(cache=True, cache_size=1)
     small.extract(["A is B.", "C is D."])
     assert len(small._cache) == 1
-    off = HeuristicExtractor(cache=False)
+    off = HeuristicExtractor(cache=False, cache_size=100)
     off.extract(["A is B."])
     off.extract(["A is B."])
     assert off.last_stats["cache_hits"] == 0

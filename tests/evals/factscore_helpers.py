@@ -58,5 +58,5 @@ def build_store(tmp: Path) -> Path:
     source = tmp / "wiki.jsonl"
     source.write_text("".join(json.dumps(a) + "\n" for a in ARTICLES), encoding="utf-8")
     out = tmp / "wiki.sqlite3"
-    build(source, out, tokenizer="words", passage_tokens=12)
+    build(source, out, tokenizer="words", passage_tokens=12, force=False)
     return out

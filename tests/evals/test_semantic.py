@@ -84,9 +84,10 @@ def test_simpleqa_grader_reads_the_first_capital_letter_as_simple_evals_does(ser
     answers = ["Paris", "Lyon", "I don't know", "verbose Paris", "mumble", "shout Paris"]
     eval_set, completions = _closed_book(answers)
     with open_judge(judge_cfg(server, tmp_path), check=False) as judge:
-        metrics, section, rows = simpleqa_grades(judge, eval_set, completions, list(range(6)), seed=42, size=None)
+        metrics, section, rows = simpleqa_grades(judge, eval_set, completions, list(range(6)), seed=42, size=None,
+                                                 graded_text="response")
         strict, strict_section, _ = simpleqa_grades(judge, eval_set, completions, list(range(6)), seed=42,
-                                                    size=None, prompt=SIMPLEQA_GRADER_STRICT)
+                                                    size=None, prompt=SIMPLEQA_GRADER_STRICT, graded_text="response")
         short, _, short_rows = simpleqa_grades(judge, eval_set, completions, list(range(6)), seed=42, size=None,
                                                prompt=SIMPLEQA_SHORT_FIRST_LETTER, graded_text="answer")
     # As released: "Based on ..." grades B, an unreadable reply C, the word "CORRECT" C.

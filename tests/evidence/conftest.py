@@ -42,7 +42,7 @@ def store_path(tmp_path_factory, articles_file) -> Path:
     from factrl.harness.evidence import build_store
 
     out = tmp_path_factory.mktemp("store") / "wiki.sqlite3"
-    build_store(articles_file, out, tokenizer="words", passage_tokens=32)
+    build_store(articles_file, out, tokenizer="words", passage_tokens=32, force=False)
     return out
 
 

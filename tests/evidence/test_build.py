@@ -18,7 +18,7 @@ def test_smollm2_passages_hold_at_most_n_tokens(tmp_path):
     long_text = " ".join(f"Città número {i} has Zürich-like naïve «quoted» words, O'Brien said."
                          for i in range(60))
     source = write_jsonl(tmp_path / "long.jsonl", [{"title": "Long", "text": long_text}, *ARTICLES[:2]])
-    manifest = build_store(source, tmp_path / "s.sqlite3", tokenizer="smollm2-135m", passage_tokens=40)
+    manifest = build_store(source, tmp_path / "s.sqlite3", tokenizer="smollm2-135m", passage_tokens=40, force=False)
     tok = load_index_tokenizer("smollm2-135m")
     with open_store(manifest.path) as store:
         passages = store.by_title("Long", k=1000)
@@ -31,7 +31,7 @@ def test_smollm2_passages_hold_at_most_n_tokens(tmp_path):
 
 
 def test_manifest_records_what_changes_results(tmp_path, articles_file):
-    a = build_store(articles_file, tmp_path / "a.sqlite3", tokenizer="words", passage_tokens=32)
+    a = build_store(articles_file, tmp_path / "a.sqlite3", tokenizer="words", passage_tokens=32, force=False)
     data = a.to_dict()
     for key in ("format_version", "split_version", "source", "tokenizer", "passage_tokens", "fts", "counts",
                 "content_sha256", "created", "manifest_hash"):
@@ -39,19 +39,19 @@ def test_manifest_records_what_changes_results(tmp_path, articles_file):
     assert data["source"]["sha256"] and data["source"]["kind"] == "jsonl"
     assert data["counts"]["documents"] == len(ARTICLES) == data["counts"]["titles"]
     # same content elsewhere: same hash; another passage size: another hash
-    b = build_store(articles_file, tmp_path / "b.sqlite3", tokenizer="words", passage_tokens=32)
-    c = build_store(articles_file, tmp_path / "c.sqlite3", tokenizer="words", passage_tokens=16)
+    b = build_store(articles_file, tmp_path / "b.sqlite3", tokenizer="words", passage_tokens=32, force=False)
+    c = build_store(articles_file, tmp_path / "c.sqlite3", tokenizer="words", passage_tokens=16, force=False)
     assert a.manifest_hash == b.manifest_hash != c.manifest_hash
     assert c["counts"]["passages"] > a["counts"]["passages"]
 
 
 def test_rebuild_is_reused_refused_or_forced(tmp_path, articles_file):
     out = tmp_path / "s.sqlite3"
-    first = build_store(articles_file, out, tokenizer="words", passage_tokens=32)
-    again = build_store(articles_file, out, tokenizer="words", passage_tokens=32)
+    first = build_store(articles_file, out, tokenizer="words", passage_tokens=32, force=False)
+    again = build_store(articles_file, out, tokenizer="words", passage_tokens=32, force=False)
     assert again["created"] == first["created"]  # reused, not rebuilt
     with pytest.raises(HarnessError, match="built from other settings.*--force"):
-        build_store(articles_file, out, tokenizer="words", passage_tokens=16)
+        build_store(articles_file, out, tokenizer="words", passage_tokens=16, force=False)
     forced = build_store(articles_file, out, tokenizer="words", passage_tokens=16, force=True)
     assert forced["passage_tokens"] == 16
     assert sorted(p.name for p in tmp_path.iterdir()) == [".s.sqlite3.lock", "s.sqlite3"]  # no temp file left
@@ -59,7 +59,7 @@ def test_rebuild_is_reused_refused_or_forced(tmp_path, articles_file):
 
 def test_failed_build_leaves_the_old_store_intact(tmp_path, articles_file):
     out = tmp_path / "s.sqlite3"
-    build_store(articles_file, out, tokenizer="words", passage_tokens=32)
+    build_store(articles_file, out, tokenizer="words", passage_tokens=32, force=False)
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"title": "A", "text": "fine"}) + "\n" + json.dumps({"text": "no title"}) + "\n")
     with pytest.raises(DataError, match=r"bad.jsonl:2: no string field 'title'; set --title-field"):
@@ -73,7 +73,7 @@ def test_title_field_is_read_even_after_many_other_fields(tmp_path):
     survive wherever it sits in the record."""
     record = {"id": 1, "url": "u", "lang": "en", "rev": 7, "ns": 0, "text": "Body text here.", "name": "Late Title"}
     source = write_jsonl(tmp_path / "late.jsonl", [record])
-    manifest = build_store(source, tmp_path / "s.sqlite3", tokenizer="words", title_field="name")
+    manifest = build_store(source, tmp_path / "s.sqlite3", tokenizer="words", title_field="name", force=False)
     with open_store(manifest.path) as store:
         assert store.by_title("Late Title", k=1)[0].text == "Body text here."
 
@@ -82,10 +82,10 @@ def test_gzip_and_custom_text_field(tmp_path):
     source = tmp_path / "w.jsonl.gz"
     with gzip.open(source, "wt", encoding="utf-8") as handle:
         handle.write(json.dumps({"title": "G", "body": "Gzipped body."}) + "\n")
-    manifest = build_store(source, tmp_path / "s.sqlite3", tokenizer="words", text_field="body")
+    manifest = build_store(source, tmp_path / "s.sqlite3", tokenizer="words", text_field="body", force=False)
     assert manifest["counts"]["passages"] == 1 and manifest["source"]["text_field"] == "body"
     with pytest.raises(DataError, match="no string field 'text'; set --text-field"):
-        build_store(source, tmp_path / "t.sqlite3", tokenizer="words")
+        build_store(source, tmp_path / "t.sqlite3", tokenizer="words", force=False)
 
 
 @pytest.mark.parametrize("name,content,match", [
@@ -98,7 +98,7 @@ def test_bad_sources_are_one_line_errors(tmp_path, name, content, match):
     if content is not None:
         path.write_text(content)
     with pytest.raises(DataError, match=match) as err:
-        build_store(path, tmp_path / "s.sqlite3", tokenizer="words")
+        build_store(path, tmp_path / "s.sqlite3", tokenizer="words", force=False)
     assert "\n" not in str(err.value)
     assert not (tmp_path / "s.sqlite3").exists()
 

@@ -30,7 +30,7 @@ def store_path(tmp_path_factory):
     root = tmp_path_factory.mktemp("fspo_evidence")
     source = root / "wiki.jsonl"
     source.write_text("".join(json.dumps(a) + "\n" for a in ARTICLES), encoding="utf-8")
-    build_store(source, root / "wiki.sqlite3", tokenizer="words", passage_tokens=64)
+    build_store(source, root / "wiki.sqlite3", tokenizer="words", passage_tokens=64, force=False)
     return root / "wiki.sqlite3"
 
 

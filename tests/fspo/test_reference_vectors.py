@@ -137,7 +137,7 @@ def jaws_store(tmp_path):
     knowledge = WORKER["input"]["items"][0]["knowledge"]
     source = tmp_path / "wiki.jsonl"
     source.write_text(json.dumps({"title": "Jaws", "text": knowledge}) + "\n", encoding="utf-8")
-    build_store(source, tmp_path / "wiki.sqlite3", tokenizer="words", passage_tokens=64)
+    build_store(source, tmp_path / "wiki.sqlite3", tokenizer="words", passage_tokens=64, force=False)
     with open_store(tmp_path / "wiki.sqlite3") as opened:
         yield opened
 

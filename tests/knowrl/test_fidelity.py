@@ -210,7 +210,8 @@ def test_combined_reward_end_to_end_as_released(tmp_path):
     articles = [{"title": title, "text": p["text"].replace("<s>", "").replace("</s>", "")}
                 for title, passages in given["passages"].items() for p in passages]
     store_path = tmp_path / "wiki.sqlite3"
-    build_store(write_jsonl(tmp_path / "wiki.jsonl", articles), store_path, tokenizer="words", passage_tokens=64)
+    build_store(write_jsonl(tmp_path / "wiki.jsonl", articles), store_path, tokenizer="words", passage_tokens=64,
+                force=False)
     script = {graded(a): reply for a, reply in given["judge_reply_by_answer"].items()}
     script.update({f"Text: {text}\nFacts:": reply for text, reply in given["extractor_reply_by_text"].items() if text})
     rows = [{"id": f"r{i}", "question": "What is the capital of France?", "answers": [gold], "title": title}

@@ -5,11 +5,13 @@ import pytest
 from omegaconf import OmegaConf
 
 from factrl.harness.errors import ConfigError
-from factrl.harness.nli import DEFAULT_BACKEND, NLISettings, parse_config
+from factrl.harness.nli import DEFAULT_BACKEND, parse_config
+from factrl.harness.settings import defaults_from_yaml
 
 
 def test_defaults_and_omegaconf():
-    assert parse_config(None) == NLISettings(backend=DEFAULT_BACKEND)
+    assert parse_config(None).to_dict() == defaults_from_yaml("nli/default.yaml")  # the one place of the defaults
+    assert parse_config(None).backend == DEFAULT_BACKEND
     cfg = parse_config(OmegaConf.create({"backend": "hhem", "batch_size": 4, "model": None}))
     assert cfg.model_id == "vectara/hallucination_evaluation_model"
     assert cfg.pinned_revision == "8e4a2e6e96c708cc76c2344f7e4757df2515292c"

@@ -45,7 +45,7 @@ def returns(judge, store, tokenizer, texts, **settings):
 
 @pytest.fixture()
 def reference_judge(store):
-    with open_judge(compose(["judge=reference"]).judge, prompts=prompts_for(), evidence=store) as judge:
+    with open_judge(compose(["judge=reference"]).judge, prompts=prompts_for("released", "released"), evidence=store) as judge:
         yield judge
 
 

@@ -32,7 +32,7 @@ def returns(judge, store, tokenizer, completions, **settings):
 
 @pytest.fixture()
 def reference_judge(store):
-    with open_judge(compose(["judge=reference"]).judge, prompts=prompts_for(), evidence=store) as judge:
+    with open_judge(compose(["judge=reference"]).judge, prompts=prompts_for("released", "released"), evidence=store) as judge:
         yield judge
 
 
@@ -75,7 +75,7 @@ def test_a_guard_only_removes_positive_terms(tokenizer):
     clipped term, so no token gains; penalties of repeated wrong statements stay."""
     text = "Paris is in France. Paris is in Spain. Paris is in Spain."
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    alignment = align_response(tokenizer, ids)
+    alignment = align_response(tokenizer, ids, splitter="reference")
     judged = placement.judged_text(alignment)
 
     def labelled():
@@ -127,7 +127,7 @@ def test_the_answer_gate_pays_no_trick_above_the_honest_answer_it_builds_on(refe
 def test_the_answer_gate_scores_a_stated_gold_wrong_and_withholds_positives_of_a_withdrawn_answer(tokenizer):
     text = "Marie Curie was born in Warsaw. Warsaw is in Poland. Paris is in France."
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    alignment = align_response(tokenizer, ids)
+    alignment = align_response(tokenizer, ids, splitter="reference")
     judged = placement.judged_text(alignment)
 
     def labelled():

@@ -35,7 +35,7 @@ def test_rewards_are_the_released_ones(case, tokenizer):
     assert table.verdict == {k.lower(): v for k, v in i["verification_map"].items() if "Hedged" not in k}
     assert table.info == {int(k): v for k, v in i["informative_map"].items()}
     assert (table.w_truth, table.w_info, table.eps, table.mu) == (i["truth_weight"], i["info_weight"], i["epsilon"], i["mu"])
-    alignment = align_response(tokenizer, i["token_ids"])
+    alignment = align_response(tokenizer, i["token_ids"], splitter="reference")
     assert alignment.text == i["response"]
     out = scoring.score(echoes_of(i["labels"], alignment), alignment.spans, len(i["token_ids"]), table,
                         granularity=i["granularity"])
@@ -44,7 +44,8 @@ def test_rewards_are_the_released_ones(case, tokenizer):
 
 def test_an_echo_the_response_does_not_hold_is_refused(tokenizer):
     text = "Paris is the capital of France. It has many museums."
-    judged = placement.judged_text(align_response(tokenizer, tokenizer(text, add_special_tokens=False)["input_ids"]))
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    judged = placement.judged_text(align_response(tokenizer, ids, splitter="reference"))
     assert placement.locate("Paris, capital of France.", judged.text, 0.5) is not None  # a paraphrase (19 of 25)
     assert placement.locate("Berlin hosts the Bundestag.", judged.text, 0.5) is None  # the release: anywhere
     assert placement.locate("It has many museums.", judged.text, 1.0) == list(range(32, 52))
@@ -61,7 +62,7 @@ def test_ties_pick_the_first_run_as_pylcs_does():
 def test_judged_text_drops_tags_and_maps_back(tokenizer):
     completion = "<think>Marie Curie was born in Warsaw. She won two Nobel Prizes.</think><answer>Warsaw</answer>"
     ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
-    alignment = align_response(tokenizer, ids)
+    alignment = align_response(tokenizer, ids, splitter="reference")
     judged = placement.judged_text(alignment)
     assert judged.text == "Marie Curie was born in Warsaw. She won two Nobel Prizes.\nWarsaw"
     for position, char in enumerate(judged.text):

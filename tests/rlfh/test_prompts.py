@@ -91,10 +91,10 @@ def test_variants_carry_their_own_versions():
     assert e.decoding.given() == {} and v.decoding.given() == {}
     with pytest.raises(ParseError):
         v.parse("Incorrect")
-    assert prompts_for() == (EXTRACT, VERIFY, ASSESS) and EXTRACT.version == "2"
+    assert prompts_for("released", "released") == (EXTRACT, VERIFY, ASSESS) and EXTRACT.version == "2"
     assert all(p.reference is not None and "78cd846" in p.source for p in (EXTRACT, VERIFY, ASSESS))
     with pytest.raises(ValueError, match="parser"):
-        prompts_for("loose")
+        prompts_for("loose", "released")
 
 
 def _case_id(case):
