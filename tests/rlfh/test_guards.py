@@ -176,7 +176,7 @@ ANSWER_TRUTH, ANSWER_INFO = 0.3 * 1.3, math.log(1.3 + 1)  # a Correct statement 
 def test_answer_once_pays_the_first_statement_of_a_credited_answer_and_keeps_every_penalty(tokenizer):
     text = "The answer is Ulm. So the answer is Ulm. Einstein was born in 1879. Ulm is in France."
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    alignment = align_response(tokenizer, ids)
+    alignment = align_response(tokenizer, ids, splitter="reference")
     judged = placement.judged_text(alignment)
 
     def labelled():
