@@ -250,13 +250,17 @@ def unknown_key(owner: str, key: str, valid: typing.Iterable[str],
     `elsewhere`: keys that other options of the same config group have ({key: [option, ...]});
     when the closest key is one of them, the line names the options that have it:
     `judge.bse_url: unknown key (did you mean judge.base_url? an option of judge=embedded,
-    judge=openai); valid: ...`."""
+    judge=openai); valid: ...`; a key spelled right that only other options have:
+    `model.seed: unknown key (not a key of this model option; an option of model=custom); valid: ...`."""
     valid = list(valid)
     others = {k: v for k, v in (elsewhere or {}).items() if k not in valid}
     where = f"{owner}.{key}" if owner else str(key)
     hint = closest(str(key), [*valid, *others])
     prefix = owner + "." if owner else ""
-    if hint in others:
+    if hint == key and hint in others:  # spelled right, but the chosen option has no such key
+        options = ", ".join(f"{owner}={option}" for option in others[hint])
+        suggestion = f" (not a key of this {owner} option; an option of {options})"
+    elif hint in others:
         options = ", ".join(f"{owner}={option}" for option in others[hint])
         suggestion = f" (did you mean {prefix}{hint}? an option of {options})"
     else:

@@ -71,6 +71,9 @@ def test_a_key_of_another_judge_option_names_the_options_that_have_it(capsys, tm
                                              "judge.base_url?); valid: backend, model, base_url"), lines
     code, lines = _run_in_process(capsys, tmp_path, ["corpus.min_interval=1"])  # corpus=demo: remote's key
     assert code == 2 and "(did you mean corpus.min_interval_s? an option of corpus=remote)" in lines[0], lines
+    code, lines = _run_in_process(capsys, tmp_path, ["corpus.min_interval_s=1"])  # spelled right, corpus=demo lacks it
+    assert code == 2 and lines[0].startswith("harness run: error: corpus.min_interval_s: unknown key (not a key of "
+                                             "this corpus option; an option of corpus=remote); valid: "), lines
     assert not (tmp_path / "runs").exists()
 
 
