@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from ..registry import names
 from ..settings import Settings, defaults_from_yaml, plain
 
@@ -67,7 +67,8 @@ class NLISettings(Settings):
 
     def __post_init__(self) -> None:
         if self.backend not in names("nli"):  # the registry's `nli` kind (standin, hhem, deberta, plugins')
-            raise ValueError(f"backend={self.backend!r} is not valid; use one of {', '.join(names('nli'))}.")
+            raise ValueError(f"backend={self.backend!r} is not valid.{did_you_mean(str(self.backend), names('nli'))} "
+                             f"Use one of {', '.join(names('nli'))}.")
         defaults = self.default_values()
         for key, owner in _ONLY.items():
             if owner != self.backend and getattr(self, key) != defaults[key]:

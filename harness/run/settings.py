@@ -139,8 +139,22 @@ def check_run_settings(cfg: Any) -> dict[str, Any]:
         parsed["model"] = ModelSettings.from_mapping(cfg.model)
         parsed["decoding"] = decoding_of(cfg.model, max_new_tokens=parsed["eval"].max_new_tokens,
                                          seed=parsed["root"].seed)
-    if cfg.get("judge") is not None:  # its numbers now; the rest when a method opens it
+    from ..errors import ConfigError
+    from ..registry import require
+
+    if cfg.get("judge") is not None:  # its backend's name and its numbers now; the rest when a method opens it
+        backend = (plain(cfg.judge) or {}).get("backend")
+        if backend is not None:
+            require("judge", str(backend), "judge.backend")
         check_ranges(JudgeSettings, cfg.judge)
+    method_nli = (plain(cfg.get("method")) or {}).get("nli") if cfg.get("method") is not None else None
+    if isinstance(method_nli, dict):  # a method's NLI scorer (FSPO, KnowRL): checked before its weights load
+        from ..nli.config import parse_config
+
+        try:
+            parse_config(method_nli)
+        except (ValueError, TypeError) as err:
+            raise ConfigError(f"method.{err}" if str(err).startswith("nli") else f"method.nli: {err}") from None
     return parsed
 
 

@@ -40,7 +40,28 @@ CASES = [
     ("model.decoding.top_p=0", "model.decoding.top_p=0 is out of range; allowed: (0, 1]"),
     ("train.steps=two", "train.steps='two' is not an integer; set a whole number"),
     ("judge=openai judge.timeout=-1", "judge.timeout=-1 is out of range; allowed: (0, inf)"),
+    # a judge the method never opens is still checked by name (raw trains nothing: it once ran to the end)
+    ("judge.backend=opnai", "judge.backend='opnai': unknown judge backend. Did you mean 'openai'? Available: embedded, "
+                            "none, openai, reference."),
 ]
+
+
+@pytest.mark.parametrize("method, override, message", [
+    ("fspo", "method.nli.backend=hhemm", "method.nli.backend='hhemm' is not valid. Did you mean 'hhem'? Use one of "
+                                         "deberta, hhem, standin."),
+    ("knowrl", "method.nli.dtype=fp8", "method.nli.dtype='fp8' is not valid; use one of float32, bfloat16, float16, "
+                                       "auto."),
+])
+def test_a_methods_nli_options_are_checked_before_the_run_directory(capsys, tmp_path, method, override, message):
+    argv = ["run", f"method={method}", override, f"output_dir={tmp_path / 'runs'}",
+            f"leaderboard.store={tmp_path / 'lb.sqlite'}"]
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert (code, lines) == (2, [f"harness run: error: {message}"])
+    assert not (tmp_path / "runs").exists()
 
 
 def _run_in_process(capsys, tmp_path, overrides: list[str]) -> tuple[int, list[str]]:
