@@ -247,5 +247,5 @@ def test_a_plugin_backend_and_scorer_are_dispatched_by_name(plugin_path):
     assert "always" in registry.names("nli") and "lenient" in scorer_names()
     assert load_nli({"backend": "always"}).score([("Paris is in France.", "Paris is in Spain.")]) == [0.75]
     assert get_scorer("lenient").name == "lenient"
-    with pytest.raises(ValueError, match=r"backend='alway' is not valid; use one of always, deberta, hhem, standin"):
+    with pytest.raises(ValueError, match=r"backend='alway' is not valid. Did you mean 'always'\? Use one of always, deberta, hhem, standin"):
         load_nli({"backend": "alway"})
