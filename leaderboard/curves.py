@@ -53,8 +53,10 @@ def _number(value: Any) -> float | None:
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:
-    """The per-step lines of a log.jsonl (the last line of each step wins: a resumed run may
-    repeat a step), in step order; lines that are not JSON objects with an integer `step` are skipped."""
+    """The per-step lines of a log.jsonl, one merged record per step in step order: a later line's
+    keys win (a resumed run may repeat a step), and a step's other lines add their keys (TRL's
+    closing summary, `train_runtime` and friends, carries the last step's number and must not
+    erase that step's metrics). Lines that are not JSON objects with an integer `step` are skipped."""
     by_step: dict[int, dict[str, Any]] = {}
     with open(path, encoding="utf-8", errors="replace") as handle:
         for line in handle:
@@ -63,7 +65,7 @@ def read_log(path: Path) -> list[dict[str, Any]]:
             except ValueError:
                 continue  # a line cut by a kill
             if isinstance(item, dict) and isinstance(item.get("step"), int) and not isinstance(item["step"], bool):
-                by_step[item["step"]] = item
+                by_step[item["step"]] = {**by_step.get(item["step"], {}), **item}
     return [by_step[s] for s in sorted(by_step)]
 
 
