@@ -69,5 +69,14 @@ def build(out: Path) -> dict:
             "parameters": sum(p.numel() for p in model.parameters())}
 
 
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out_dir", type=Path, help="folder to write model/, corpus/ and pool.json into")
+    args = parser.parse_args(argv)
+    print("NOTE:", json.dumps(build(args.out_dir.resolve())))
+
+
 if __name__ == "__main__":
-    print("NOTE:", json.dumps(build(Path(sys.argv[1]).resolve())))
+    main()

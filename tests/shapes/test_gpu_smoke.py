@@ -79,3 +79,12 @@ def test_a_spent_budget_skips_every_later_step_and_still_writes_the_summary(tmp_
 
 def test_the_script_parses():
     assert subprocess.run(["bash", "-n", str(SCRIPT)], capture_output=True).returncode == 0
+
+
+def test_the_assets_script_takes_help_as_help_not_as_its_folder(tmp_path):
+    # `python benchmarks/gpu_smoke_assets.py --help` once wrote model/, corpus/ and pool.json into a
+    # folder named "--help" (its argument was read as the output folder).
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_smoke_assets.py"), "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "out_dir" in done.stdout
+    assert list(tmp_path.iterdir()) == []
