@@ -25,7 +25,7 @@ is not flagged `NOT_MOVED_MARK`; the movement note says what could not be checke
 A trained line not flagged `NOT_MOVED_MARK` is flagged `EVAL_NOT_MOVED_MARK`, "evaluation did not
 move" (rule v2), when no metric of its evaluation differs from Raw's **by at least its MDE**:
 every metric the page shows with an MDE against Raw of the same model (the accuracy table's cells,
-Macro included, and the behaviour table's format rate, abstention, answer words, completion words
+Macro included when the table has two sets or more, and the behaviour table's format rate, abstention, answer words, completion words
 and answer accuracy on each set, tables/behaviour.py) has |Δraw| < MDE, and at least one such
 metric exists. Its reason names the reward's trend and every compared metric with its Δ and MDE;
 a line with some |Δraw| >= MDE says "moved" and which metric(s). A curve that moved does not
