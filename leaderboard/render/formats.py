@@ -18,7 +18,7 @@ from ..components import MARKER
 from ..diagnostics import FLAG_MARK
 from ..marks import METHOD_PROMPT_MARK, RECONSTRUCTED_MARK, SUBSTITUTE_MARK
 from ..tables import Cell, Line, Table
-from ..tables.movement import NOT_MOVED_MARK
+from ..tables.movement import EVAL_NOT_MOVED_MARK, NOT_MOVED_MARK
 from ..tables.uncertainty import marks, undecided
 
 _MD_SPECIAL = "\\`*_[]|~$#"
@@ -27,7 +27,7 @@ _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"
           "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", MARKER: r"\ddag{}",
           "§": r"\S{}", "±": r"$\pm$", "Δ": r"$\Delta$", "⚑": r"$\triangleright$", "◇": r"$\diamond$",
           RECONSTRUCTED_MARK: r"\P{}", SUBSTITUTE_MARK: r"\textbardbl{}", NOT_MOVED_MARK: r"$\emptyset$",
-          METHOD_PROMPT_MARK: r"$\ast$"}
+          EVAL_NOT_MOVED_MARK: r"$\approx$", METHOD_PROMPT_MARK: r"$\ast$"}
 
 
 def md_escape(text: Any) -> str:
@@ -47,7 +47,7 @@ def _header_labels(table: Table) -> list[str]:
 
 
 _TEX_MARKS = (r"\textsuperscript{\ddag}", r"\textsuperscript{\P}", r"\textsuperscript{\textbardbl}",
-              r"\textsuperscript{$\emptyset$}", r"\textsuperscript{$\ast$}")
+              r"\textsuperscript{$\emptyset$}", r"\textsuperscript{$\approx$}", r"\textsuperscript{$\ast$}")
 
 
 def not_moved(line: Line) -> bool:
@@ -55,12 +55,20 @@ def not_moved(line: Line) -> bool:
     return bool(line.movement is not None and line.movement.flagged)
 
 
+def evaluation_not_moved(line: Line) -> bool:
+    """A trained line flagged "evaluation did not move" (tables/movement.py, rule v2)."""
+    return bool(line.movement is not None and line.movement.evaluation_flat)
+
+
 def _marked(line: Line, label: str, markers: tuple[str, ...] = (MARKER, RECONSTRUCTED_MARK, SUBSTITUTE_MARK,
-                                                                 NOT_MOVED_MARK, METHOD_PROMPT_MARK)) -> str:
+                                                                 NOT_MOVED_MARK, EVAL_NOT_MOVED_MARK,
+                                                                 METHOD_PROMPT_MARK)) -> str:
     """The (escaped) method label with its provenance marks: stand-in, reconstructed method,
-    judge substitute, did not move, method prompt (the table's notes hold each legend)."""
+    judge substitute, did not move, evaluation did not move, method prompt (the table's notes
+    hold each legend)."""
     shown = "".join(m for m, on in zip(markers, (bool(line.stand_ins), line.reconstructed, bool(line.substitutes),
-                                                 not_moved(line), line.method_prompt)) if on)
+                                                 not_moved(line), evaluation_not_moved(line), line.method_prompt))
+                    if on)
     return f"{label} {shown}" if shown else label
 
 
@@ -117,7 +125,8 @@ def csv_text(table: Table) -> str:
     with_diff = [k for k in keys if any(line.cells.get(k, Cell()).diff is not None for line in table.lines)]
     extra = _uncertainty_columns(table, keys)
     writer.writerow(["model", "method", *keys, *[f"{k}_diff" for k in with_diff], *[name for name, _ in extra],
-                     "stand_ins", "reconstructed", "judge_substitute", "did_not_move", "runs", "rows"])
+                     "stand_ins", "reconstructed", "judge_substitute", "did_not_move", "evaluation_did_not_move",
+                     "runs", "rows"])
     for line in table.lines + table.footer:
         values = [line.cells.get(k, Cell()).value for k in keys]
         diffs = [line.cells.get(k, Cell()).diff for k in with_diff]
@@ -126,7 +135,8 @@ def csv_text(table: Table) -> str:
                          *["" if d is None else round(d, 6) for d in diffs],
                          *["" if v is None else (round(v, 6) if isinstance(v, float) else v) for v in more],
                          "; ".join(line.stand_ins), "true" if line.reconstructed else "", "; ".join(line.substitutes),
-                         "true" if not_moved(line) else "", " ".join(line.run_ids), " ".join(line.row_ids)])
+                         "true" if not_moved(line) else "", "true" if evaluation_not_moved(line) else "",
+                         " ".join(line.run_ids), " ".join(line.row_ids)])
     return buffer.getvalue()
 
 

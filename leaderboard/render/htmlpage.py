@@ -22,7 +22,7 @@ from ..components import MARKER, row_stand_ins
 from ..diagnostics import FLAG_MARK
 from ..marks import METHOD_PROMPT_MARK, RECONSTRUCTED_MARK, SUBSTITUTE_MARK, row_fidelity, row_substitutes
 from ..tables import Cell, Line, Table
-from ..tables.movement import NOT_MOVED_MARK
+from ..tables.movement import EVAL_NOT_MOVED_MARK, NOT_MOVED_MARK
 from ..tables.uncertainty import MDE_LEGEND_START, NOISE_MARK, includes_zero, marks, undecided
 
 # (model label, set label) of a row, for labelling its links in a table's Provenance cell.
@@ -33,7 +33,7 @@ Links = dict[str, str]
 # Notes that explain a mark rather than a table: printed once, in the page's legend.
 LEGEND_STARTS = (f"{MARKER} = ", f"{RECONSTRUCTED_MARK} = ", f"{SUBSTITUTE_MARK} = ", f"{METHOD_PROMPT_MARK} = ",
                  f"{NOISE_MARK} = ",
-                 f"{FLAG_MARK} = ", f"{NOT_MOVED_MARK} = ", MDE_LEGEND_START, "Differences without an interval")
+                 f"{FLAG_MARK} = ", f"{NOT_MOVED_MARK} = ", f"{EVAL_NOT_MOVED_MARK} = ", MDE_LEGEND_START, "Differences without an interval")
 
 
 def _e(value: Any) -> str:
@@ -112,8 +112,10 @@ def _method_cell(line: Line, runs: Links | None = None) -> str:
     if line.method_prompt:
         label += (' <span class="standin" title="method prompt: the shared prompt plus the method&#x27;s own '
                   f'addition">{METHOD_PROMPT_MARK}</span>')
-    if line.movement is not None and line.movement.flagged:
-        label += f' <span class="moved" title="{_e(line.movement.text)}">{NOT_MOVED_MARK} did not move</span>'
+    if line.movement is not None and line.movement.mark:  # ∅ did not move, ≈ evaluation did not move
+        cls = "moved" if line.movement.flagged else "moved eval"
+        label += (f' <span class="{cls}" title="{_e(line.movement.text)}">{line.movement.mark} '
+                  f"{_e(line.movement.label)}</span>")
     return f'<td class="text">{label}</td>'
 
 

@@ -20,7 +20,9 @@ the same model with the paired bootstrap interval and the MDE at this n, from th
 per-question vectors (store/behaviour.py, outcomes.py; a multi-seed line uses the per-question
 mean over its seeds). The means use stats.paired_interval / paired_mde; answer accuracy, a ratio,
 stats.ratio_interval (the same bootstrap) and ratio_mde (delta method). A row without the
-vectors (recorded before them) shows its metrics.json value without an interval.
+vectors (recorded before them) shows its metrics.json value without an interval. The movement
+verdict (movement.py, "evaluation did not move") reads the same Δraw and MDE through
+`raw_differences`, so the flag and this table never disagree.
 """
 from __future__ import annotations
 
@@ -40,6 +42,9 @@ COLUMNS = (("format", "Format (%)", "format_rate", "format_ok", 100.0),
            ("words", "Answer words", "mean_answer_words", "answer_words", 1.0),
            ("length", "Completion words", "mean_completion_words", "completion_words", 1.0),
            ("answer_accuracy", "Answer acc. (%)", None, None, 100.0))
+# What the movement verdict's reason calls each column (tables/movement.py).
+NAMES = {"format": "format rate", "abstention": "abstention", "words": "answer words", "length": "completion words",
+         "answer_accuracy": "answer accuracy"}
 PRECISION = {"words": 1, "length": 1}
 
 
@@ -86,16 +91,53 @@ def _value(key: str, metric: str | None, field: str | None, rows: list[dict],
 
 
 def _compare(key: str, field: str | None, mine: dict[str, np.ndarray], raw: dict[str, np.ndarray],
-             settings: BootstrapSettings) -> tuple[Interval | None, float | None]:
-    """(interval, MDE) of mine - raw in the column's own unit (fractions or words)."""
+             settings: BootstrapSettings | None) -> tuple[Interval | None, float | None]:
+    """(interval, MDE) of mine - raw in the column's own unit (fractions or words); no interval
+    (no resampling) when `settings` is None."""
     if key == "answer_accuracy":
         if "na" not in mine or "na" not in raw:
             return None, None
         args = (mine["correct"], 1.0 - mine["na"], raw["correct"], 1.0 - raw["na"])
-        return ratio_interval(*args, settings), ratio_mde(*args)
+        return (ratio_interval(*args, settings) if settings else None), ratio_mde(*args)
     if field not in mine or field not in raw:
         return None, None
-    return paired_interval(mine[field], raw[field], settings), paired_mde(mine[field], raw[field])
+    return (paired_interval(mine[field], raw[field], settings) if settings else None), \
+        paired_mde(mine[field], raw[field])
+
+
+Found = tuple[str, dict[str, np.ndarray]] | None  # _vectors of a line's rows
+
+
+def against_raw(rows: list[dict], found: Found, raw: tuple[list[dict], Found] | None,
+                settings: BootstrapSettings | None) -> dict[str, tuple[float | None, tuple | None, float | None]]:
+    """{column key: (value, (Δraw, low, high) or None, MDE or None)} of one line on one set, in
+    the shown unit (% or words); `raw` (Raw's rows and vectors) None for Raw itself. The
+    behaviour table passes its bootstrap settings; the movement verdict None (Δ and MDE only)."""
+    vectors = found[1] if found else None
+    raw_vectors = raw[1][1] if raw is not None and raw[1] else None
+    out = {}
+    for key, _, metric, field, scale in COLUMNS:
+        value = _value(key, metric, field, rows, vectors)
+        shown = None if value is None else value * scale
+        vs_raw, mde = None, None
+        if raw is not None and shown is not None:
+            raw_value = _value(key, metric, field, raw[0], raw_vectors)
+            paired = (vectors is not None and raw_vectors is not None and found is not None
+                      and raw[1] is not None and found[0] == raw[1][0])
+            interval, mde_raw = _compare(key, field, vectors, raw_vectors, settings) if paired else (None, None)
+            if raw_value is not None:
+                vs_raw = (shown - raw_value * scale, None if interval is None else interval.low * scale,
+                          None if interval is None else interval.high * scale)
+            mde = None if mde_raw is None else mde_raw * scale
+        out[key] = (shown, vs_raw, mde)
+    return out
+
+
+def raw_differences(rows: list[dict], raw_rows: list[dict]) -> list[tuple[str, float, float | None]]:
+    """(column key, Δraw, MDE or None) of each behaviour column with a difference, in the shown
+    unit: what the behaviour table prints, without its interval."""
+    found = against_raw(rows, _vectors(rows), (raw_rows, _vectors(raw_rows)), None)
+    return [(key, vs_raw[0], mde) for key, (_, vs_raw, mde) in found.items() if vs_raw is not None]
 
 
 def _text(value: float | None, digits: int, vs_raw: tuple | None, mde: float | None) -> str:
@@ -130,27 +172,14 @@ def _set_table(accuracy: Table, name: str, label: str, rows_by_id: dict[str, dic
         if not members:
             continue
         raw = members.get(layout.raw)
-        raw_vectors = raw[2][1] if raw and raw[2] else None
         out = []
         for method, (line, rows, found) in members.items():
-            vectors = found[1] if found else None
-            seen_vectors = seen_vectors or vectors is not None
+            seen_vectors = seen_vectors or found is not None
             acc = line.cells[name]
             cells = {"accuracy": Cell(acc.value, _text(acc.value, 2, acc.vs_raw, acc.vs_raw_mde), row_ids=list(acc.row_ids),
                                       n=acc.n, vs_raw=acc.vs_raw, vs_raw_mde=acc.vs_raw_mde)}
-            for key, _, metric, field, scale in COLUMNS:
-                value = _value(key, metric, field, rows, vectors)
-                shown = None if value is None else value * scale
-                vs_raw, mde = None, None
-                if method != layout.raw and raw is not None and shown is not None:
-                    raw_value = _value(key, metric, field, raw[1], raw_vectors)
-                    paired = (vectors is not None and raw_vectors is not None and found is not None
-                              and raw[2] is not None and found[0] == raw[2][0])
-                    interval, mde_raw = _compare(key, field, vectors, raw_vectors, settings) if paired else (None, None)
-                    if raw_value is not None:
-                        vs_raw = (shown - raw_value * scale, None if interval is None else interval.low * scale,
-                                  None if interval is None else interval.high * scale)
-                    mde = None if mde_raw is None else mde_raw * scale
+            against = against_raw(rows, found, None if method == layout.raw or raw is None else raw[1:], settings)
+            for key, (shown, vs_raw, mde) in against.items():
                 cells[key] = Cell(shown, _text(shown, PRECISION.get(key, 2), vs_raw, mde), row_ids=list(acc.row_ids),
                                   vs_raw=vs_raw, vs_raw_mde=mde)
             out.append(Line(line.model, line.method, line.method_label, cells, list(line.run_ids),

@@ -34,7 +34,6 @@ from ..marks import RECONSTRUCTED, row_fidelity, row_substitutes
 from ..render import training_plots
 from ..store.versions import model_key
 from ..tables import Layout, Table, model_labels
-from ..tables.movement import NOT_MOVED_MARK
 from . import pages, rollouts, runfiles, samples, sentences, shards
 from .schema import VIEWER_SCHEMA
 
@@ -126,11 +125,10 @@ def _movement_box(movement: Any, training: dict | None) -> str:
     e = pages._e
     parts = []
     if movement is not None:
-        cls = "flag" if movement.flagged else ""
-        mark = f"{NOT_MOVED_MARK} " if movement.flagged else ""
-        text = movement.text.removeprefix("did not move: ")  # the heading says it
-        parts.append(f'<section class="box {cls}" id="movement"><b>{mark}{"Did not move" if movement.flagged else "Movement"}'
-                     f":</b> {e(text)}.")
+        cls = "flag" if movement.mark else ""
+        heading = f"{movement.mark} {movement.label[:1].upper()}{movement.label[1:]}" if movement.mark else "Movement"
+        text = movement.text.removeprefix(f"{movement.label}: ")  # the heading says it
+        parts.append(f'<section class="box {cls}" id="movement"><b>{e(heading)}:</b> {e(text)}.')
     delta = (training or {}).get("adapter_delta")
     if delta:
         text = (f"adapter: {delta.get('changed')} of {delta.get('tensors')} LoRA tensors changed, relative change "

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..components import MARKER
 from ..marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK
-from ..tables.movement import NOT_MOVED_MARK
+from ..tables.movement import EVAL_NOT_MOVED_MARK, NOT_MOVED_MARK
 
 CSP = ("default-src 'none'; script-src 'self' file:; style-src 'self' file: 'unsafe-inline'; "
        "img-src 'self' file: data:")
@@ -56,7 +56,7 @@ def legend(kind: str) -> str:
               '<span><span class="flag" style="display: inline">⚑</span> gaming flag: strict v2 reason, hedged '
               "answer, collapse onto the run's top answer, or a trick the probe found the reward pays</span>",
               f"<span>{MARKER} stand-in · {RECONSTRUCTED_MARK} reconstructed · {SUBSTITUTE_MARK} judge substitute · "
-              f"{NOT_MOVED_MARK} did not move</span>"]
+              f"{NOT_MOVED_MARK} did not move · {EVAL_NOT_MOVED_MARK} evaluation did not move</span>"]
     return '<section class="box" id="legend"><b>Legend</b><div class="legend">' + "".join(parts) + "</div></section>\n"
 
 

@@ -1,5 +1,5 @@
-"""The "did not move" flag (tables/movement.py), both ways, and the behaviour tables
-(tables/behaviour.py) with their paired intervals and MDEs."""
+"""The "did not move" flag and the "evaluation did not move" flag (tables/movement.py, rule v2),
+both ways, and the behaviour tables (tables/behaviour.py) with their paired intervals and MDEs."""
 from __future__ import annotations
 
 import csv
@@ -15,7 +15,7 @@ from factrl.leaderboard.store import behaviour as behaviourlib
 from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.tables.behaviour import behaviour_tables
 from factrl.leaderboard.tables.build import build_tables
-from factrl.leaderboard.tables.movement import NOT_MOVED_MARK, trend
+from factrl.leaderboard.tables.movement import EVAL_NOT_MOVED_MARK, NOT_MOVED_MARK, trend
 from factrl.leaderboard.tables.stats import BootstrapSettings, ratio_interval, ratio_mde
 from factrl.leaderboard.testing import add_training, eval_samples, make_run_dir
 
@@ -71,7 +71,7 @@ def test_a_flat_curve_with_raws_verdicts_is_flagged_in_every_format(tmp_path):
     assert '<span class="moved" title="did not move: reward flat within noise over 6 steps' in html
 
 
-@pytest.mark.parametrize("rise, same, why", [(0.4, True, "moved: reward moved over 10 steps"),
+@pytest.mark.parametrize("rise, same, why", [(0.4, True, "reward moved over 10 steps"),
                                              (0.0, False, "verdicts differ from Raw&#x27;s on 1 of 1 set(s)")])
 def test_a_rising_curve_or_other_verdicts_are_not_flagged(tmp_path, rise, same, why):
     flagged, md, html = _grid(tmp_path, rise=rise, steps=10, same_verdicts=same)
@@ -85,6 +85,83 @@ def test_a_run_without_a_curve_is_not_assessed(tmp_path):
     assert not flagged
     (page,) = [p for p in (tmp_path / "site" / "viewer" / "runs").glob("*corver*.html")]
     assert "not assessed: the row keeps no training curve" in page.read_text()
+
+
+RAW = [i % 3 == 0 for i in range(60)]  # eval_samples: an answer is empty (abstained) when i % 7 == 3 and wrong
+WRONG = [i for i in range(60) if i % 3 and i % 7 != 3]  # answered wrong by Raw
+
+
+def _publish_pair(tmp_path, tuned: list[dict]):
+    """Raw and a CorVer run whose reward rises over 10 steps (permutation p < 0.001), evaluated
+    on the same 60 questions: (accuracy.csv line of CorVer, leaderboard.md, index.html, run page, tables.tex)."""
+    store = tmp_path / "lb.sqlite"
+    record_run(make_run_dir(tmp_path / "runs", method="raw", model="m", scores={"demo": 0.0},
+                            samples={"demo": eval_samples(60, RAW)}), store)
+    run = make_run_dir(tmp_path / "runs", method="corver", model="m", scores={"demo": 0.0}, steps=10,
+                       samples={"demo": tuned}, train_phases={"rollout": 60.0})
+    add_training(run, method="corver", steps=10, rise=0.4, seed=3)
+    record_run(run, store)
+    site = tmp_path / "site"
+    publish(store, None, site, {})
+    with open(site / "accuracy.csv", newline="") as handle:
+        line = next(r for r in csv.DictReader(handle) if r["method"] == "corver")
+    (page,) = (site / "viewer" / "runs").glob("*corver*.html")
+    return (line, (site / "leaderboard.md").read_text(), (site / "index.html").read_text(), page.read_text(),
+            (site / "tables.tex").read_text())
+
+
+def _mde_pp(mine: list[float], raw: list[float]) -> float:
+    """The MDE by its formula (z_0.975 + z_0.80) sd(d) / sqrt(n), in pp: independent of stats.py."""
+    d = np.asarray(mine, dtype=float) - np.asarray(raw, dtype=float)
+    return 100 * 2.80158 * np.std(d, ddof=1) / len(d) ** 0.5
+
+
+def test_an_evaluation_within_every_mde_is_flagged_with_its_metrics(tmp_path):
+    # Five more right answers: accuracy +8.33 pp with a bootstrap interval above 0, yet below its
+    # MDE (10.1 pp at n = 60): "beyond its MDE" is |Δ| >= MDE, so the line is flagged.
+    tuned = eval_samples(60, [c or i in WRONG[:5] for i, c in enumerate(RAW)])
+    line, md, html, page, tex = _publish_pair(tmp_path, tuned)
+    assert line["evaluation_did_not_move"] == "true" and line["did_not_move"] == ""  # the reward moved: not ∅
+    assert float(line["demo_vs_raw_low"]) > 0  # the interval excludes 0; the MDE rule still flags it
+    raw = eval_samples(60, RAW)
+    mde = _mde_pp([s["correct"] for s in tuned], [s["correct"] for s in raw])
+    assert float(line["demo_vs_raw"]) == pytest.approx(100 * 5 / 60) and float(line["demo_vs_raw_mde"]) == pytest.approx(mde, rel=1e-4)
+    assert f"| CorVer {EVAL_NOT_MOVED_MARK} |" in md
+    (note,) = [n for n in md.splitlines() if n.startswith(f"- {EVAL_NOT_MOVED_MARK} m / CorVer: ")]
+    assert "evaluation did not move: reward moved over 10 steps" in note and "permutation p &lt; 0.001" in note
+    assert f"on Demo, accuracy Δ +8.33 pp (MDE {mde:.2f})" in note
+    for metric in ("format rate Δ +0.00 pp", "abstention Δ +0.00 pp", "answer words Δ +0.0 words",
+                   "completion words Δ +0.0 words", "answer accuracy Δ +9.26 pp"):  # 5 / 54 attempted
+        assert metric in note
+    assert f"- {EVAL_NOT_MOVED_MARK} = evaluation did not move (rule v2)" in md  # the legend, before the notes
+    assert md.index(f"- {EVAL_NOT_MOVED_MARK} = ") < md.index(f"- {EVAL_NOT_MOVED_MARK} m / CorVer")
+    assert f"- {NOT_MOVED_MARK} = " not in md  # no ∅ line, no ∅ legend
+    assert (f'<span class="moved eval" title="evaluation did not move: reward moved over 10 steps') in html
+    assert f"{EVAL_NOT_MOVED_MARK} evaluation did not move</span>" in html
+    assert f'<summary><span class="standin">{EVAL_NOT_MOVED_MARK}</span> evaluation did not move</summary>' in html  # legend
+    assert f'<section class="box flag" id="movement"><b>{EVAL_NOT_MOVED_MARK} Evaluation did not move:</b> reward moved' in page
+    assert r"CorVer \textsuperscript{$\approx$}" in tex
+
+
+def _abstaining() -> list[dict]:
+    tuned = eval_samples(60, RAW)
+    for i in WRONG[:15]:  # abstains on fifteen questions Raw answered wrong: accuracy unchanged
+        tuned[i].update(answer="", na=True, correct=False, format_ok=False, answer_words=0, completion_words=2)
+    return tuned
+
+
+@pytest.mark.parametrize("tuned, named, unnamed", [
+    (eval_samples(60, [c or i in WRONG[:8] for i, c in enumerate(RAW)]),
+     ("on Demo, accuracy Δ +13.33 pp (MDE", "answer accuracy Δ +14.81 pp (MDE"), ("format rate", "abstention")),
+    (_abstaining(), ("on Demo, format rate Δ -25.00 pp (MDE", "abstention Δ +25.00 pp (MDE"), ("accuracy Δ +0.00",))])
+def test_a_metric_beyond_its_mde_is_not_flagged_and_named(tmp_path, tuned, named, unnamed):
+    line, md, html, page, _ = _publish_pair(tmp_path, tuned)
+    assert line["evaluation_did_not_move"] == "" and line["did_not_move"] == ""
+    assert f"CorVer {EVAL_NOT_MOVED_MARK}" not in md and f"- {EVAL_NOT_MOVED_MARK} = " not in md
+    assert '<span class="moved' not in html
+    (box,) = [b for b in page.split("<section") if 'id="movement"' in b]
+    assert "<b>Movement:</b> moved: reward moved over 10 steps" in box and "evaluation moved: |Δraw| &gt;= MDE" in box
+    assert all(text in box for text in named) and not any(text in box for text in unnamed)
 
 
 def test_ratio_interval_is_the_index_bootstrap():
