@@ -13,6 +13,7 @@ from factrl.leaderboard.diagnostics import FLAG_MARK, compute, strict_verdict
 from factrl.leaderboard.render.formats import md_escape
 from factrl.leaderboard.settings import load
 from factrl.leaderboard.tables.build import build_tables
+from factrl.leaderboard.tables.movement import EVAL_NOT_MOVED_MARK
 from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
 
@@ -80,7 +81,8 @@ def test_the_gap_is_flagged_in_every_format_and_old_rows_keep_their_rule(runs, s
     out = tmp_path / "site"
     publish(store_path, None, out)
     md = (out / "leaderboard.md").read_text()
-    assert f"|  | FSPO | 100.00 {FLAG_MARK} |" in md  # all lines tie at 100: no bold
+    # All lines tie at 100: no bold; FSPO's verdicts equal Raw's, so it is also flagged ≈ (movement.py).
+    assert f"|  | FSPO {EVAL_NOT_MOVED_MARK} | 100.00 {FLAG_MARK} |" in md
     assert md_escape(f"{FLAG_MARK} m / FSPO / NQ-Open: strict gap 25.0 pp (strict v3: 10 candidates); hedged 25%") in md
     assert "strict 75.00 (gap 25.00)" in md and "strict v1 95.00 (gap 5.00)" in md  # the uncertainty view
     assert "or its accuracy exceeds its strict accuracy by more than 2 pp" in md  # the legend
