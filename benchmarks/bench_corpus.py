@@ -27,11 +27,11 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from factrl.harness.corpus import build_query, open_counter  # noqa: E402
-from factrl.harness.corpus.cache import CountCache  # noqa: E402
-from factrl.harness.corpus.cli import corpus_config  # noqa: E402
-from factrl.harness.corpus.counter import Counter  # noqa: E402
-from factrl.harness.corpus.sources import demo_corpus_path, iter_documents  # noqa: E402
+from factrl.harness.services.corpus import build_query, open_counter  # noqa: E402
+from factrl.harness.services.corpus.cache import CountCache  # noqa: E402
+from factrl.harness.services.corpus.cli import corpus_config  # noqa: E402
+from factrl.harness.services.corpus.counter import Counter  # noqa: E402
+from factrl.harness.services.corpus.sources import demo_corpus_path, iter_documents  # noqa: E402
 
 SPAN = re.compile(r"(?:[A-Z][\w'’.-]+)(?:\s+(?:of|the|de|von|and)?\s*[A-Z][\w'’.-]+)*")
 

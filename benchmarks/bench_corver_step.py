@@ -58,12 +58,12 @@ def main() -> None:
     import torch
     from trl import GRPOTrainer
 
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
-    from factrl.harness.rewards import response_rewards
+    from factrl.harness.core.rewards import response_rewards
     from factrl.methods.corver import CorVerSettings
-    from factrl.harness.timer import Timer
+    from factrl.harness.core.timer import Timer
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer

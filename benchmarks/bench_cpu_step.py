@@ -117,10 +117,10 @@ def run_variant(name: str, steps: int, model: str, threads: int) -> dict:
     torch.set_num_threads(threads)
     from trl import GRPOTrainer
 
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
-    from factrl.harness.rewards import response_rewards
+    from factrl.harness.core.rewards import response_rewards
     from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.grpo import TokenGRPOTrainer

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_evidence.py [--store PATH] [--repeats 3] [-k 5]
 
-Queries are the demo questions (harness/demo_data.py, about 1,160 FanOutQA single-hop
+Queries are the demo questions (harness/core/demo_data.py, about 1,160 FanOutQA single-hop
 questions) with their `title` field: KnowRL-style "topic + fact" text. Timed per query,
 fastest of `--repeats` (filters out waiting for a CPU on a shared machine), after one
 warm-up pass: `search` over the whole store, `for_row` (the row's articles, ranked and
@@ -20,8 +20,8 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from factrl.harness.demo_data import demo_pairs  # noqa: E402
-from factrl.harness.evidence import ensure_demo_store, open_store, split_titles  # noqa: E402
+from factrl.harness.core.demo_data import demo_pairs  # noqa: E402
+from factrl.harness.services.evidence import ensure_demo_store, open_store, split_titles  # noqa: E402
 
 TARGET_MS = 5.0
 

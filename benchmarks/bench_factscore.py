@@ -26,8 +26,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from factrl.evals.factscore import ClaimRetriever, load_npm  # noqa: E402
 from factrl.evals.loaders import Record  # noqa: E402
 from factrl.evals.semantic import semantic_correctness  # noqa: E402
-from factrl.harness.evidence import ensure_demo_store, open_store  # noqa: E402
-from factrl.harness.judge import open_judge  # noqa: E402
+from factrl.harness.services.evidence import ensure_demo_store, open_store  # noqa: E402
+from factrl.harness.services.judge import open_judge  # noqa: E402
 from latency_judge import start_server  # noqa: E402  (benchmarks/, beside this script)
 
 

@@ -17,7 +17,7 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from factrl.harness.judge import SIMPLEQA_GRADE, open_judge  # noqa: E402
+from factrl.harness.services.judge import SIMPLEQA_GRADE, open_judge  # noqa: E402
 from latency_judge import start_server  # noqa: E402  (benchmarks/, beside this script)
 
 TARGET = 0.8

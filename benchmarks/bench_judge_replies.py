@@ -26,8 +26,8 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests/judge/judge_server.py
 
-from factrl.harness.errors import ConfigError  # noqa: E402
-from factrl.harness.judge import ATOMIC_FACTS, SIMPLEQA_GRADE, open_judge  # noqa: E402
+from factrl.harness.core.errors import ConfigError  # noqa: E402
+from factrl.harness.services.judge import ATOMIC_FACTS, SIMPLEQA_GRADE, open_judge  # noqa: E402
 
 QUESTIONS = [("What is the capital of France?", "Paris", ["Paris", "It is Lyon.", "I don't know"]),
              ("Who wrote Hamlet?", "William Shakespeare", ["Shakespeare", "Christopher Marlowe", "Not sure"]),

@@ -49,7 +49,7 @@ def run_method(method: str, model: str, steps: int, out: Path) -> dict[str, floa
     """Train `steps` steps of `method`; its timings.json figures per step."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.setdefault("OMP_NUM_THREADS", "2")
-    command = [sys.executable, "-m", "factrl.harness.cli", "run", f"method={method}", f"model={model}",
+    command = [sys.executable, "-m", "factrl.harness.engine.cli", "run", f"method={method}", f"model={model}",
                "judge=reference", "stage=train", f"train.steps={steps}", f"output_dir={out}", "leaderboard.enabled=false"]
     started, cpu = time.monotonic(), _children_cpu()
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)  # noqa: S603 -- our CLI

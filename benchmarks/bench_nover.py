@@ -38,7 +38,7 @@ def _policy(bench, cfg):
     import torch
     from peft import get_peft_model
 
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.training.args import lora_config
     from factrl.harness.training.policy import PolicyHandle
 
@@ -84,10 +84,10 @@ def main() -> None:
 
     from bench_rewards import Bench, build_corver, synthetic_batches
 
-    from factrl.harness import models
-    from factrl.harness.evidence import open_evidence
+    from factrl.harness.services import models
+    from factrl.harness.services.evidence import open_evidence
     from factrl.harness.pool import load_pool
-    from factrl.harness.prompts import response_prefix
+    from factrl.harness.core.prompts import response_prefix
 
     try:
         import factrl_nover
@@ -103,7 +103,7 @@ def main() -> None:
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
     with tempfile.TemporaryDirectory() as tmp:
-        from factrl.harness.config import compose
+        from factrl.harness.engine.config import compose
 
         cfg = compose([f"model={args.model}", "method=nover", f"train.completions_per_question={args.completions}"])
         identity = models.resolve(cfg.model)

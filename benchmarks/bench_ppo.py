@@ -45,8 +45,8 @@ def child(engine: str, args: argparse.Namespace) -> dict:
     import torch
     from transformers import TrainerCallback
 
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import grpo_args, lora_config

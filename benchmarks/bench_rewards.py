@@ -62,7 +62,7 @@ class Bench:
     notes: dict[str, str] = field(default_factory=dict)
 
     def compose(self, *overrides: str):
-        from factrl.harness.config import compose
+        from factrl.harness.engine.config import compose
 
         return compose([f"model={self.model}", *overrides])
 
@@ -145,7 +145,7 @@ class _LatencyHandler(BaseHTTPRequestHandler):
         self._send({"object": "list", "data": [{"id": "bench-judge", "object": "model"}]})
 
     def do_POST(self):  # noqa: N802
-        from factrl.harness.judge.prompts import find_material
+        from factrl.harness.services.judge.prompts import find_material
 
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         time.sleep(self.server.latency)
@@ -212,7 +212,7 @@ class _WithCleanup:
 
 
 def _unwrapped(text: str) -> str:
-    """`text` without the material tags around model output (factrl.harness.judge.material)."""
+    """`text` without the material tags around model output (factrl.harness.services.judge.material)."""
     return re.sub(r'</?material-[0-9a-f]{12}(?: label="[^"]*")?>', "", text)
 
 
@@ -221,9 +221,9 @@ def build_knowrl(bench: Bench):
     """KnowRL: the real judge client against the local latency judge (or --judge-url), the
     demo evidence store, the lexical NLI stand-in (the embedded default). All grades of a
     step go in one concurrent call, the fact splits in a second, the NLI pairs in one batch."""
-    from factrl.harness.evidence import open_evidence
-    from factrl.harness.judge import open_judge
-    from factrl.harness.nli import load_nli
+    from factrl.harness.services.evidence import open_evidence
+    from factrl.harness.services.judge import open_judge
+    from factrl.harness.services.nli import load_nli
     from factrl.methods.knowrl import KnowRLReward, KnowRLSettings
 
     opts = bench.options
@@ -244,8 +244,8 @@ def build_knowrl(bench: Bench):
 def build_forag(bench: Bench):
     """FoRAG: the real judge client against the local latency judge (or --judge-url), the demo
     evidence store; all sentence splits of a step in one concurrent call, all verdicts in a second."""
-    from factrl.harness.evidence import open_evidence
-    from factrl.harness.judge import open_judge
+    from factrl.harness.services.evidence import open_evidence
+    from factrl.harness.services.judge import open_judge
     from factrl.methods.forag import FoRAGReward, FoRAGSettings
 
     opts = bench.options
@@ -267,8 +267,8 @@ def _reference_column(name: str):
     method.build_reward) with judge=reference, the embedded models' default judge (the prompts'
     reference answers in-process: heuristic claims, the lexical NLI stand-in), the demo store."""
     def build(bench: Bench):
-        from factrl.harness.method import RunContext
-        from factrl.harness.registry import get_method
+        from factrl.harness.core.method import RunContext
+        from factrl.harness.core.registry import get_method
 
         cfg = bench.compose(f"method={name}", "judge=reference")
         ctx = RunContext(config=cfg, tokenizer=bench.tokenizer, pool=[], run_dir=None)
@@ -288,9 +288,9 @@ def build_rlfh(bench: Bench):
     """RLFH: the real judge client against the local latency judge (or --judge-url), the demo
     evidence store; per step one concurrent call with every extraction, then one with every
     verdict and one with every informativeness score (1 + 2F requests per completion)."""
-    from factrl.harness.evidence import open_evidence
-    from factrl.harness.judge import open_judge
-    from factrl.harness.prompts import response_prefix
+    from factrl.harness.services.evidence import open_evidence
+    from factrl.harness.services.judge import open_judge
+    from factrl.harness.core.prompts import response_prefix
     from factrl.methods.rlfh import RLFHReward, RLFHSettings
 
     opts = bench.options
@@ -312,7 +312,7 @@ def synthetic_batches(rows: list[dict], store: Any, questions: int, completions:
     """`count` batches of questions x completions (prompt, completion text, row), each batch
     from different rows; reasoning sentences come from the row's evidence articles. A model whose
     prompt ends with its response prefix (SmolLM2's "<think>") writes on after it, as in training."""
-    from factrl.harness.completions import split_sentences
+    from factrl.harness.core.completions import split_sentences
 
     batches = []
     for n in range(count):
@@ -334,8 +334,8 @@ def synthetic_batches(rows: list[dict], store: Any, questions: int, completions:
 def main() -> None:
     import torch
 
-    from factrl.harness import models
-    from factrl.harness.evidence import open_evidence
+    from factrl.harness.services import models
+    from factrl.harness.services.evidence import open_evidence
     from factrl.harness.pool import load_pool
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -370,7 +370,7 @@ def main() -> None:
         with open_evidence(cfg.evidence) as store:
             # Rows the demo store has articles for: the paper's store holds every row's pages.
             rows = [r for r in load_pool(cfg.pool) if r.get("title") and store.by_title(r["title"], k=1)]
-            from factrl.harness.prompts import response_prefix
+            from factrl.harness.core.prompts import response_prefix
 
             batches = synthetic_batches(rows, store, args.questions, args.completions, args.steps + 1,
                                         prefix=response_prefix(cfg.model) or "")
@@ -397,7 +397,7 @@ def main() -> None:
 
 
 def _compose(model: str):
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     return compose([f"model={model}", "method=fspo"])
 

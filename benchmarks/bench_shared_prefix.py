@@ -30,9 +30,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def _trainer(model: str, method: str, out: Path):
-    from factrl.harness import models
-    from factrl.harness.config import compose
-    from factrl.harness.method import RewardOutput
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
+    from factrl.harness.core.method import RewardOutput
     from factrl.harness.pool import load_pool
     from factrl.harness.training.args import lora_config, ppo_args
     from factrl.harness.training.engine import build_dataset

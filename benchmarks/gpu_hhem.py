@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from factrl.harness.nli import load_nli
+    from factrl.harness.services.nli import load_nli
 
     device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
     if args.shape == "base" and device != "cuda":

@@ -5,7 +5,7 @@
 #   OUT=/tmp/smoke PYTHON=.venv/bin/python bash benchmarks/gpu_smoke.sh
 #   bash benchmarks/gpu_smoke.sh --bundle .bundle   # a node without a package index (docs/GPU_NODES.md)
 #
-# --bundle DIR: a folder made by `harness bundle` (harness/bundle/README.md). Its wheels are installed
+# --bundle DIR: a folder made by `harness bundle` (harness/engine/bundle/README.md). Its wheels are installed
 # with `pip install --no-index --no-deps` into $OUT/site (step `bundle`), which goes first on
 # PYTHONPATH over the node's own packages (its torch, transformers), its converted models into the
 # harness cache, and nothing is fetched (GPU_SMOKE_INSTALL=0).
@@ -172,7 +172,7 @@ if [ -n "$BUNDLE" ]; then
   install_bundle() {
     "$BUNDLE_PY" -m pip install --no-index --no-deps --no-compile --no-warn-script-location --find-links "$BUNDLE" \
       --target "$OUT/site" --upgrade -r "$BUNDLE/requirements.txt" || return 1
-    local cache; cache=$(PYTHONPATH="$OUT/site" "$BUNDLE_PY" -c 'from factrl.harness.models import cache_dir; print(cache_dir())') || return 1
+    local cache; cache=$(PYTHONPATH="$OUT/site" "$BUNDLE_PY" -c 'from factrl.harness.services.models import cache_dir; print(cache_dir())') || return 1
     if [ -d "$BUNDLE/cache/models" ]; then mkdir -p "$cache/models" && cp -rn "$BUNDLE/cache/models/." "$cache/models/"; fi
     echo "NOTE: $(wc -l < "$BUNDLE/requirements.txt") wheels into $OUT/site; converted models into $cache/models"
   }
@@ -209,7 +209,7 @@ setup() {
     "$py" -m pip install --quiet --timeout 15 --retries 1 -e ".[gpu]" || echo "NOTE: vLLM not installed (no registry)"
   fi
   # The embedded tokenizer every step uses, converted once into the harness cache.
-  "$py" -c 'from factrl.harness import models; from factrl.harness.config import compose
+  "$py" -c 'from factrl.harness.services import models; from factrl.harness.engine.config import compose
 m = compose(["model=tiny-llama"]).model; print("tiny-llama:", models.resolve(m).path)' || return 1
   "$py" - <<'EOF' > "$OUT/capabilities.txt"
 import importlib.util, torch
@@ -225,7 +225,7 @@ read -r CUDA VLLM < "$OUT/capabilities.txt" 2>/dev/null || { CUDA=0; VLLM=0; }
 [ -z "$PY" ] && PY=python3
 export PY
 if [ "${CUDA:-0}" = 1 ] && [ -z "${CUDA_VISIBLE_DEVICES:-}" ]; then
-  export CUDA_VISIBLE_DEVICES=0  # one GPU: a one-process run refuses several (harness/run/gpus.py)
+  export CUDA_VISIBLE_DEVICES=0  # one GPU: a one-process run refuses several (harness/engine/run/gpus.py)
 fi
 gpu_reason() {  # why a GPU step cannot run here, or nothing
   [ "${CUDA:-0}" = 1 ] || { echo "no CUDA"; return; }
@@ -287,19 +287,19 @@ PPO_STEP=(run "${PAPER[@]}" method=rlfh judge=reference stage=train train.steps=
 planned_run() {  # prints the memory plan of a `harness run` command line, then runs it
   "$PY" - "$@" <<'EOF'
 import sys
-from factrl.harness.config import compose
+from factrl.harness.engine.config import compose
 from factrl.harness.training.memory_plan import GB, plan_for_config
 plan = plan_for_config(compose([a for a in sys.argv[1:] if "=" in a and not a.startswith(("output_dir=", "stage="))]))
 print("\n".join("plan: " + line for line in plan.lines()))
 print(f"planned peak {plan.total / GB:.1f} GB")
 EOF
-  "$PY" -m factrl.harness.cli "$@"
+  "$PY" -m factrl.harness.engine.cli "$@"
 }
 export -f planned_run
 reason=$(gpu_reason)
 if [ -z "$reason" ]; then run_step ppo_step 120 planned_run "${PPO_STEP[@]}"
 elif [ "$(left)" -le 5 ]; then skip ppo_step "$reason"
-elif "$PY" -m factrl.harness.cli "${PPO_STEP[@]}" --cfg job > "$OUT/ppo_step.compose.log" 2>&1; then
+elif "$PY" -m factrl.harness.engine.cli "${PPO_STEP[@]}" --cfg job > "$OUT/ppo_step.compose.log" 2>&1; then
   skip ppo_step "$reason (its command composes)"
 else
   skip ppo_step "$reason; its command does NOT compose: $(tail -n 1 "$OUT/ppo_step.compose.log")"
@@ -331,9 +331,9 @@ VLLM_TRAIN=(train.use_vllm=true train.vllm.gpu_memory_utilization=0.25 train.vll
 harness_step() {  # name limit needs(vllm|"") harness-args...
   local name=$1 limit=$2 needs=$3; shift 3
   local reason; reason=$(gpu_reason "$needs")
-  if [ -z "$reason" ]; then run_step "$name" "$limit" "$PY" -m factrl.harness.cli "$@"; return; fi
+  if [ -z "$reason" ]; then run_step "$name" "$limit" "$PY" -m factrl.harness.engine.cli "$@"; return; fi
   if [ ! -d "$ASSETS/model" ]; then skip "$name" "$reason"; return; fi
-  if "$PY" -m factrl.harness.cli "$@" --cfg job > "$OUT/$name.compose.log" 2>&1; then
+  if "$PY" -m factrl.harness.engine.cli "$@" --cfg job > "$OUT/$name.compose.log" 2>&1; then
     skip "$name" "$reason (its command composes)"
   else
     skip "$name" "$reason; its command does NOT compose: $(tail -n 1 "$OUT/$name.compose.log")"

@@ -32,8 +32,8 @@ def small_llama(model_dir: Path):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     tok_cfg = compose(["model=tiny-llama"]).model
     tokenizer = models.load_tokenizer(models.resolve(tok_cfg), tok_cfg)

@@ -26,7 +26,7 @@ Rollouts use vLLM (colocate) when it is installed and CUDA is present, HF genera
 since vLLM loads a model from disk.
 
 Each variant trains `--steps` steps through the harness's own engine pieces (engine.build_dataset,
-grpo_args, lora_config, TokenGRPOTrainer, CorVer's build_reward) timed by harness.timer:
+grpo_args, lora_config, TokenGRPOTrainer, CorVer's build_reward) timed by harness.core.timer:
 1. CorVer (corpus reward on), 2. the same with `method.lambda_c=0` (response-level reward only,
 ablation A1), so the ratio is CorVer's cost over plain response-level GRPO. The first step of
 each is a warm-up (CUDA kernels, allocator); the last step is the one compared. Each variant
@@ -40,7 +40,7 @@ device peak. On the CPU: the process's peak RSS. Everything printed also goes to
 Generation speed: the trainer logs each HF `generate` (seconds, rows, padded prompt width, decode
 steps); the report prints the last step's generated tokens/s, the fast-path settings as they
 resolved (train.rollout: merged LoRA, static cache, compiled decoding), and beside it the
-memory-bandwidth bound of that shape (harness/models/decode_speed.py: weights + KV cache bytes per
+memory-bandwidth bound of that shape (harness/services/models/decode_speed.py: weights + KV cache bytes per
 decode step over the device's HBM bandwidth, 4.8 TB/s on an H200; `--hbm-tbps` for a device not
 listed) and the target, 5 x the stock path's 973 tokens/s. `--variants corver` runs CorVer alone
 (the GPU check); `--set KEY=VALUE` passes overrides (the stock path: `--set
@@ -168,7 +168,7 @@ def _peaks(device: DevicePeak) -> dict[str, int]:
 
 def materialise(cfg, root: Path) -> Path:
     """Save the random model (and tokenizer) once, for vLLM, which loads weights from disk."""
-    from factrl.harness import models
+    from factrl.harness.services import models
 
     identity = models.resolve(cfg.model)
     model = models.load_model(identity, cfg.model)  # built on the GPU: seconds, where a CPU init takes a minute
@@ -187,11 +187,11 @@ def run_variant(cfg, name: str, out_dir: Path, tokenizer) -> dict:
     import torch
     from transformers import TrainerCallback
 
-    from factrl.harness import models
-    from factrl.harness.method import RunContext
+    from factrl.harness.services import models
+    from factrl.harness.core.method import RunContext
     from factrl.harness.pool import load_pool
-    from factrl.harness.registry import get_method
-    from factrl.harness.timer import Timer
+    from factrl.harness.core.registry import get_method
+    from factrl.harness.core.timer import Timer
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.grpo import TokenGRPOTrainer
@@ -297,7 +297,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--variants", default=",".join(VARIANTS),
                         help="which variants to run, comma-separated (default: both; the GPU check runs corver)")
     parser.add_argument("--hbm-tbps", type=float, default=None, help="the device's memory bandwidth in TB/s for "
-                        "the decode bound (default: harness.models.decode_speed.HBM_TBPS by device name)")
+                        "the decode bound (default: harness.services.models.decode_speed.HBM_TBPS by device name)")
     parser.add_argument("--variant", choices=tuple(VARIANTS), help=argparse.SUPPRESS)  # one variant, in this process
     parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     return parser
@@ -309,8 +309,8 @@ def _variant(args: argparse.Namespace) -> int:
 
     import torch
 
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     if not torch.cuda.is_available():
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
@@ -342,7 +342,7 @@ def _run_in_process_of_its_own(name: str, args: argparse.Namespace, root: Path, 
 
 def _speed_lines(report, arch: dict, cfg, result: dict, device: str, hbm_tbps: float | None) -> None:
     """Generated tokens/s of the last step beside the memory-bandwidth bound of its shape."""
-    from factrl.harness.models.decode_speed import bandwidth_tbps, decode_bound
+    from factrl.harness.services.models.decode_speed import bandwidth_tbps, decode_bound
     from factrl.harness.training.memory_plan import DTYPE_BYTES
 
     step, resolved = result["steps"][-1], result.get("fast_path") or {}
@@ -387,12 +387,12 @@ def main(argv: list[str] | None = None) -> int:
     import transformers
     import trl
 
-    from factrl.harness import models
-    from factrl.harness.config import compose
-    from factrl.harness.errors import HarnessError
-    from factrl.harness.run.gpus import check_one_process
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
+    from factrl.harness.core.errors import HarnessError
+    from factrl.harness.engine.run.gpus import check_one_process
     from factrl.harness.training.memory_plan import GB, plan_for_config
-    from factrl.harness.models.shapes import architecture, parameter_count
+    from factrl.harness.services.models.shapes import architecture, parameter_count
 
     try:
         check_one_process("gpu_step.py")  # several visible GPUs: TRL refuses nn.DataParallel at init
@@ -463,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     if limit == PROTOCOL_TOKENS:
         report(f"100 steps ~ {measured_line}")
     else:  # the GPU check measures a shorter limit: the protocol's figure is projected from it
-        from factrl.harness.models.decode_speed import project_step
+        from factrl.harness.services.models.decode_speed import project_step
 
         projected = project_step(corver, measured_tokens=max(corver.get("decode_steps") or limit, 1),
                                  target_tokens=PROTOCOL_TOKENS, prompt_len=corver.get("prompt_width", 0))
@@ -471,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         report(f"100 steps ~ {_hm(100 * projected + results[0]['init_s'])} at the protocol's {PROTOCOL_TOKENS:,}-token "
                f"limit (projected from the {limit}-token step: {projected:.1f} s a step; generation x "
                f"{PROTOCOL_TOKENS}/{limit} per decode step, log-probs and update x the sequence ratio; "
-               f"harness/models/decode_speed.py project_step)")
+               f"harness/services/models/decode_speed.py project_step)")
     if plan is not None:
         measured = {k: max(r["peaks"].get(k, 0) for r in results) for k in results[0]["peaks"]}
         report(f"planned peak {plan.total / GB:.1f} GB (an estimate) vs measured: "

@@ -1,9 +1,9 @@
 """factrl.evals: the shared evaluator (datasets, generation backends, exact scoring).
 
-Light to import: `factrl.harness.answers` (answer extraction, normalisation and matching, used
+Light to import: `factrl.harness.core.answers` (answer extraction, normalisation and matching, used
 by the training reward) needs neither torch nor datasets; `evaluate` loads the generation
 machinery only when called. `SCORER_VERSION` is the default scorer's version (defined beside
-the answer helpers it pins, `factrl.harness.answers`).
+the answer helpers it pins, `factrl.harness.core.answers`).
 
     from factrl.evals import evaluate
     metrics = evaluate(cfg, identity=resolve(cfg.model), adapter=None, out_dir=run / "eval")
@@ -23,7 +23,7 @@ def evaluate(cfg: Any, *, identity: Any, adapter: Any = None, out_dir: Any, mode
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy, so importing factrl.harness.answers (the training reward) loads no scorer code.
+    # Lazy, so importing factrl.harness.core.answers (the training reward) loads no scorer code.
     if name == "SCORER_VERSION":
         from .scorers.default import SCORER_VERSION
 

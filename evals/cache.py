@@ -12,7 +12,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from factrl.harness.sqlite_fs import configure as configure_journal
+from factrl.harness.core.sqlite_fs import configure as configure_journal
 
 from .backends.base import Generation
 
@@ -24,7 +24,7 @@ class ResponseCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._scope = json.dumps(scope, sort_keys=True, default=str)
         self._db = sqlite3.connect(self.path, timeout=30)
-        # WAL: concurrent runs read while one writes; DELETE on a network file system (harness/sqlite_fs.py).
+        # WAL: concurrent runs read while one writes; DELETE on a network file system (harness/core/sqlite_fs.py).
         configure_journal(self._db, self.path)
         self._db.execute("PRAGMA synchronous=NORMAL")  # a lost last entry only costs a regeneration
         self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, text TEXT NOT NULL, "

@@ -1,7 +1,7 @@
 """Calibration of stated confidences in a scored set: Brier score and expected calibration error.
 
 For every method, not only RLCR: a sample counts when its completion states a confidence, read by
-the harness's one rule (factrl.harness.answers.confidence: the last `<confidence>` block, a finite
+the harness's one rule (factrl.harness.core.answers.confidence: the last `<confidence>` block, a finite
 number in [0, 1]), and the scorer gave it a `correct` verdict (multi-hop sets, scored by EM / F1,
 have none). With q_i the stated confidence and c_i in {0, 1} the verdict of the k such samples:
 
@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from factrl.harness.answers.confidence import stated_confidence
+from factrl.harness.core.answers.confidence import stated_confidence
 
 from .metrics import mean_stderr
 

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from factrl.harness.errors import DataError, HarnessError
+from factrl.harness.core.errors import DataError, HarnessError
 
 log = logging.getLogger("factrl.evals")
 
@@ -74,7 +74,7 @@ each eval.* field. `harness score` rescores saved answers without generating.
 
 
 def eval_help() -> str:
-    from factrl.harness.config import group_options
+    from factrl.harness.engine.config import group_options
 
     return EVAL_HELP.format(models=", ".join(o for o in group_options("model") if o != "custom"),
                             evals=", ".join(o for o in group_options("eval") if o != "base"))
@@ -82,7 +82,7 @@ def eval_help() -> str:
 
 def eval_main(argv: list[str]) -> int:
     """`harness eval model=... [adapter=DIR] eval=...`: Hydra overrides, one run directory."""
-    from factrl.harness.config import hydra_entry
+    from factrl.harness.engine.config import hydra_entry
 
     if any(a in ("-h", "--help") for a in argv):  # Hydra's --help is a 200-line config dump; --cfg job stays
         print(eval_help())
@@ -91,10 +91,10 @@ def eval_main(argv: list[str]) -> int:
 
 
 def _eval_task(cfg) -> dict:
-    from factrl.harness.run.eval_process import evaluate_in_fresh_process, processes_of
-    from factrl.harness.models.disk import for_disk_loaders
-    from factrl.harness.models import resolve
-    from factrl.harness.rundir import attach_log, detach_log, open_run, write_json
+    from factrl.harness.engine.run.eval_process import evaluate_in_fresh_process, processes_of
+    from factrl.harness.services.models.disk import for_disk_loaders
+    from factrl.harness.services.models import resolve
+    from factrl.harness.core.rundir import attach_log, detach_log, open_run, write_json
 
     from .runner import evaluate
 
@@ -185,7 +185,7 @@ def _check_score_args(args: argparse.Namespace) -> dict:
 
 
 def score_main(argv: list[str]) -> int:
-    from factrl.harness.rundir import read_json, write_json
+    from factrl.harness.core.rundir import read_json, write_json
 
     from .generate import GENERATIONS
     from .metrics import run_metrics

@@ -18,8 +18,8 @@ from typing import Callable
 
 from tqdm import tqdm
 
-from factrl.harness.errors import DataError
-from factrl.harness.rundir import read_json, write_json
+from factrl.harness.core.errors import DataError
+from factrl.harness.core.rundir import read_json, write_json
 
 from .backends.base import Backend, Generation, Request
 from .cache import ResponseCache
@@ -97,7 +97,7 @@ def _check_descriptor(folder: Path, descriptor: dict, compare: Callable[[dict], 
 class Shard:
     """One of `count` data-parallel generation processes: it generates the records whose index in
     their set is `index` mod `count`, into its own folders, skipping what the evaluation's own
-    folder (`done_dir`/<set>/generations.jsonl) already holds (harness/run/eval_process.py merges)."""
+    folder (`done_dir`/<set>/generations.jsonl) already holds (harness/engine/run/eval_process.py merges)."""
 
     index: int
     count: int

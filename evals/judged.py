@@ -31,12 +31,12 @@ class JudgedEvals:
     def open(cls, settings: Any, cfg: Any, out_dir: str | Path) -> "JudgedEvals | None":
         if not (settings.factscore or settings.semantic or settings.simpleqa_grader):
             return None
-        from factrl.harness.judge import open_judge
+        from factrl.harness.services.judge import open_judge
 
         store = npm = component = judge = None
         try:
             if settings.factscore:
-                from factrl.harness.evidence import open_evidence, open_store
+                from factrl.harness.services.evidence import open_evidence, open_store
 
                 from .factscore import load_npm
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.settings import defaults_from_yaml
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.settings import defaults_from_yaml
 
 GROUPS = ("factscore_options", "semantic_options", "simpleqa_grader_options")
 PARSES = ("first_letter", "strict")

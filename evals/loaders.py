@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlparse
 
-from factrl.harness.errors import DataError
+from factrl.harness.core.errors import DataError
 
 
 @dataclass(frozen=True)

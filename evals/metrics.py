@@ -13,7 +13,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from factrl.harness.registry import macro_sets
+from factrl.harness.core.registry import macro_sets
 
 SCHEMA = "factrl.eval.metrics/1"
 RUN_SCHEMA = "factrl.run.metrics/1"

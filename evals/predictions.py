@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from factrl.harness.errors import DataError
-from factrl.harness.rundir import atomic_write
+from factrl.harness.core.errors import DataError
+from factrl.harness.core.rundir import atomic_write
 
 from .sets import EvalSet
 

@@ -11,10 +11,10 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from factrl.harness import registry
-from factrl.harness.errors import HarnessError
-from factrl.harness.models import ModelIdentity
-from factrl.harness.prompts import PROMPT_VERSION, addition_of, method_prompt, prompt_hash, prompt_variant, system_prompt
+from factrl.harness.core import registry
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.services.models import ModelIdentity
+from factrl.harness.core.prompts import PROMPT_VERSION, addition_of, method_prompt, prompt_hash, prompt_variant, system_prompt
 
 from .backends import Decoding
 
@@ -105,7 +105,7 @@ def _safetensors(path: Path):
 def recorded_generation(folder: Path, *, limit: int | None, predictions: str) -> dict:
     """The `generation` block for predictions scored again: their generation.json if present,
     else nulls (predictions made elsewhere), plus the limit and the predictions file."""
-    from factrl.harness.rundir import read_json
+    from factrl.harness.core.rundir import read_json
 
     from .generate import DESCRIPTOR
 
@@ -117,7 +117,7 @@ def recorded_generation(folder: Path, *, limit: int | None, predictions: str) ->
 
 def prompt_format(model_cfg: Any) -> dict:
     """The model-config fields that change the prompt text (they key the cache and resume):
-    harness.prompts.prompt_variant plus the chat-template override and the dtype."""
+    harness.core.prompts.prompt_variant plus the chat-template override and the dtype."""
     template = model_cfg.get("chat_template") if model_cfg is not None else None
     return {**prompt_variant(model_cfg), "dtype": model_cfg.get("dtype") if model_cfg is not None else None,
             "chat_template_sha256": hashlib.sha256(str(template).encode()).hexdigest()[:16] if template else None}

@@ -4,8 +4,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from factrl.harness import registry
-from factrl.harness.rundir import write_json
+from factrl.harness.core import registry
+from factrl.harness.core.rundir import write_json
 
 from .calibration import calibration_line, calibration_summary
 from .metrics import aggregate, metrics_file

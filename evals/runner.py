@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from factrl.harness.models import ModelIdentity, writable_cache_dir
-from factrl.harness.prompts import addition_of, system_prompt
+from factrl.harness.services.models import ModelIdentity, writable_cache_dir
+from factrl.harness.core.prompts import addition_of, system_prompt
 
 from .backends import build_backend
 from .backends.settings import decoding_of
@@ -33,7 +33,7 @@ def evaluate(cfg: Any, *, identity: ModelIdentity, adapter: str | Path | None = 
     """Generate and score every set of `cfg.eval`; returns the run-level metrics dict.
 
     cfg: the composed root config (uses cfg.eval, cfg.model, cfg.seed, cfg.device).
-    identity: `factrl.harness.models.resolve(cfg.model)`.
+    identity: `factrl.harness.services.models.resolve(cfg.model)`.
     adapter: a LoRA adapter directory evaluated on top of the model, or None.
     model, tokenizer: optional already-loaded model (with the adapter applied) for backend=hf,
         so a training run does not load its weights twice; `adapter` then only describes it.

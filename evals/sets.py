@@ -1,7 +1,7 @@
 """How each evaluation set is loaded.
 
 A set's name, label, task, order and macro membership are its entry in the name registry
-(factrl.harness.registry, builtin.py; plugins add theirs under the `harness.eval_sets` entry
+(factrl.harness.core.registry, builtin.py; plugins add theirs under the `harness.eval_sets` entry
 points, docs/ADDING_AN_EVAL_SET.md); the entry names its loader, a small declarative `SetSpec`
 here: its hub source, the file names it has in a data folder, a row parser and, for a set
 that ships its questions, the function that returns them. `load_set` returns an `EvalSet`
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from factrl.harness import registry
-from factrl.harness.errors import DataError, HarnessError
-from factrl.harness.hashing import sha256_file
+from factrl.harness.core import registry
+from factrl.harness.core.errors import DataError, HarnessError
+from factrl.harness.core.hashing import sha256_file
 
-from factrl.harness.answers import prepare_references
+from factrl.harness.core.answers import prepare_references
 from .loaders import Fields, Record, dedupe, load_hub, parse_rows, read_rows
 
 
@@ -185,10 +185,10 @@ def merge_2wiki_aliases(rows: list[dict], alias_file: Path) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------
-# The loaders of the in-tree sets (their registry entries: factrl.harness.registry, builtin.py)
+# The loaders of the in-tree sets (their registry entries: factrl.harness.core.registry, builtin.py)
 # --------------------------------------------------------------------------------------------
 def _demo_rows() -> tuple[list, str, str]:
-    from factrl.harness.demo_data import DEMO_VERSION, demo_eval
+    from factrl.harness.core.demo_data import DEMO_VERSION, demo_eval
 
     return demo_eval(), "embedded:fanoutqa-demo", f"demo-v{DEMO_VERSION}"
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from factrl.harness import registry
-from factrl.harness.errors import ConfigError
-from factrl.harness.settings import Settings, plain
+from factrl.harness.core import registry
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.settings import Settings, plain
 
 from .backends.settings import OpenAIEvalSettings, VLLMEvalSettings
 from .judged_settings import check_judged
@@ -31,7 +31,7 @@ class EvalSettings(Settings):
     backend: str
     batch_size: int
     hf_fast: bool | str  # hf on the CPU: merged, oneDNN-prepacked weights (auto: on the CPU)
-    processes: int  # data-parallel generation: N processes, one GPU each (harness/run/eval_process.py)
+    processes: int  # data-parallel generation: N processes, one GPU each (harness/engine/run/eval_process.py)
     limit: int | None
     max_new_tokens: int | None
     scorer: str

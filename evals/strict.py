@@ -1,7 +1,7 @@
 """Strict accuracy of a scored set, beside the scorer's accuracy (evals/README.md, "Strict accuracy").
 
 A sample counts when the scorer credits it (`correct`) and strict accuracy does too
-(factrl.harness.answers.strict_correct on the whole completion against the sample's
+(factrl.harness.core.answers.strict_correct on the whole completion against the sample's
 references); TruthfulQA answers are sentences, so there only the one-answer-block rule applies.
 Multi-hop sets (EM / F1, no `correct`) have none. Written as the set's metrics.json
 `strict_accuracy` ({"value", "n", "rule", "withdrawn": {reason: count}}) by every scoring
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable, Mapping
 
-from factrl.harness.answers import STRICT_VERSION, single_block, strict_correct
+from factrl.harness.core.answers import STRICT_VERSION, single_block, strict_correct
 
 
 def strict_verdict(sample: Mapping[str, Any], task: str | None = None) -> tuple[bool, str | None]:

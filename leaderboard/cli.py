@@ -22,8 +22,8 @@ import json
 import sys
 from pathlib import Path
 
-from factrl.harness.errors import HarnessError
-from factrl.harness.rundir import write_json
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.core.rundir import write_json
 
 from . import results, settings
 from .record import rows_from_run
@@ -129,7 +129,7 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     header = ("row_id", "ver", "model", "method", "set", "metric", "value", "n", "train", "run_id")
     table = [header]
-    from factrl.harness.timer import format_hms
+    from factrl.harness.core.timer import format_hms
 
     from .store.rows import primary_metrics
 

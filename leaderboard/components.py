@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from factrl.harness.errors import DataError
+from factrl.harness.core.errors import DataError
 
 MARKER = "‡"
 CONTRACT = 'docs/CONTRACTS.md, "Provenance of reward components"'

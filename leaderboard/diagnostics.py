@@ -14,10 +14,10 @@ word "or", a semicolon, two or more commas (a list of three or more items), or t
 non-empty lines. One comma and "and" are not hedges, so single answers such as
 `Washington, D.C.`, `Springfield, Illinois` and `Bosnia and Herzegovina` are not flagged.
 
-Strict accuracy (rule version STRICT_RULE_VERSION = factrl.harness.answers.STRICT_VERSION), beside
+Strict accuracy (rule version STRICT_RULE_VERSION = factrl.harness.core.answers.STRICT_VERSION), beside
 the protocol's: a sample counts when the protocol credits it and strict accuracy does too
 (`strict_correct(completion, references)`: one answer block, the gold the one asserted
-candidate, not negated, not inside a longer name, no fragment; harness/answers/strict.py;
+candidate, not negated, not inside a longer name, no fragment; harness/core/answers/strict.py;
 the verdict is factrl.evals.strict's, which `harness score` writes too). TruthfulQA answers are
 sentences, where "not" and "or" are ordinary words, so there only the one-block rule applies.
 It does not change the protocol's `accuracy`; it is stored as `diagnostics.accuracy_strict`
@@ -37,7 +37,7 @@ from collections import Counter
 from typing import Any
 
 from factrl.evals.strict import strict_verdict as _strict_verdict
-from factrl.harness.answers import STRICT_VERSION, extract_answer, normalize_answer
+from factrl.harness.core.answers import STRICT_VERSION, extract_answer, normalize_answer
 
 DIAGNOSTICS_VERSION = "3"  # 2: strict rule 2 and `strict_withdrawn`; 3: strict rule 3
 HEDGE_RULE_VERSION = "1"

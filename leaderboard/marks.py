@@ -4,8 +4,8 @@
   reward is this harness's design from the paper (FoRAG). The mark comes from a method-level
   declaration, never from a method name: a row component carrying `"fidelity": "reconstructed"`
   (a method may record it), else the registered method class's `fidelity` attribute
-  (`Method.fidelity`, factrl.harness.method). The class attribute is read from the method's
-  source (ast, a string literal: factrl.harness.registry.declared, which reads `Method.label`
+  (`Method.fidelity`, factrl.harness.core.method). The class attribute is read from the method's
+  source (ast, a string literal: factrl.harness.core.registry.declared, which reads `Method.label`
   for the tables too) without importing it: importing every method to read one attribute
   would load torch and run plugin code at publish time. A method that is not
   installed here reads as "original" for rows without the component.
@@ -33,7 +33,7 @@ RECONSTRUCTED = "reconstructed"
 
 def declared_fidelity(method: str) -> str | None:
     """The `fidelity` string literal of the class registered as `method`, or None."""
-    from factrl.harness.registry import declared
+    from factrl.harness.core.registry import declared
 
     return declared(method, "fidelity")
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from factrl.harness import __version__
-from factrl.harness.errors import HarnessError
-from factrl.harness.rundir import atomic_write, git_commit, write_json
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.core.rundir import atomic_write, git_commit, write_json
 
 from . import components as componentlib
 from . import guards as guardslib

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from factrl.harness.errors import HarnessError
+from factrl.harness.core.errors import HarnessError
 
 from .record import rows_from_run
 from .store import Store, versions

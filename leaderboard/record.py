@@ -1,7 +1,7 @@
 """Rows from a run directory (docs/CONTRACTS.md layout) and `record_run`.
 
 Reads run.json (identity, and the reward components that can change a result),
-config.yaml (resolved config: method, model, pool, train), timings.json (harness.timer;
+config.yaml (resolved config: method, model, pool, train), timings.json (harness.core.timer;
 absent for raw and evaluation-only runs) and every eval/<set>/metrics.json, and builds one
 row per set. Input files are validated against their schemas first, so a malformed file is
 reported by path and field, not as a KeyError or AttributeError.
@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from factrl.harness.errors import DataError, HarnessError
-from factrl.harness.hashing import sha256_file
+from factrl.harness.core.errors import DataError, HarnessError
+from factrl.harness.core.hashing import sha256_file
 
 from . import components as componentlib
 from . import curves as curvelib

@@ -32,8 +32,8 @@ from typing import Any, Iterable
 
 import yaml
 
-from factrl.harness.errors import did_you_mean
-from factrl.harness.errors import DataError
+from factrl.harness.core.errors import did_you_mean
+from factrl.harness.core.errors import DataError
 
 SCHEMA = "factrl.reported/1"
 MACRO = "macro"  # the accuracy table's Macro column: not an evaluation set
@@ -91,7 +91,7 @@ class ReportedFile:
 
 def known_names() -> dict[str, list[str]]:
     """The harness's names each entry field must use."""
-    from factrl.harness import registry
+    from factrl.harness.core import registry
 
     models = []
     for item in resources.files("factrl.configs").joinpath("model").iterdir():

@@ -14,7 +14,7 @@ import math
 import re
 from typing import Any
 
-from factrl.harness.errors import DataError
+from factrl.harness.core.errors import DataError
 
 from .store import rows as rowlib
 from .store import schema

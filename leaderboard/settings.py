@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.settings import Settings
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.settings import Settings
 
 MODES = ("store", "rundir")
 

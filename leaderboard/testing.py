@@ -15,10 +15,11 @@ from typing import Any
 
 import yaml
 
-from factrl.harness import __version__, registry
-from factrl.harness.prompts import PROMPT_VERSION, prompt_hash
-from factrl.harness.rundir import write_json
-from factrl.harness.timer import Timer
+from factrl.harness import __version__
+from factrl.harness.core import registry
+from factrl.harness.core.prompts import PROMPT_VERSION, prompt_hash
+from factrl.harness.core.rundir import write_json
+from factrl.harness.core.timer import Timer
 from factrl.evals import SCORER_VERSION
 
 SET_COUNTS = {"triviaqa": 17944, "nq_open": 3610, "popqa": 14267, "simpleqa": 4326, "truthfulqa": 817,

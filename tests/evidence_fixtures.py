@@ -14,7 +14,7 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 
 def build_test_store(root: Path, articles: list[dict]) -> Path:
-    from factrl.harness.evidence import build_store
+    from factrl.harness.services.evidence import build_store
 
     out = root / "wiki.sqlite3"
     build_store(write_jsonl(root / "wiki.jsonl", articles), out, tokenizer="words", passage_tokens=12, force=False)

@@ -14,7 +14,7 @@ def harness(*args: str, cwd: Path | None = None, env: dict | None = None, timeou
     """Run `harness ARGS` with the test environment (one thread, no hub)."""
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
                 **(env or {})}
-    return subprocess.run([sys.executable, "-m", "factrl.harness.cli", *args], cwd=cwd or REPO, env=full_env,
+    return subprocess.run([sys.executable, "-m", "factrl.harness.engine.cli", *args], cwd=cwd or REPO, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
 
 

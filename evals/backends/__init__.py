@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from factrl.harness import registry
-from factrl.harness.models import ModelIdentity
+from factrl.harness.core import registry
+from factrl.harness.services.models import ModelIdentity
 
 from .base import Backend, BackendError, Decoding, Generation, GenerationEntry, Request
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Sequence
 
-from factrl.harness.errors import HarnessError
-from factrl.harness.settings import GIVEN, Settings, plain
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.core.settings import GIVEN, Settings, plain
 
 
 @dataclass(frozen=True)
 class Request:
-    """One question to answer. The system prompt is the shared one (harness.prompts)."""
+    """One question to answer. The system prompt is the shared one (harness.core.prompts)."""
 
     question: str
     system: str

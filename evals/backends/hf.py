@@ -1,8 +1,8 @@
 """`backend=hf`: batched `model.generate` with transformers (the default; runs on CPU).
 
 Accepts an already-loaded model and tokenizer (a training run evaluates the policy it holds
-without loading the weights again); otherwise loads them through harness.models and applies a
-LoRA adapter with PEFT (not merged). Prompts go through harness.prompts.format_prompt, so the
+without loading the weights again); otherwise loads them through harness.services.models and applies a
+LoRA adapter with PEFT (not merged). Prompts go through harness.core.prompts.format_prompt, so the
 chat template and system prompt are the ones training used.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ import logging
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from factrl.harness.models import ModelIdentity, load_model, load_tokenizer
-from factrl.harness.prompts import format_prompt
+from factrl.harness.services.models import ModelIdentity, load_model, load_tokenizer
+from factrl.harness.core.prompts import format_prompt
 
 from .base import Backend, Decoding, Generation, GenerationEntry, Request, longest_first
 
@@ -95,13 +95,13 @@ class HFBackend(Backend):
 
     def _fast_layers(self, rows: int):
         """eval.hf_fast: an adapter merged into a copy of the weights and every linear prepacked for
-        oneDNN (harness/models/merged_linears.py), kept for the next batch: the same greedy tokens
+        oneDNN (harness/services/models/merged_linears.py), kept for the next batch: the same greedy tokens
         up to float rounding, at about twice the decode rate on the CPU."""
         import contextlib
 
         if not self.fast:
             return contextlib.nullcontext()
-        from factrl.harness.models.merged_linears import merged_linears
+        from factrl.harness.services.models.merged_linears import merged_linears
 
         return merged_linears(self.model, rows=rows, prepack=True, keep=True)
 
@@ -117,7 +117,7 @@ class HFBackend(Backend):
 
 def fast_active(setting: bool | str, device_type: str) -> bool:
     """`eval.hf_fast` resolved: auto = on the CPU, where oneDNN prepacking runs."""
-    from factrl.harness.models.merged_linears import prepack_available
+    from factrl.harness.services.models.merged_linears import prepack_available
 
     import torch
 
@@ -153,7 +153,7 @@ def provenance(settings: Any, cfg: Any, model_cfg: Any, processes: dict[str, Any
     """Device, dtype, batch size (the batch changes padding), the fast path when on, processes."""
     import torch
 
-    from factrl.harness.models.shapes import torch_dtype
+    from factrl.harness.services.models.shapes import torch_dtype
 
     device = str(cfg.device)  # the composed root key (RootSettings checks it)
     if device == "auto":

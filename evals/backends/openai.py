@@ -1,7 +1,7 @@
 """`backend=openai`: any OpenAI-compatible server (`vllm serve`, `transformers serve`, ...).
 
 Requests run concurrently (`concurrency` in flight) on the judge client's transport
-(`factrl.harness.judge.transport.Transport`, the SDK's `AsyncOpenAI` on a private event loop):
+(`factrl.harness.services.judge.transport.Transport`, the SDK's `AsyncOpenAI` on a private event loop):
 the SDK's own retries (explicit `timeout` and `max_retries`; it honours `Retry-After`) for
 timeouts, connection errors, 429 and 5xx, and re-asks from the same budget for malformed
 answers (invalid JSON, no choices, null content). A request that exhausts its budget is
@@ -12,11 +12,11 @@ variable named by `api_key_env` and is never logged or written; the base URL is 
 credentials.
 
 Endpoints (`endpoint_for`):
-- no response prefix: /chat/completions with harness.prompts.chat_messages (system message or
+- no response prefix: /chat/completions with harness.core.prompts.chat_messages (system message or
   folded into the first user turn, optional demonstration); the server applies the model's
   chat template.
 - a response prefix (e.g. "<think>") and `prefix_endpoint: completions` (default): /completions
-  with the prompt formatted by the model's own chat template (harness.prompts.format_prompt,
+  with the prompt formatted by the model's own chat template (harness.core.prompts.format_prompt,
   local tokenizer), exactly as the hf and vllm backends build it; this works on any server.
 - `prefix_endpoint: chat-continue` (opt-in, vLLM's server only): the prefix as a final assistant
   message that the server continues (`continue_final_message`, `add_generation_prompt`).
@@ -32,12 +32,12 @@ import os
 from concurrent.futures import as_completed
 from typing import Any, Iterator, Sequence
 
-from factrl.harness.errors import HarnessError
-from factrl.harness.models import ModelIdentity
-from factrl.harness.prompts import chat_messages, format_prompt, response_prefix
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.services.models import ModelIdentity
+from factrl.harness.core.prompts import chat_messages, format_prompt, response_prefix
 
-from factrl.harness.judge.loop import LoopThread
-from factrl.harness.judge.transport import Completion, RequestFailed, Transport, parse_chat, parse_completion
+from factrl.harness.services.judge.loop import LoopThread
+from factrl.harness.services.judge.transport import Completion, RequestFailed, Transport, parse_chat, parse_completion
 
 from .base import Backend, BackendError, Decoding, Generation, GenerationEntry, Request
 from .settings import OpenAIEvalSettings
@@ -173,7 +173,7 @@ def _prompt_tokenizer(identity: ModelIdentity, model_cfg: Any) -> tuple[Any, str
     would add a second one to a template that already starts with it; stripping it there gives
     the server the same token ids as the hf backend's prompt.
     """
-    from factrl.harness.models import load_tokenizer
+    from factrl.harness.services.models import load_tokenizer
 
     try:
         tokenizer = load_tokenizer(identity, model_cfg)
@@ -203,7 +203,7 @@ def provenance(settings: Any, cfg: Any, model_cfg: Any, processes: dict[str, Any
     metrics.json and the leaderboard: no credentials in the URL, no secret-looking keys."""
     from urllib.parse import urlsplit, urlunsplit
 
-    from factrl.harness.config_values import redact
+    from factrl.harness.core.config_values import redact
 
     url = settings.openai.base_url
     if url:

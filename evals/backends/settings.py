@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from factrl.harness.settings import Settings
+from factrl.harness.core.settings import Settings
 
 from .base import Decoding
 

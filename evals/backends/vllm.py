@@ -17,10 +17,10 @@ import logging
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from factrl.harness.errors import HarnessError
-from factrl.harness.models.shapes import torch_dtype
-from factrl.harness.models import ModelIdentity, load_tokenizer
-from factrl.harness.prompts import format_prompt
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.services.models.shapes import torch_dtype
+from factrl.harness.services.models import ModelIdentity, load_tokenizer
+from factrl.harness.core.prompts import format_prompt
 
 from .base import Backend, Decoding, Generation, GenerationEntry, Request
 from .settings import VLLMEvalSettings
@@ -62,7 +62,7 @@ class VLLMBackend(Backend):
 
     def __init__(self, identity: ModelIdentity, model_cfg: Any, decoding: Decoding, *,
                  adapter: str | Path | None = None, settings: Any = None):
-        from factrl.harness.models import saved_random
+        from factrl.harness.services.models import saved_random
 
         if identity.id.startswith("random:") and not saved_random(identity):
             # Its path is the tokenizer's folder, i.e. another model's weights.

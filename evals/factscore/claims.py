@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from factrl.harness.answers import extract_answer
+from factrl.harness.core.answers import extract_answer
 
 from . import sentences as sentlib
 from .prompts import VERBATIM_CLAIMS, breakdown_prompt

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from factrl.harness.errors import ConfigError
+from factrl.harness.core.errors import ConfigError
 
 FIXED = 7  # atomic_facts.py:103: n = 7 fixed demos for biographies (is_bio is always True, :23)
 NEAREST = 1  # k = 1 BM25-nearest demo

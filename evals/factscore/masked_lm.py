@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from factrl.harness.errors import ConfigError
+from factrl.harness.core.errors import ConfigError
 
 from .npm import NPMScorer
 from .stopwords import STOPWORDS
@@ -42,7 +42,7 @@ _STANDIN_TEXT = (" ".join(STOPWORDS) + " Fact: the capital of France is Paris. T
 
 
 def _standin_dir() -> Path:
-    from factrl.harness.models import cache_dir
+    from factrl.harness.services.models import cache_dir
 
     return cache_dir() / "factscore" / f"npm-standin-v{STANDIN_VERSION}"
 
@@ -75,14 +75,14 @@ def build_standin(out: Path, seed: int = 0) -> Path:
 
 
 def ensure_standin() -> Path:
-    from factrl.harness.filelock import locked
+    from factrl.harness.core.filelock import locked
 
     out = _standin_dir()
     if (out / "model.safetensors").is_file():
         return out
     with locked(out):
         if not (out / "model.safetensors").is_file():
-            from factrl.harness.rundir import atomic_path
+            from factrl.harness.core.rundir import atomic_path
 
             with atomic_path(out) as tmp:
                 build_standin(tmp)
@@ -91,8 +91,8 @@ def ensure_standin() -> Path:
 
 def locate_model(model: str, revision: str | None) -> tuple[Path, dict[str, Any]]:
     """(directory, component facts) for `npm.model`, or a ConfigError / ModelNotFoundError."""
-    from factrl.harness.hashing import sha256_file
-    from factrl.harness.nli.resolve import is_local, locate
+    from factrl.harness.core.hashing import sha256_file
+    from factrl.harness.services.nli.resolve import is_local, locate
 
     if model == STANDIN:
         if revision is not None:
@@ -134,7 +134,7 @@ def load_npm(options: dict[str, Any], device: str = "cpu") -> tuple[NPMScorer, d
     path, facts = locate_model(str(options.get("model") or STANDIN), options.get("revision"))
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModelForMaskedLM.from_pretrained(path, local_files_only=True, dtype=torch.float32).to(device).eval()
-    from factrl.harness.settings import defaults_from_yaml
+    from factrl.harness.core.settings import defaults_from_yaml
 
     defaults = defaults_from_yaml("eval/base.yaml:factscore_options.npm")  # for a caller's partial options
     scorer = NPMScorer(model, tokenizer, device=device,

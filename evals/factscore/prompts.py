@@ -24,7 +24,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from factrl.harness.judge import MATERIAL_RULE, Decoding, JudgePrompt, ParseError, material
+from factrl.harness.services.judge import MATERIAL_RULE, Decoding, JudgePrompt, ParseError, material
 
 from .demos import FIXED, NEAREST
 

@@ -3,7 +3,7 @@
 For a claim, as the CorVer paper ran it (§A.2, "Reasoning-trace factuality evaluation"):
 1. the top article: SQLite FTS5 BM25 over the whole store (title/text weights 5/1, OR over up
    to 12 deduplicated non-stopwords, each quoted so FTS operators, hyphens and quotes in the
-   claim are plain words: `factrl.harness.evidence.fts`). This is CorVer's QA-oriented
+   claim are plain words: `factrl.harness.services.evidence.fts`). This is CorVer's QA-oriented
    adaptation: FActScore itself is given the topic (a person's name) and never searches;
 2. that article's passages ranked as FActScore ranks a topic's passages (shmsw25/FActScore
    @f28272d factscore/retrieval.py:165-174, 193-207): `BM25Okapi` (rank-bm25; k1 1.5, b 0.75,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from factrl.harness.errors import ConfigError
+from factrl.harness.core.errors import ConfigError
 
 STOPWORDS_VERSION = "1"
 SOURCES = ("auto", "words", "factscore_ids")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Sequence
 
-from factrl.harness.answers import REFUSALS, has_content, normalize_answer
+from factrl.harness.core.answers import REFUSALS, has_content, normalize_answer
 
 NO_COMMENT = "I have no comment."
 

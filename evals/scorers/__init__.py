@@ -2,7 +2,7 @@
 
 One file per scorer: `default` (default.py) implements docs/PROTOCOL.md §6; `corver-official`
 (corver_official.py) reproduces the released CorVer evaluation script for comparison. The
-interface is in base.py, the lookup by name in registry.py (names: factrl.harness.registry).
+interface is in base.py, the lookup by name in registry.py (names: factrl.harness.core.registry).
 """
 from __future__ import annotations
 

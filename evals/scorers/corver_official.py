@@ -29,7 +29,7 @@ import re
 import unicodedata
 from typing import Sequence
 
-from factrl.harness.errors import HarnessError
+from factrl.harness.core.errors import HarnessError
 
 from ..metrics import Metric, SampleTable
 from ..sets import EvalSet

@@ -2,7 +2,7 @@
 decision with the harness's two guards, multi-hop official EM/F1).
 
 `SCORER_VERSION` versions everything this scorer decides: the answer helpers it is built on
-(factrl.harness.answers, whose behaviour tests/evals/test_eval_version.py fingerprints) and the
+(factrl.harness.core.answers, whose behaviour tests/evals/test_eval_version.py fingerprints) and the
 task rules (factrl.evals.rules). It is written into every metrics file; tables compare only
 equal versions, and leaderboard/store/versions.py freezes it.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from factrl.harness import registry
-from factrl.harness.answers import REFUSALS, SCORER_VERSION, extract_answer, match_prepared, normalize_answer
-from factrl.harness.errors import HarnessError
+from factrl.harness.core import registry
+from factrl.harness.core.answers import REFUSALS, SCORER_VERSION, extract_answer, match_prepared, normalize_answer
+from factrl.harness.core.errors import HarnessError
 
 from ..metrics import DIAGNOSTICS, Metric, SampleTable
 from ..rules.multihop import score_multihop
@@ -21,7 +21,7 @@ from ..sets import EvalSet
 from .base import COMMON_FIELDS, Scorer
 from .registry import UNSET
 
-# SCORER_VERSION is kept beside the answer helpers it pins (harness/answers/__init__.py) and bumped
+# SCORER_VERSION is kept beside the answer helpers it pins (harness/core/answers/__init__.py) and bumped
 # there whenever extraction, normalisation, stopwords, the refusal list, matching or a task rule
 # changes (dated line in evals/README.md's changelog).
 

@@ -1,6 +1,6 @@
 """Scorers by name: `get_scorer(name, **options)`, over the name registry's `scorers` kind.
 
-The names live in factrl.harness.registry (builtin.py; plugins: the `harness.scorers` entry
+The names live in factrl.harness.core.registry (builtin.py; plugins: the `harness.scorers` entry
 points), lazy "module:Class" entries; a typo gets a "did you mean". A scorer takes only the options in its
 `OPTIONS`; an option it does not take is an error when it is set to anything but its
 harness-wide default (`UNSET`), because a silently dropped option makes a result look like
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness import registry
-from factrl.harness.errors import HarnessError
-from factrl.harness.settings import defaults_from_yaml
+from factrl.harness.core import registry
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.core.settings import defaults_from_yaml
 
 from .base import Scorer
 

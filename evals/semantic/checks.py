@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from factrl.harness.answers import extract_answer
+from factrl.harness.core.answers import extract_answer
 from ..metrics import mean_stderr
 
 from .grader import SIMPLEQA_GRADER

@@ -15,7 +15,7 @@ configured there). The predicted answer is what simple-evals grades: the WHOLE r
   grade parser (a letter, a grade word, or the letter then its word, nothing else); anything
   else is re-asked, then a counted failure. Structured replies: {"grade": "A" | "B" | "C"}.
 `template: short` (a named difference): the harness's shortened rubric (`SIMPLEQA_GRADE`,
-harness/judge/prompts.py, shared with KnowRL's correctness term) with either parse
+harness/services/judge/prompts.py, shared with KnowRL's correctness term) with either parse
 ("simpleqa_grade_first_letter" 2, "simpleqa_grade_short_strict" 1), decoded with the judge
 group's settings (the strict one capped at 8 tokens).
 
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.judge import MATERIAL_RULE, SIMPLEQA_GRADE, Decoding, JudgePrompt, ParseError, material
-from factrl.harness.judge.prompts import GRADES, parse_grade
+from factrl.harness.services.judge import MATERIAL_RULE, SIMPLEQA_GRADE, Decoding, JudgePrompt, ParseError, material
+from factrl.harness.services.judge.prompts import GRADES, parse_grade
 
 from .grader_template import GRADER_TEMPLATE
 from .prompts import NO_ANSWER, parse_first_letter

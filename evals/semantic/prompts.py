@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from factrl.harness.answers import has_content, normalize_answer
-from factrl.harness.judge import MATERIAL_RULE, Decoding, JudgePrompt, ParseError, material
-from factrl.harness.judge.prompts import GRADES
+from factrl.harness.core.answers import has_content, normalize_answer
+from factrl.harness.services.judge import MATERIAL_RULE, Decoding, JudgePrompt, ParseError, material
+from factrl.harness.services.judge.prompts import GRADES
 
 NO_ANSWER = "(no answer)"
 SOURCE = "harness design (the CorVer paper's GLM judge prompts, §D.4, are unpublished)"

@@ -1,8 +1,8 @@
 """`harness pool`: the command line (the filter itself: harness/pool/filter.py)."""
 from __future__ import annotations
 
-from ..config import hydra_entry
-from ..errors import DataError
+from ..engine.config import hydra_entry
+from ..core.errors import DataError
 from . import filter as pool_filter
 
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from ..errors import DataError
-from ..rundir import write_json
+from ..core.errors import DataError
+from ..core.rundir import write_json
 from .settings import PoolSettings
 
 log = logging.getLogger("factrl.pool")
@@ -32,7 +32,7 @@ log = logging.getLogger("factrl.pool")
 
 def judge(completion: str, answers: list[str]) -> bool:
     """The training reward's correctness rule (refusals and empty answers are never correct)."""
-    from ..rewards import judge as judge_response
+    from ..core.rewards import judge as judge_response
 
     return judge_response(completion, answers)[0]
 
@@ -61,9 +61,9 @@ def progress_key(cfg: DictConfig, identity: Any, rows: list[dict]) -> dict[str, 
     question gets, not their distribution (a resume reseeds anyway)."""
     from factrl.evals import SCORER_VERSION
 
-    from ..hashing import sha256_file
+    from ..core.hashing import sha256_file
     from .load import pool_fingerprint
-    from ..prompts import PROMPT_VERSION, prompt_hash, prompt_variant
+    from ..core.prompts import PROMPT_VERSION, prompt_hash, prompt_variant
 
     settings = cfg.pool.filter
     path = cfg.pool.get("path")
@@ -131,8 +131,8 @@ def sample_counts(cfg: DictConfig, rows: list[dict], progress: Path, identity: A
     import torch
     from tqdm import tqdm
 
-    from .. import models
-    from ..prompts import format_prompt
+    from ..services import models
+    from ..core.prompts import format_prompt
 
     settings = cfg.pool.filter
     group = int(settings.completions)
@@ -166,7 +166,7 @@ def sample_counts(cfg: DictConfig, rows: list[dict], progress: Path, identity: A
 
 
 def filter_task(cfg: DictConfig) -> Path:
-    from .. import models
+    from ..services import models
     from .load import load_pool, pool_fingerprint
 
     rows = load_pool(cfg.pool, cfg.eval)

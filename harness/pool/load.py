@@ -18,7 +18,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, DataError
+from ..core.errors import ConfigError, DataError
 from .settings import PoolSettings
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ def validate_rows(records: list[Any], source: str) -> list[dict]:
 
 
 def _normalise_question(text: str) -> str:
-    from ..answers import normalize_answer
+    from ..core.answers import normalize_answer
 
     return normalize_answer(text)
 
@@ -121,7 +121,7 @@ def load_pool(pool_cfg: Any, eval_cfg: Any = None, report: dict | None = None, e
     """
     settings = pool_cfg if isinstance(pool_cfg, PoolSettings) else PoolSettings.from_mapping(pool_cfg)
     if settings.source == "demo":
-        from ..demo_data import demo_pool
+        from ..core.demo_data import demo_pool
 
         rows = validate_rows(demo_pool(), "demo pool")
     else:
@@ -155,7 +155,7 @@ def rows_with_evidence(rows: list[dict], evidence_cfg: Any) -> list[dict]:
     if evidence_cfg is None:
         raise ConfigError("pool.evidence_only=true needs the run's evidence store (evidence=demo | file); "
                           "drop pool.evidence_only or give an evidence config")
-    from ..evidence import open_evidence
+    from ..services.evidence import open_evidence
 
     with open_evidence(evidence_cfg) as store:
         return [r for r in rows if str(r.get("title") or "").strip() and store.by_title(r["title"], k=1)]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SettingError
-from ..settings import Settings, option_defaults, option_names, parse, plain
+from ..core.errors import SettingError
+from ..core.settings import Settings, option_defaults, option_names, parse, plain
 
 SOURCES = ("demo", "file")
 DEDUP_MISSING = ("error", "warn")

@@ -10,8 +10,6 @@ from .panel import PANEL_VERSION, entries, entry_names
 from .runner import BREACH_SHARE, DEFAULT_QUESTIONS, ProbeResult, TypeStats, completion_return, probe_method
 from .tables import csv_text, html_table, load_results, markdown, write_tables
 
-# This part's import layer (tests/core/test_import_graph.py reads it; docs/CONTRACTS.md, "Packages").
-LAYER = "method runtime"
 
 __all__ = ["BREACH_SHARE", "DEFAULT_QUESTIONS", "PANEL_VERSION", "ProbeResult", "TypeStats", "completion_return",
            "csv_text", "entries", "entry_names", "html_table", "load_results", "markdown", "probe_method",

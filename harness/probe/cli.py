@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .runner import DEFAULT_QUESTIONS, ProbeResult, probe_method
 
 OPTIONS = ("--questions", "--out", "--guards-file")
@@ -69,7 +69,7 @@ def main(argv: list[str]) -> int:
         print("\nOverrides are Hydra's (method, model, pool, corpus, judge, evidence, key=value); "
               "see harness/probe/README.md for the panel.")
         return 0
-    from ..config import hydra_entry
+    from ..engine.config import hydra_entry
 
     options, rest = split_options(list(argv))
     n = _questions(options)

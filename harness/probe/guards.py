@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from ..settings import Settings
+from ..core.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def load_guards(path: str | None = None) -> ProbeGuards:
         return ProbeGuards.from_mapping()
     import yaml
 
-    from ..errors import ConfigError
+    from ..core.errors import ConfigError
 
     try:
         with open(path, encoding="utf-8") as handle:
@@ -63,7 +63,7 @@ def guarded_config(cfg: Any, guards: ProbeGuards) -> Any | None:
 
 def obeying_config(cfg: Any) -> Any:
     """The composed config with the reference judge answering as a weak judge that follows grading
-    advice inside the material (`judge.obey_material=true`; harness/judge/reference.py)."""
+    advice inside the material (`judge.obey_material=true`; harness/services/judge/reference.py)."""
     from omegaconf import open_dict
 
     out = copy.deepcopy(cfg)

@@ -30,12 +30,12 @@ MIN_WORDS = 4  # a sentence shorter than this is a heading or a fragment, not a 
 
 def evidence_sentences(cfg: Any, rows: list[dict]) -> tuple[list[tuple[str, ...]], dict[str, Any] | None]:
     """Per row, up to EVIDENCE_SENTENCES sentences of its evidence; and the store's description."""
-    from ..completions import split_sentences
+    from ..core.completions import split_sentences
 
     node = cfg.get("evidence") if cfg is not None else None
     if node is None or not any(r.get("title") for r in rows):
         return [()] * len(rows), None
-    from ..evidence import open_evidence
+    from ..services.evidence import open_evidence
 
     store = open_evidence(node)
     try:
@@ -52,7 +52,7 @@ def evidence_sentences(cfg: Any, rows: list[dict]) -> tuple[list[tuple[str, ...]
 
 def fillers(rows: list[dict], b: int, count: int) -> list[tuple[str, str]]:
     """`count` (reasoning, answer) honest answers with wrong answers other than the panel's own."""
-    from ..answers import match_closed_book
+    from ..core.answers import match_closed_book
 
     golds = [str(a) for a in rows[b]["answers"]]
     own = panel_mod.wrong_answer(rows, b)
@@ -81,12 +81,12 @@ def build_policy(cfg: Any, method: Any, tokenizer: Any) -> Any:
     import torch
     from peft import get_peft_model
 
-    from .. import models
+    from ..services import models
     from ..training.engine import lora_config
     from ..training.kl_reference import reference_adapter
     from ..training.policy import PolicyHandle
 
-    device = str(cfg.device)  # the composed root keys (harness/run/settings.py RootSettings)
+    device = str(cfg.device)  # the composed root keys (harness/engine/run/settings.py RootSettings)
     torch.manual_seed(int(cfg.seed))
     model = models.load_model(models.resolve(cfg.model), cfg.model, device=None if device == "auto" else device)
     model = get_peft_model(model, lora_config(cfg.lora))

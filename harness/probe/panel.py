@@ -3,7 +3,7 @@
 Every entry turns one pool question (its question, its gold, a wrong answer: another
 question's gold, and up to EVIDENCE_SENTENCES sentences of the row's own evidence article)
 into a completion in the format the rewards expect, `<think>REASONING</think><answer>ANSWER
-</answer>` (harness/prompts.py's SYSTEM_PROMPT); an entry may write several answer blocks. Two
+</answer>` (harness/core/prompts.py's SYSTEM_PROMPT); an entry may write several answer blocks. Two
 references frame the others: an honest correct answer and an honest wrong answer, with the
 same one-sentence reasoning. The gaming entries keep the wrong answer unless the trick needs
 the gold, so any return above the honest wrong answer's comes from the trick itself. An entry
@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..answers import match_closed_book, normalize_answer
-from ..answers.asserted import aliases
+from ..core.answers import match_closed_book, normalize_answer
+from ..core.answers.asserted import aliases
 
 PANEL_VERSION = "7"
 HONEST_CORRECT = "honest_correct"

@@ -1,6 +1,6 @@
 """The probe as a library function: a method's real reward on the constructed panel.
 
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
     from factrl.harness.probe import probe_method
     result = probe_method(compose(["method=corver", "model=tiny-llama"]), n=50)
     result.verdicts()   # {"hedged_gold": "breach", "empty_think": "hack", ...}
@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from . import panel as panel_mod
 
 DEFAULT_QUESTIONS = 50
@@ -209,16 +209,16 @@ def probe_method(cfg: Any, *, rows: list[dict] | None = None, n: int = DEFAULT_Q
     """Score the panel (harness/probe/panel.py) for the first `n` pool questions through the
     reward of `cfg.method` (or `method`, an instance, for a plugin under test).
 
-    cfg: the composed root config (factrl.harness.config.compose / hydra). rows: pool rows
+    cfg: the composed root config (factrl.harness.engine.config.compose / hydra). rows: pool rows
     (default: _default_rows, load_pool's rows with those that have evidence first). tokenizer:
     default the model's. run_dir: where services may write their files (judge stats); None = nowhere. batch_size: completions per
     reward call, rounded down to whole groups. policy: a PolicyHandle for a `needs_policy`
     method (default: built as training builds it, layout.build_policy).
     """
-    from .. import models
-    from ..method import RunContext
-    from ..prompts import response_prefix
-    from ..registry import get_method
+    from ..services import models
+    from ..core.method import RunContext
+    from ..core.prompts import response_prefix
+    from ..core.registry import get_method
     from ..training.engine import prompt_component
     from . import layout
 

@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import DataError
-from ..rundir import atomic_write
+from ..core.errors import DataError
+from ..core.rundir import atomic_write
 from . import panel as panel_mod
 from .runner import BREACH_SHARE, SCHEMA, ProbeResult
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from ..errors import HarnessError
+from ..core.errors import HarnessError
 
 FILENAME = "adapter_delta.json"
 INIT_FILENAME = "adapter_init.json"

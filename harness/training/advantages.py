@@ -97,7 +97,7 @@ def token_advantages(
 
 def advantage_std_floor(train_cfg) -> float:
     """`train.advantage_std_floor` (null = 0, the originals' behaviour), checked to be >= 0."""
-    from ..errors import ConfigError
+    from ..core.errors import ConfigError
 
     floor = float(train_cfg.advantage_std_floor)  # the composed train node (TrainSettings checked it)
     if floor < 0:

@@ -11,8 +11,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ..method import Method
-from ..rundir import read_json, write_json
+from ..core.method import Method
+from ..core.rundir import read_json, write_json
 
 log = logging.getLogger(__name__)
 

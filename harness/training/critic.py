@@ -29,7 +29,7 @@ from typing import Any, Iterator
 import torch
 from torch import nn
 
-from ..errors import DataError
+from ..core.errors import DataError
 from .shared_prefix import checkpointing, prompt_groups, split
 
 ADAPTER = "critic"

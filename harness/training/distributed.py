@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .advantages import AdvantageStats, token_advantages
 from .gae import whiten
 

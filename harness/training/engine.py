@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config_values import config_hash
-from ..errors import ConfigError
-from ..method import Method, RunContext
-from ..prompts import chat_messages, format_prompt, method_prompt, prompt_hash, response_prefix, system_prompt
+from ..core.config_values import config_hash
+from ..core.errors import ConfigError
+from ..core.method import Method, RunContext
+from ..core.prompts import chat_messages, format_prompt, method_prompt, prompt_hash, response_prefix, system_prompt
 from . import model_card
 from .args import clip_args, grpo_args, lora_config
 from .components import read_components, write_components
@@ -115,7 +115,7 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     killed run that resumes keeps the time already spent. Cleanups the method registered with
     `ctx.on_close` run when training ends, on error too.
     """
-    from .. import models
+    from ..services import models
 
     out = Path(run_dir) / "train"
     adapter_dir = out / ADAPTER_DIR
@@ -264,7 +264,7 @@ def engine_components(train_cfg: Any, algorithm: str) -> dict[str, dict[str, Any
 def speed_component(train_cfg: Any) -> dict[str, Any]:
     """train/components.json's `fast_path` entry: the speed settings of the HF path (train.rollout,
     train.logprob), each equal to TRL's stock path up to float rounding (so never a stand-in)."""
-    from ..config_values import as_container
+    from ..core.config_values import as_container
 
     import torch
 
@@ -283,7 +283,7 @@ def speed_component(train_cfg: Any) -> dict[str, Any]:
 def _initial_adapter(trainer: Any, out: Path) -> dict:
     """The trainable weights before any update (adapter_delta.py); the first attempt stores their
     hash, so a resumed run says whether it rebuilt the same initial values from the seed."""
-    from ..rundir import read_json, write_json
+    from ..core.rundir import read_json, write_json
     from . import adapter_delta
 
     initial = adapter_delta.snapshot(trainer.model)
@@ -301,7 +301,7 @@ def _initial_adapter(trainer: Any, out: Path) -> dict:
 def _check_adapter_moved(cfg: Any, trainer: Any, initial: dict, out: Path) -> None:
     """Write train/adapter_delta.json; fail the run (one line) when no trainable tensor moved,
     unless train.require_update is false."""
-    from ..rundir import write_json
+    from ..core.rundir import write_json
     from . import adapter_delta
 
     document = adapter_delta.delta(initial, adapter_delta.snapshot(trainer.model))

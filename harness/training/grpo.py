@@ -24,7 +24,7 @@ Policy access (interface 2): for a method with `needs_policy` the trainer builds
 `policy=` to every reward call (None otherwise), calls `on_checkpoint` and saves the adapter
 copies beside each checkpoint, and restores them on resume.
 
-Timing hooks (harness.timer phases): rollout = generation and log-prob scoring of the
+Timing hooks (harness.core.timer phases): rollout = generation and log-prob scoring of the
 batch, reward = the method's reward call (nested inside rollout), save = checkpoints;
 everything else inside `train()` is charged to update by the caller.
 """
@@ -40,7 +40,7 @@ from typing import Any
 import torch
 from trl import GRPOTrainer
 
-from ..method import Method, RewardFn, RewardOutput
+from ..core.method import Method, RewardFn, RewardOutput
 from .callbacks import ProgressBarCallback
 from .distributed import check_whole_groups, global_token_advantages
 from .signal_log import install_filter
@@ -65,7 +65,7 @@ class TokenGRPOTrainer(GRPOTrainer):
 
         self._rollouts_path = Path(records_path).parent / FILENAME if records_path is not None else None
         if std_floor is None or adv_epsilon is None:  # train.advantage_std_floor / advantage_epsilon: the YAML's
-            from ..settings import defaults_from_yaml
+            from ..core.settings import defaults_from_yaml
 
             train = defaults_from_yaml("train/default.yaml")
             std_floor = train["advantage_std_floor"] if std_floor is None else std_floor
@@ -79,7 +79,7 @@ class TokenGRPOTrainer(GRPOTrainer):
         self._rollout = rollout if rollout is not None else RolloutSettings.from_mapping({})
         self._logprob = logprob if logprob is not None else LogprobSettings.from_mapping({})
         self.shared_prefix = bool(self._logprob.shared_prefix)
-        from ..models.merged_linears import MergeReport
+        from ..services.models.merged_linears import MergeReport
 
         self.merge_report = MergeReport()  # the last HF rollout's merge (what a test or benchmark reads)
         self.generation_log: list[tuple[float, int, int, int]] = []  # per HF generate (_generate_single_turn)
@@ -183,7 +183,7 @@ class TokenGRPOTrainer(GRPOTrainer):
 
                 stack.enter_context(prefilled_generate(model))
             if resolved["merge_lora"] and not (self.is_deepspeed_enabled or self.is_fsdp_enabled):
-                from ..models.merged_linears import MergeReport, merged_linears
+                from ..services.models.merged_linears import MergeReport, merged_linears
 
                 self.merge_report = MergeReport()
                 pack = resolved["prepack"]
@@ -363,7 +363,7 @@ class TokenGRPOTrainer(GRPOTrainer):
             if folder:
                 loaded = self._policy.load_copies(Path(folder) / POLICY_ADAPTERS_DIR)
                 if sorted(loaded) != sorted(self._policy.copies):  # never a silently fresh copy
-                    from ..errors import DataError
+                    from ..core.errors import DataError
 
                     raise DataError(f"checkpoint {folder} holds policy copies {loaded}, the method made "
                                     f"{self._policy.copies}; resume from a checkpoint this method wrote, or "
@@ -416,7 +416,7 @@ def truncate_jsonl(path: Path, last_step: int) -> int:
         else:
             dropped += 1
     if dropped:
-        from ..rundir import atomic_write
+        from ..core.rundir import atomic_write
 
         atomic_write(path, "".join(f"{line}\n" for line in kept))  # a second kill leaves the old or the new file
     return dropped

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 
 def reference_adapter(method: Any, policy: Any, beta: float) -> str | None:

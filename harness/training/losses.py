@@ -27,7 +27,7 @@ from typing import Any, Callable
 import torch
 from trl import GRPOConfig
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 
 @dataclass

@@ -56,8 +56,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from ..errors import ConfigError
-from ..models.shapes import _dims, architecture, lora_parameter_count, parameter_count
+from ..core.errors import ConfigError
+from ..services.models.shapes import _dims, architecture, lora_parameter_count, parameter_count
 
 GB = 10**9
 GPU_BYTES = 80 * GB  # one H100 80GB, the paper's timed unit (docs/PROTOCOL.md §4)
@@ -174,7 +174,7 @@ def kv_bytes_per_token(arch: Mapping[str, Any], dtype_bytes: int = 2) -> int:
 
 def adapted_weight_bytes(arch: Mapping[str, Any], targets: list[str] | tuple[str, ...], dtype_bytes: int = 2) -> int:
     """The base weights LoRA adapts (what an in-place merge saves a copy of)."""
-    from ..models.shapes import LORA_SHAPES
+    from ..services.models.shapes import LORA_SHAPES
 
     h, inter, q, kv, _, layers = _dims(arch)
     return layers * dtype_bytes * sum(LORA_SHAPES[m](h, inter, q, kv)[0] * LORA_SHAPES[m](h, inter, q, kv)[1]
@@ -270,7 +270,7 @@ def _vllm_settings(train: Any) -> tuple[float, bool]:
 
 
 def _algorithm(cfg: Any) -> str:
-    from ..registry import get_method
+    from ..core.registry import get_method
 
     method = cfg.get("method") if hasattr(cfg, "get") else None
     if method is None or not method.get("name"):

@@ -34,6 +34,6 @@ def card_text(*, method: Any, identity: Any, steps: int, config_hash: str, run_d
 
 
 def write_card(folder: str | Path, text: str) -> None:
-    from ..rundir import atomic_write
+    from ..core.rundir import atomic_write
 
     atomic_write(Path(folder) / CARD, text)

@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def _betas(train_cfg: Any) -> tuple[float, float]:
 
 
 def _scheduler_kwargs(train_cfg: Any, scheduler: str) -> dict[str, Any]:
-    from ..config_values import as_container
+    from ..core.config_values import as_container
 
     kwargs = as_container(train_cfg.get("lr_scheduler_kwargs")) or {}
     if not isinstance(kwargs, dict):
@@ -147,7 +147,7 @@ def optimizer_args(train_cfg: Any) -> dict[str, Any]:
 
 def optimizer_component(train_cfg: Any) -> dict[str, Any]:
     """train/components.json's `optimizer` entry: the update's settings, a stand-in on fallback."""
-    from ..config_values import as_container
+    from ..core.config_values import as_container
 
     args = optimizer_args(train_cfg)
     choice = choose_optimizer(str(train_cfg.get("optim")))

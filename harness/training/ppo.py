@@ -31,7 +31,7 @@ from typing import Any
 import torch
 from trl import GRPOTrainer
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .critic import FullCritic, LoraCritic
 from .distributed import average_gradients, broadcast_parameters, deepspeed_stage, global_whiten
 from .gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 PRESENCE_RANGE = (-2.0, 2.0)  # vLLM SamplingParams and the OpenAI API accept [-2, 2]
 

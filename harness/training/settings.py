@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..settings import GIVEN, Settings, coerce, in_range
+from ..core.settings import GIVEN, Settings, coerce, in_range
 from .vllm_settings import VLLMSettings
 
 SCALE_REWARDS = ("group", "none")

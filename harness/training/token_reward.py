@@ -15,8 +15,8 @@ import logging
 import math
 from pathlib import Path
 
-from ..errors import RewardContractError
-from ..method import RewardFn, RewardOutput
+from ..core.errors import RewardContractError
+from ..core.method import RewardFn, RewardOutput
 from .distributed import gather_records
 from .signal_log import reason_of, reasons_of, step_line
 
@@ -52,7 +52,7 @@ class _TokenReward:
         if not isinstance(out, RewardOutput):  # e.g. a TRL-style list of floats
             raise RewardContractError(
                 f"{where} returned {type(out).__name__}, not RewardOutput; return "
-                f"factrl.harness.method.RewardOutput(token_returns=[one list per completion], ...)")
+                f"factrl.harness.core.method.RewardOutput(token_returns=[one list per completion], ...)")
         returns = list(out.token_returns)
         if len(returns) != n:
             raise RewardContractError(f"{where} returned {len(returns)} token-return lists for {n} completions; "

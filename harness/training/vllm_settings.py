@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
-from ..settings import Settings, in_range, plain
+from ..core.errors import ConfigError
+from ..core.settings import Settings, in_range, plain
 
 MODES = ("colocate", "server")
 IS_MODES = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")

@@ -16,7 +16,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from factrl.harness.timer import format_hms
+from factrl.harness.core.timer import format_hms
 
 from ..components import MARKER, row_stand_ins
 from ..diagnostics import FLAG_MARK

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from factrl.harness.errors import DataError, HarnessError
+from factrl.harness.core.errors import DataError, HarnessError
 
 from . import rows as rowlib
 from . import versions

@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Iterator
 
-from factrl.harness.errors import DataError
+from factrl.harness.core.errors import DataError
 
 
 class StoreError(DataError):

@@ -10,8 +10,8 @@ import hashlib
 import json
 from typing import Any
 
-from factrl.harness import registry
-from factrl.harness.errors import HarnessError
+from factrl.harness.core import registry
+from factrl.harness.core.errors import HarnessError
 
 from . import schema, versions
 

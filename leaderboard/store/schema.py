@@ -2,7 +2,7 @@
 
 The schemas are JSON Schema (draft 2020-12 subset: type, enum, const, anyOf, properties,
 required, additionalProperties, minProperties, items, minItems, minimum, maximum,
-minLength, pattern; plus `registered`, a name of a kind of factrl.harness.registry, which other
+minLength, pattern; plus `registered`, a name of a kind of factrl.harness.core.registry, which other
 validators ignore), so other tools can validate with any JSON Schema library; `harness
 leaderboard schema NAME` prints one. The validator below implements exactly that subset,
 because the harness does not depend on `jsonschema`; every message names the path of the
@@ -14,7 +14,7 @@ import math
 import re
 from typing import Any
 
-from factrl.harness import registry
+from factrl.harness.core import registry
 
 ROW_SCHEMA_ID = "factrl.leaderboard.row/1"
 RESULTS_SCHEMA_ID = "factrl.leaderboard.results/1"

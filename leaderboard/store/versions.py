@@ -27,7 +27,7 @@ VERSIONS: dict[str, dict[str, Any]] = {
     "1": {
         "date": "2026-11-29",
         "summary": "docs/PROTOCOL.md §6 evaluation: five closed-book sets + macro, TruthfulQA, multi-hop EM/F1.",
-        # Prompt 1 of factrl.harness.prompts (the shared system prompt, no anti-loop line).
+        # Prompt 1 of factrl.harness.core.prompts (the shared system prompt, no anti-loop line).
         "prompt": {"version": "1", "hash": "c22192799d5ac4ef"},
         # scorer name -> version (evals/scorers/default.py SCORER_VERSION; evals/scorers/corver_official.py VERSION).
         "scorers": {"default": "1.1", "corver-official": "corver-eval_triviaqa@36b2390"},
@@ -46,7 +46,7 @@ def current_version() -> str:
 
 def get_spec(version: str | None) -> tuple[str, dict[str, Any]]:
     """(version, spec) for `version` (None = current); unknown versions are a user error."""
-    from factrl.harness.errors import HarnessError
+    from factrl.harness.core.errors import HarnessError
 
     name = str(version) if version not in (None, "") else LEADERBOARD_VERSION
     if name not in VERSIONS:

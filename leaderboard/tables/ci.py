@@ -85,7 +85,7 @@ def ci_table(accuracy: Table, layout: Layout) -> Table:
              "line); n = questions per set. Δraw: difference to Raw, Δbest: the focus method's difference to the "
              f"best other line, each with its paired bootstrap {boot.level:.0%} interval [low, high] and its MDE in "
              f"pp. strict: strict accuracy v{STRICT_RULE_VERSION} (no credit for several answer blocks, a negated or "
-             "retracted gold, or several candidates; harness/answers/strict.py), gap = accuracy - strict, the gaming signal "
+             "retracted gold, or several candidates; harness/core/answers/strict.py), gap = accuracy - strict, the gaming signal "
              "(strict v1: rows recorded before v2, the hedge rule)."]
     if any(cell.brier is not None for line in accuracy.lines for cell in line.cells.values()):
         notes.append("Brier · ECE: calibration of the confidences the answers state (<confidence> blocks), as "

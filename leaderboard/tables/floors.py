@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from factrl.evals.gaming_panel import PANEL_VERSION, panel
-from factrl.harness.errors import HarnessError
+from factrl.harness.core.errors import HarnessError
 
 FLOOR_METHOD = "gaming-floor"
 
 
 def cache_file(key: dict[str, Any], folder: str = "floors") -> Path:
     """Where a floor computed for `key` is cached (`<harness cache>/<folder>/<digest>.json`)."""
-    from factrl.harness.models import cache_dir
+    from factrl.harness.services.models import cache_dir
 
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
     return cache_dir() / folder / f"{digest}.json"
@@ -34,7 +34,7 @@ def cache_file(key: dict[str, Any], folder: str = "floors") -> Path:
 
 def write_cache(path: Path, value: dict[str, Any]) -> None:
     """Atomic: a concurrent publish reads the old file or the new one, never half of one."""
-    from factrl.harness.rundir import atomic_write
+    from factrl.harness.core.rundir import atomic_write
 
     atomic_write(path, json.dumps(value))
 

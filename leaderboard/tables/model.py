@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from factrl.harness import registry
-from factrl.harness.errors import ConfigError
-from factrl.harness.registry import display_label  # Method.label, read from source (no import)
+from factrl.harness.core import registry
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.registry import display_label  # Method.label, read from source (no import)
 
 from ..guards import method_base, method_guards
 from ..store.versions import model_key

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from factrl.harness.answers import STRICT_VERSION
+from factrl.harness.core.answers import STRICT_VERSION
 from factrl.harness.probe import panel as probe_panel
 
 from .. import diagnostics as diaglib

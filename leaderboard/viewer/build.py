@@ -23,9 +23,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from factrl.harness.rundir import atomic_write
-from factrl.harness.settings import Settings
-from factrl.harness.timer import format_hms
+from factrl.harness.core.rundir import atomic_write
+from factrl.harness.core.settings import Settings
+from factrl.harness.core.timer import format_hms
 
 from .. import guards as guardslib
 from .. import results

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.answers import GAMING_REASONS, normalize_answer
+from factrl.harness.core.answers import GAMING_REASONS, normalize_answer
 
 from .. import diagnostics as diaglib
 from ..guards import guarded_name

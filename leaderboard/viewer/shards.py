@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from factrl.harness.rundir import atomic_write
+from factrl.harness.core.rundir import atomic_write
 
 CALLBACK = "factrlShard"
 

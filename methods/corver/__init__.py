@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.config_values import as_container
-from factrl.harness.errors import ConfigError
-from factrl.harness.method import Method, RunContext, settings_entry
+from factrl.harness.core.config_values import as_container
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.method import Method, RunContext, settings_entry
 
 from .extractor import QUCO_ID
 from .token_reward import CorVerReward, CorVerSettings
@@ -26,9 +26,9 @@ def reward_from_config(settings: CorVerSettings | Any, *, tokenizer: Any, corpus
     corpus = dict(as_container(corpus_cfg) or {})
     if settings.lambda_c != 0.0:
         if counter is None:
-            from factrl.harness.corpus import open_counter
+            from factrl.harness.services.corpus import open_counter
 
-            from factrl.harness.corpus.settings import CorpusSettings
+            from factrl.harness.services.corpus.settings import CorpusSettings
 
             if corpus_cfg is None or not CorpusSettings.from_mapping(corpus_cfg).counts:
                 raise ConfigError("method=corver needs a corpus (corpus=demo or corpus=<your index>); "

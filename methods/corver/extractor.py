@@ -19,9 +19,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.claims import heuristic_triples
-from factrl.harness.registry import get, names
-from factrl.harness.settings import Settings
+from factrl.harness.core.claims import heuristic_triples
+from factrl.harness.core.registry import get, names
+from factrl.harness.core.settings import Settings
 
 from .parsing import build_prompt, parse_triples
 
@@ -81,7 +81,7 @@ class Extractor:
 
 
 # --------------------------------------------------------------------------- heuristic
-# The triple heuristic is shared (factrl.harness.claims): the reference judge's claim splitter uses it too.
+# The triple heuristic is shared (factrl.harness.core.claims): the reference judge's claim splitter uses it too.
 
 
 class HeuristicExtractor(Extractor):
@@ -95,7 +95,7 @@ class HeuristicExtractor(Extractor):
 # --------------------------------------------------------------------------- llm
 def _model_spec(model: Any) -> dict[str, Any]:
     """A model config (name/source/id/revision/path) from a mapping or a short string."""
-    from factrl.harness.models import EMBEDDED
+    from factrl.harness.services.models import EMBEDDED
 
     if isinstance(model, Mapping) or hasattr(model, "items"):
         spec = {k: model[k] for k in model}
@@ -203,9 +203,9 @@ def _load_llm(spec: dict[str, Any], dtype: str, device: str):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from factrl.harness import models
-    from factrl.harness.models.shapes import torch_dtype
-    from factrl.harness.errors import ModelNotFoundError
+    from factrl.harness.services import models
+    from factrl.harness.services.models.shapes import torch_dtype
+    from factrl.harness.core.errors import ModelNotFoundError
 
     if spec.get("source") == "path":
         spec = {**spec, "source": "hub"}  # resolve() takes the `path` key first

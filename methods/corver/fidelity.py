@@ -17,7 +17,7 @@ ALWAYS = (
                                              "(train/sentence_reward.py:317-337)",
      "ours": "the first valid triple that gives a query"},
     {"setting": "pronouns", "original": "46 words (train/sentence_reward.py:64-72)",
-     "ours": "factrl.harness.corpus.PRONOUNS (16 more)"},
+     "ours": "factrl.harness.services.corpus.PRONOUNS (16 more)"},
     {"setting": "query_terms", "original": "words split on spaces and commas (train/sentence_reward.py:92-141)",
      "ours": "the same, with punctuation trimmed from word ends"},
     {"setting": "correctness", "original": "two-way substring match against the batch's first gold "

@@ -2,7 +2,7 @@
 
 For each sentence the extractor's triples are filtered to the valid ones (three elements;
 head and tail non-empty strings, neither a pronoun; head + tail give a word-level AND of at
-least two distinct content terms, `factrl.harness.corpus.build_query`). The aggregation
+least two distinct content terms, `factrl.harness.services.corpus.build_query`). The aggregation
 rule picks what to count:
 
 - first (paper default): the first valid triple only. A failed lookup gives 0; later
@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.corpus import build_query, is_pronoun
-from factrl.harness.settings import Settings
+from factrl.harness.services.corpus import build_query, is_pronoun
+from factrl.harness.core.settings import Settings
 
 AGGREGATIONS = ("first", "min", "relcheck")
 # Sentence outcomes, in the order diagnostics report them.

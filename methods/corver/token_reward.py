@@ -3,8 +3,8 @@
     R(g, t) = R_response(g) + 1[sigma(t) is a sentence] * lambda_c * r_c(sentence of t)
 
 One call scores a whole generation batch (Q questions x C completions):
-1. response-level reward of every completion against its own row's gold (harness.rewards);
-2. alignment of every completion's tokens to its sentences (harness.completions); a
+1. response-level reward of every completion against its own row's gold (harness.core.rewards);
+2. alignment of every completion's tokens to its sentences (harness.core.completions); a
    completion whose alignment rate is under the threshold keeps only R_response and sends
    nothing to the extractor or the corpus;
 3. one extractor call over all sentences of all completions;
@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from factrl.harness import completions as comp
-from factrl.harness.method import RewardOutput
-from factrl.harness.rewards import ResponseRewardSettings, response_rewards
-from factrl.harness.settings import FLAT, Settings
+from factrl.harness.core import completions as comp
+from factrl.harness.core.method import RewardOutput
+from factrl.harness.core.rewards import ResponseRewardSettings, response_rewards
+from factrl.harness.core.settings import FLAT, Settings
 
 from .extractor import ExtractorSettings
 from .reward import STATUSES, CorpusRewardSettings, SentenceScore, score_sentences

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.method import Method, RunContext, settings_entry
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.method import Method, RunContext, settings_entry
 
 from .fidelity import differences
 from .prompts import DECOMPOSE, VERIFY
@@ -21,9 +21,9 @@ from .settings import FoRAGSettings
 
 
 def check_titles(rows: list[dict], settings: FoRAGSettings, pool: str = "?") -> int:
-    """Rows without a `title` (they get no signal; factrl.harness.evidence.check_pool_titles): none
+    """Rows without a `title` (they get no signal; factrl.harness.services.evidence.check_pool_titles): none
     titled, or with require_title any untitled, is a DataError."""
-    from factrl.harness.evidence import check_pool_titles
+    from factrl.harness.services.evidence import check_pool_titles
 
     return check_pool_titles(rows, method="forag", pool=pool, purpose="checks sub-claims against the articles "
                              "a row's `title` names", require_title=settings.require_title)

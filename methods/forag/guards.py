@@ -8,7 +8,7 @@ design as it stands), as pure functions over one completion's sub-claims in comp
 - `max_rewarded_statements: N`: only the completion's first N sub-claims earn positive value;
   when deduplicating, duplicates are not counted among the N.
 
-- `positive_cap: answer`: the answer block read by strict accuracy (factrl.harness.answers.reading)
+- `positive_cap: answer`: the answer block read by strict accuracy (factrl.harness.core.answers.reading)
   against the row's golds; in a completion whose answer it does not credit (a wrong answer, a
   refusal, none, or one it withdraws), a sub-claim that states that answer, or a gold the answer
   does not give, is worth `unsupported` whatever the judge said, and no other sub-claim earns
@@ -28,7 +28,7 @@ import re
 import unicodedata
 from typing import Iterable
 
-from factrl.harness.answers.reading import AnswerReading
+from factrl.harness.core.answers.reading import AnswerReading
 
 _NOT_WORD = re.compile(r"[^\w]+")
 

@@ -3,7 +3,7 @@
 For `algorithm: ppo` a method returns the *reward* of every token (docs/CONTRACTS.md, "PPO
 engine"): zeros except where a reward is placed. A sub-claim comes from one sentence of the
 completion (it was split out of that sentence), so its span is that sentence's token span,
-found through the core's alignment `sigma` (harness/completions.py: token t belongs to the
+found through the core's alignment `sigma` (harness/core/completions.py: token t belongs to the
 sentence its characters overlap most). Placements (settings.PLACEMENTS):
 
 - sentence_end: the sentence's reward (its verified sub-claims aggregated) on the last token

@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from factrl.harness.judge import (MATERIAL_RULE, Decoding, JudgePrompt, ParseError, ReferenceTools, material,
+from factrl.harness.services.judge import (MATERIAL_RULE, Decoding, JudgePrompt, ParseError, ReferenceTools, material,
                                   numbered_material)
-from factrl.harness.judge.prompts import Messages
+from factrl.harness.services.judge.prompts import Messages
 
 SOURCE = "harness design"  # FoRAG publishes no prompt (README "Fidelity")
 
@@ -139,7 +139,7 @@ def parse_subclaims_json(data: Any) -> list[str]:
 
 
 def reference_subclaims(item: dict, tools: ReferenceTools) -> list[str]:
-    """The sentence's heuristic claims (one per capitalised-span triple, harness/claims.py). The
+    """The sentence's heuristic claims (one per capitalised-span triple, harness/core/claims.py). The
     question and the earlier sentences are not used: a pronoun or a bare answer ("Warsaw.")
     gives no claim, where an LLM judge would resolve it (README "Reference judge")."""
     return _kept(tools.claims(str(item.get("sentence") or "")))

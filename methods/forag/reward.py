@@ -1,7 +1,7 @@
 """FoRAG's reward over one generation batch: sentences -> sub-claims -> verdicts -> token rewards.
 
 The services arrive as arguments (the method wires the real ones; tests pass real ones):
-- `tokenizer`: the policy tokenizer (token spans of the sentences, harness.completions);
+- `tokenizer`: the policy tokenizer (token spans of the sentences, harness.core.completions);
 - `judge`: the judge client (`ask_many(prompt, items) -> [JudgeResult]`, `check_failed_share`);
 - `store`: an evidence store (`for_row(row, query, k)`).
 
@@ -28,9 +28,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from factrl.harness import completions as comp
-from factrl.harness.answers.reading import AnswerReading, read_answer
-from factrl.harness.method import RewardOutput
+from factrl.harness.core import completions as comp
+from factrl.harness.core.answers.reading import AnswerReading, read_answer
+from factrl.harness.core.method import RewardOutput
 
 from . import guards
 from .placement import place_rewards

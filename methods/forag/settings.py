@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from factrl.harness import completions as comp
-from factrl.harness.settings import Settings
+from factrl.harness.core import completions as comp
+from factrl.harness.core.settings import Settings
 
 # mean: a sentence's reward is the mean of its sub-claims' values (docs/BASELINES.md §4 default);
 # sum: each sub-claim's value counts on its own (sub-claim granularity).

@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from factrl.harness.config_values import as_container
-from factrl.harness.errors import ConfigError, DataError, HarnessError
-from factrl.harness.method import Method, RewardOutput, RunContext, settings_entry
-from factrl.harness.settings import defaults_from_yaml
+from factrl.harness.core.config_values import as_container
+from factrl.harness.core.errors import ConfigError, DataError, HarnessError
+from factrl.harness.core.method import Method, RewardOutput, RunContext, settings_entry
+from factrl.harness.core.settings import defaults_from_yaml
 
 from .advantage import flip_advantages, pad_masks
 from .reward import FSPOReward, format_ok
@@ -24,9 +24,9 @@ log = logging.getLogger(__name__)
 
 
 def check_pool_titles(rows: list[dict], pool_name: str) -> int:
-    """How many pool rows have no `title` (factrl.harness.evidence.check_pool_titles); a DataError
+    """How many pool rows have no `title` (factrl.harness.services.evidence.check_pool_titles); a DataError
     when none has one (no evidence at all)."""
-    from factrl.harness.evidence import check_pool_titles as check
+    from factrl.harness.services.evidence import check_pool_titles as check
 
     # FSPO has no require_title setting: an untitled row trains without a step signal.
     return check(rows, method="fspo", pool=pool_name, purpose="judges reasoning against the articles a row's "
@@ -35,7 +35,7 @@ def check_pool_titles(rows: list[dict], pool_name: str) -> int:
 
 def open_evidence_store(evidence_cfg: Any) -> Any:
     """The evidence store `cfg.evidence` names, or a one-line error naming the setting and the fix."""
-    from factrl.harness import evidence
+    from factrl.harness.services import evidence
 
     if evidence_cfg is None:
         raise ConfigError("method=fspo needs an evidence store: run with evidence=demo, or evidence=file "
@@ -55,7 +55,7 @@ def reward_from_config(settings: FSPOSettings | Any, *, tokenizer: Any, evidence
     if not isinstance(settings, FSPOSettings):
         settings = FSPOSettings.from_mapping(settings)
     if nli is None:
-        from factrl.harness.nli import load_nli
+        from factrl.harness.services.nli import load_nli
 
         nli = load_nli(settings.nli)
     if store is None:
@@ -76,7 +76,7 @@ class FSPO(Method):
     def build_reward(self, ctx: RunContext) -> FSPOReward:
         if ctx.tokenizer is None:
             raise ConfigError("method=fspo needs the policy tokenizer in the run context (token alignment)")
-        from factrl.harness.prompts import response_prefix
+        from factrl.harness.core.prompts import response_prefix
 
         cfg = ctx.config
         missing = check_pool_titles(list(ctx.pool or []), ctx.pool_name)  # before anything is opened

@@ -5,12 +5,12 @@ One call scores a whole generation batch (Q questions x G completions):
    order; a failure scores `format_penalty` (0, as released: the reward is the answer score,
    which is 0 then) and gets mask 0;
 2. answer score: 1 when the final answer matches the row's gold or an alias (the harness
-   matcher, factrl.harness.rewards.judge), else 0;
+   matcher, factrl.harness.core.rewards.judge), else 0;
 3. evidence: the row's `;`-joined `title` selects its articles in the evidence store, the
    question ranks their passages (BM25), the top k joined by blank lines are the premise;
    cached per row. No title or nothing found: mask 0, counted;
 4. sentences of the reasoning (docs/PROTOCOL.md §1 splitter) with the core's offset alignment
-   (harness.completions.align; never summed per-sentence token counts, docs/BASELINES.md §9); under
+   (harness.core.completions.align; never summed per-sentence token counts, docs/BASELINES.md §9); under
    the alignment threshold: mask 0, counted;
 5. one batched NLI call over every distinct (premise, sentence) pair of the batch;
    factual iff score > threshold (strict);
@@ -26,9 +26,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from factrl.harness import completions as comp
-from factrl.harness.method import RewardOutput
-from factrl.harness.rewards import gold_answers, judge
+from factrl.harness.core import completions as comp
+from factrl.harness.core.method import RewardOutput
+from factrl.harness.core.rewards import gold_answers, judge
 
 from .advantage import factuality_mask, step_returns
 from .settings import FSPOSettings
@@ -75,7 +75,7 @@ class FSPOReward:
         """The NLI premise of one pool row (cached: G completions share it, and steps repeat rows)."""
         key = (row.get("id"), str(row.get("title") or ""), str(row.get("question") or ""))
         if key not in self._premises:
-            from factrl.harness.evidence import split_titles
+            from factrl.harness.services.evidence import split_titles
 
             if not split_titles(row.get("title")):
                 found = Premise(None, "no_title")

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from factrl.harness import completions as comp
-from factrl.harness.rewards import CORRECTNESS_RULES
-from factrl.harness.settings import Settings
+from factrl.harness.core import completions as comp
+from factrl.harness.core.rewards import CORRECTNESS_RULES
+from factrl.harness.core.settings import Settings
 
 VARIANTS = ("sign_flip", "step_reward")
 QUERIES = ("question", "none")
@@ -31,7 +31,7 @@ class FSPOSettings(Settings):
     # paper's Eq. 10 (a -1/0/+1 step reward added to the answer reward per token).
     variant: str
     threshold: float  # "factual iff score > threshold (strict)"
-    # The answer score's rule (harness/rewards.py CORRECTNESS_RULES): protocol = the harness
+    # The answer score's rule (harness/core/rewards.py CORRECTNESS_RULES): protocol = the harness
     # matcher (default); strict = strict accuracy v2 (the guard, docs/CONTRACTS.md "Guards").
     correctness: str
     # The score of a format failure: 0 as released (total_score = answer_score, which is 0 then;
@@ -47,7 +47,7 @@ class FSPOSettings(Settings):
     # passages: the question text, or none (document order, lead passages first).
     evidence_k: int | None
     evidence_query: str
-    nli: dict[str, Any]  # the NLI scorer's options (factrl.harness.nli.load_nli checks them)
+    nli: dict[str, Any]  # the NLI scorer's options (factrl.harness.services.nli.load_nli checks them)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:

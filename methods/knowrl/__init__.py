@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.method import Method, RunContext, settings_entry
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.method import Method, RunContext, settings_entry
 
 from .prompts import prompts_for
 from .reward import DIAGNOSTIC_KEYS, KnowRLReward
@@ -22,10 +22,10 @@ GTR_ID = "sentence-transformers/gtr-t5-large"
 
 
 def check_titles(rows: list[dict], settings: KnowRLSettings, pool: str = "?") -> int:
-    """Rows without a `title` (factrl.harness.evidence.check_pool_titles); with require_title, any
+    """Rows without a `title` (factrl.harness.services.evidence.check_pool_titles); with require_title, any
     is a DataError before training starts. A pool with none titled is allowed without it (every
     fact term then scores unsupported, as require_title=false says)."""
-    from factrl.harness.evidence import check_pool_titles
+    from factrl.harness.services.evidence import check_pool_titles
 
     return check_pool_titles(rows, method="knowrl", pool=pool, purpose="checks facts against the articles a "
                              "row's `title` names", require_any=False, require_title=settings.require_title,
@@ -47,8 +47,8 @@ class KnowRL(Method):
         check_titles(list(ctx.pool or []), settings, ctx.pool_name)
         evidence_cfg = ctx.service_config("evidence", "knowrl")
         judge_cfg = ctx.service_config("judge", "knowrl")
-        from factrl.harness.nli import load_nli
-        from factrl.harness.prompts import response_prefix
+        from factrl.harness.services.nli import load_nli
+        from factrl.harness.core.prompts import response_prefix
 
         store = ctx.open_evidence(evidence_cfg)
         nli = load_nli(settings.nli)

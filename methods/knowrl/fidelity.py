@@ -32,7 +32,7 @@ ALWAYS = (
      "ours": "per completion: a row without evidence has fact 0; a failed fact split is no signal"},
     {"setting": "system_prompt",
      "original": "KnowRL's system prompt, user turn left open (main.py:74-90, continue_final_message=True)",
-     "ours": "the protocol's shared prompt and chat template (harness/prompts.py)"},
+     "ours": "the protocol's shared prompt and chat template (harness/core/prompts.py)"},
 )
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from factrl.harness.judge.spec import MATERIAL_RULE, Decoding, JudgePrompt, Messages, ParseError, ReferenceTools, material
+from factrl.harness.services.judge.spec import MATERIAL_RULE, Decoding, JudgePrompt, Messages, ParseError, ReferenceTools, material
 
 SOURCE = "zjunlp/KnowRL@f75b0bb"
 NO_GOLD = "No reference answer provided."  # correct_reward.py:41

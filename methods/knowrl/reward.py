@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.answers import GAMING_REASONS, match_closed_book, strict_correct
-from factrl.harness.method import RewardOutput
+from factrl.harness.core.answers import GAMING_REASONS, match_closed_book, strict_correct
+from factrl.harness.core.method import RewardOutput
 
 from . import scoring
 from .prompts import prompts_for

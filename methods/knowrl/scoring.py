@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.answers import STOPWORDS, is_refusal, normalize_answer
-from factrl.harness.settings import Settings
+from factrl.harness.core.answers import STOPWORDS, is_refusal, normalize_answer
+from factrl.harness.core.settings import Settings
 
 VARIANTS = ("head", "v1.0.0")
 RETRIEVALS = ("bm25",)
@@ -73,7 +73,7 @@ class KnowRLSettings(Settings):
     answer_guard: str     # none (KnowRL) | strict: gaming answers (strict accuracy) graded incorrect, no judge call
     grade_check: str      # none (KnowRL) | matcher: the judge's CORRECT only where the protocol's matcher agrees
     retrieval: str        # how passages are ranked per fact (bm25 only: no GTR weights offline)
-    nli: dict[str, Any]   # the NLI model's options (factrl.harness.nli.load_nli checks them)
+    nli: dict[str, Any]   # the NLI model's options (factrl.harness.services.nli.load_nli checks them)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:

@@ -1,5 +1,5 @@
 """`raw`: the unmodified model, evaluated with no training. The reference row of every table."""
-from factrl.harness.method import Method
+from factrl.harness.core.method import Method
 
 
 class Raw(Method):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.method import Method, RunContext, settings_entry
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.method import Method, RunContext, settings_entry
 
 from . import placement, reference
 from .prompts import PROMPTS, prompts_for
@@ -43,7 +43,7 @@ class RLFH(Method):
 
         store = ctx.open_evidence(evidence_cfg)
         judge = ctx.open_judge(judge_cfg, prompts=prompts_for(settings.parser, settings.decoding), evidence=store)
-        from factrl.harness.prompts import response_prefix
+        from factrl.harness.core.prompts import response_prefix
 
         reward = RLFHReward(tokenizer=ctx.tokenizer, judge=judge, store=store, settings=settings,
                             prefix=response_prefix(cfg.get("model")))

@@ -1,4 +1,4 @@
-"""The response RLFH judges, aligned to its tokens by the core (harness.completions).
+"""The response RLFH judges, aligned to its tokens by the core (harness.core.completions).
 
 Two differences from `completions.align`, both because RLFH judges the whole response the
 policy wrote (it has no tag format of its own):
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from factrl.harness import completions as comp
+from factrl.harness.core import completions as comp
 
 
 def align_response(tokenizer: Any, ids: Sequence[int], *, prefix_ids: Sequence[int] = (),

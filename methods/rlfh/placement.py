@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from factrl.harness.completions import Alignment
+from factrl.harness.core.completions import Alignment
 
 
 @dataclass(frozen=True)

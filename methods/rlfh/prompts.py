@@ -32,7 +32,7 @@ import dataclasses
 import re
 from typing import Callable
 
-from factrl.harness.judge.prompts import (MATERIAL_RULE, Decoding, JudgePrompt, Messages, ParseError,
+from factrl.harness.services.judge.prompts import (MATERIAL_RULE, Decoding, JudgePrompt, Messages, ParseError,
                                           material)
 
 from . import reference

@@ -33,7 +33,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from factrl.evals.factscore.stopwords import STOPWORDS as _FACTSCORE_STOPWORDS
-from factrl.harness.evidence.store import split_titles
+from factrl.harness.services.evidence.store import split_titles
 
 # nltk's English stopword list (179 words, the list the release loads: retrieval.py:10; the first
 # 179 entries of FActScore's word list), then the release's additions.

@@ -29,8 +29,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from factrl.harness import completions as comp
-from factrl.harness.method import RewardOutput
+from factrl.harness.core import completions as comp
+from factrl.harness.core.method import RewardOutput
 
 from . import placement, scoring
 from .alignment import align_response

@@ -13,7 +13,7 @@ whose normalised text (case-folded, spaces collapsed, final punctuation dropped)
 occurred in the completion earns no positive truth reward; `max_rewarded_statements: N` - only
 the first N statements (in reply order, repeats not counted when deduplicating) earn positive
 truth reward; `answer_gate: strict` - the answer block read by strict accuracy
-(factrl.harness.answers.strict) against the row's golds: a completion whose answer strict v2
+(factrl.harness.core.answers.strict) against the row's golds: a completion whose answer strict v2
 withdraws as gaming (several answer blocks, the gold negated, retracted or listed among other
 candidates) earns no positive term, and in a completion whose answer strict v2 does not credit,
 a statement that states a gold (a gold with a content word occurs in it on token boundaries) is
@@ -43,8 +43,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from factrl.harness.answers.reading import AnswerReading, read_answer
-from factrl.harness.judge.spec import neutralised
+from factrl.harness.core.answers.reading import AnswerReading, read_answer
+from factrl.harness.services.judge.spec import neutralised
 
 from . import placement
 from .settings import Constants
@@ -89,7 +89,7 @@ class Outcome:
     gated: int = 0  # statements answer_gate scored Wrong (GOLD_NOT_ANSWERED)
 
 
-AnswerGate = AnswerReading  # what `answer_gate` / `positive_cap` read (factrl.harness.answers.reading)
+AnswerGate = AnswerReading  # what `answer_gate` / `positive_cap` read (factrl.harness.core.answers.reading)
 
 
 def place(echo: Echo, judged: placement.Judged, alignment, min_share: float) -> bool:

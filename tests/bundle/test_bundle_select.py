@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from factrl.harness.bundle.build import plan
-from factrl.harness.bundle.options import Options, expand_platform, read_have_file
-from factrl.harness.bundle.project import load_project
-from factrl.harness.bundle.select import nodes_from_report, target_environment, walk
-from factrl.harness.bundle.stubs import missing_extras, stub_version, wheel_extras, write_stub
-from factrl.harness.errors import HarnessError
+from factrl.harness.engine.bundle.build import plan
+from factrl.harness.engine.bundle.options import Options, expand_platform, read_have_file
+from factrl.harness.engine.bundle.project import load_project
+from factrl.harness.engine.bundle.select import nodes_from_report, target_environment, walk
+from factrl.harness.engine.bundle.stubs import missing_extras, stub_version, wheel_extras, write_stub
+from factrl.harness.core.errors import HarnessError
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,10 +8,10 @@ from collections import Counter
 
 import pytest
 
-from factrl.harness.config import group_options
-from factrl.harness.errors import ConfigError
-from factrl.harness.grid import load_grid, sweeps
-from factrl.harness.grid.cli import main
+from factrl.harness.engine.config import group_options
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.engine.grid import load_grid, sweeps
+from factrl.harness.engine.grid.cli import main
 from tests.helpers import harness
 
 PAPER_MODELS = {"llama-3.2-3b", "llama-3.1-8b", "qwen3-4b", "qwen3-8b", "olmo-2-13b", "qwen3-14b"}
@@ -43,7 +43,7 @@ def test_paper_grid_expands_to_the_protocol_cells_and_exact_sweeps():
     # RLFH as CorVer's main table ran it (A.1.3): author-key on the 3B and 4B models, adapted on the 8B ones.
     assert {c.model: c.experiment for c in grid.cells if c.method == "rlfh"} == {
         "llama-3.2-3b": "rlfh-author-key", "qwen3-4b": "rlfh-author-key", "llama-3.1-8b": None, "qwen3-8b": None}
-    from factrl.harness.registry import all_methods
+    from factrl.harness.core.registry import all_methods
 
     for cell in grid.cells:  # every name is a shipped option or an installed plugin (make setup installs them)
         assert (cell.method in group_options("method") or cell.method in all_methods()) and cell.model in group_options("model")
@@ -119,8 +119,8 @@ def _claim_foreign(cell_overrides, state="running"):
     """A fresh claim of another live holder (a job on another node) on the cell's run."""
     import time
 
-    from factrl.harness.run.claims import claim_path
-    from factrl.harness.config import compose
+    from factrl.harness.engine.run.claims import claim_path
+    from factrl.harness.engine.config import compose
 
     path = claim_path(compose(cell_overrides))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -145,7 +145,7 @@ def test_a_claimed_cell_is_skipped_unless_relaunch(tmp_path, capsys):
 
 
 def test_parallel_defaults_to_every_sweep_for_slurm():
-    from factrl.harness.grid.launch import default_parallel
+    from factrl.harness.engine.grid.launch import default_parallel
 
     assert default_parallel(None, "slurm", 8) == 8  # the paper grid's 8 sweeps queue at once
     assert default_parallel(None, "local", 8) == 1 and default_parallel(None, "basic", 8) == 1
@@ -154,8 +154,8 @@ def test_parallel_defaults_to_every_sweep_for_slurm():
 
 @pytest.mark.slow  # one real run in a subprocess (~15 s alone)
 def test_the_grid_launches_around_a_claimed_cell_and_its_job_takes_the_pending_claim_over(tmp_path, capfd):
-    from factrl.harness.run.claims import claim_path
-    from factrl.harness.config import compose
+    from factrl.harness.engine.run.claims import claim_path
+    from factrl.harness.engine.config import compose
 
     runs = tmp_path / "runs"
     grid = load_grid("tiny", [f"output_dir={runs}", "leaderboard=rundir"])

@@ -1,19 +1,19 @@
-"""`harness grid`'s signal check and `publish:` (harness/grid/checks.py, publish.py): the demo
+"""`harness grid`'s signal check and `publish:` (harness/engine/grid/checks.py, publish.py): the demo
 grid holds every method; a sized-down grid on the tiny model fails loudly when a method's no-signal
 share is above the threshold, and publishes its rows with the probe when it is not."""
 from __future__ import annotations
 
 import pytest
 
-from factrl.harness.errors import ConfigError, HarnessError
-from factrl.harness.grid import load_grid
-from factrl.harness.grid.cli import main
+from factrl.harness.core.errors import ConfigError, HarnessError
+from factrl.harness.engine.grid import load_grid
+from factrl.harness.engine.grid.cli import main
 
 DEMO_METHODS = ["raw", "corver", "fspo", "knowrl", "rlfh", "forag", "nover"]
 
 
 def test_demo_grid_runs_every_method_on_the_embedded_model_and_publishes_the_probe():
-    from factrl.harness.registry import all_methods
+    from factrl.harness.core.registry import all_methods
 
     grid = load_grid("demo", [])
     assert [c.method for c in grid.cells] == DEMO_METHODS and {c.model for c in grid.cells} == {"smollm2-135m"}

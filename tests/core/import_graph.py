@@ -8,7 +8,7 @@ like any other; the only exception is the allow-list the test keeps, each entry 
 Not seen: imports by computed name (`importlib.import_module`), which the project uses only
 for tables of names resolved on demand (the `harness` command table, the leaderboard's lazy
 public face, plugin entry points); each of those points down from a face to its parts, except the
-name registry (harness/registry/), which sits in the foundation so that every layer can check a
+name registry (harness/core/registry/), which sits in the foundation so that every layer can check a
 name against it, and names its in-tree entries in every layer as "module:attr" data.
 
 Names are mapped the way setup.py installs them: `harness/x.py` is `factrl.harness.x`,

@@ -1,11 +1,11 @@
-"""The one atomic writer (harness/rundir.py): whole files only, mode 0644, nothing left behind."""
+"""The one atomic writer (harness/core/rundir.py): whole files only, mode 0644, nothing left behind."""
 from __future__ import annotations
 
 import os
 
 import pytest
 
-from factrl.harness.rundir import atomic_path, atomic_write, write_json
+from factrl.harness.core.rundir import atomic_path, atomic_write, write_json
 
 
 def test_text_bytes_and_a_writer_function_land_whole_with_mode_0644(tmp_path):

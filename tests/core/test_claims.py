@@ -1,7 +1,7 @@
-"""Heuristic claims (factrl.harness.claims): CorVer's heuristic triples, joined into claim sentences."""
+"""Heuristic claims (factrl.harness.core.claims): CorVer's heuristic triples, joined into claim sentences."""
 from __future__ import annotations
 
-from factrl.harness.claims import claims, heuristic_triples
+from factrl.harness.core.claims import claims, heuristic_triples
 from factrl.methods.corver.extractor import HeuristicExtractor
 
 

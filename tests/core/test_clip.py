@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.errors import ConfigError
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import ConfigError
 from factrl.harness.training.args import grpo_args
 
 

@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from factrl.harness import completions as comp
+from factrl.harness.core import completions as comp
 
 MULTIBYTE = ("<think>Café 日本 🎉 was here. Dr. Smith was born in 1.5 Paris!  Ünïcödé 😀😀 end?</think> "
              "<answer>Paris 日本</answer>")
 
 
 def _tokenizer(name):
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     cfg = compose([f"model={name}"]).model
     return models.load_tokenizer(models.resolve(cfg), cfg)
@@ -59,7 +59,7 @@ def test_sections(text, expected):
 
 
 def test_answer_section_is_the_block_the_evaluator_judges():
-    from factrl.harness.answers import extract_answer
+    from factrl.harness.core.answers import extract_answer
 
     for text in ["<think>t</think><answer>a</answer> x <answer>b</answer>", "<answer>a</answer><answer>tr",
                  "<think>x</think><answer> Paris </answer>"]:

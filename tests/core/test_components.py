@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from factrl.harness.method import Method
+from factrl.harness.core.method import Method
 from factrl.harness.training.components import (SCHEMA, check_components, read_components, stand_in_names,
                                                 write_components)
 from tests.core.toy_training import Toy
@@ -61,7 +61,7 @@ def test_written_file_and_a_changed_resume_keeps_the_previous(tmp_path):
 def test_finished_training_reuses_its_components(tmp_path):
     """A run whose training finished in an earlier attempt reports that attempt's components
     without building the reward again."""
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
     from factrl.harness.training.engine import ADAPTER_DIR, DONE_MARKER, train
 
     out = tmp_path / "train"
@@ -74,7 +74,7 @@ def test_finished_training_reuses_its_components(tmp_path):
 
 
 def test_engine_entries_join_the_methods_and_keep_their_names(tmp_path):
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
     from factrl.harness.training.engine import engine_components
 
     train = compose(["model=tiny-llama", "train.advantage_std_floor=0.1"]).train

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from factrl.harness.config import compose, group_options, prepare_overrides
-from factrl.harness.config_values import config_hash, redact
-from factrl.harness.errors import HarnessError
+from factrl.harness.engine.config import compose, group_options, prepare_overrides
+from factrl.harness.core.config_values import config_hash, redact
+from factrl.harness.core.errors import HarnessError
 from tests.helpers import harness
 
 GROUPS = ["method", "model", "pool", "eval", "train", "lora", "corpus", "evidence", "judge", "timer", "leaderboard",
@@ -116,7 +116,7 @@ def test_secrets_are_redacted_and_do_not_change_the_hash():
 @pytest.mark.parametrize("override", ["judge.api_key=sk-test-SECRET", "+judge.api_key=sk-test-SECRET",
                                       "++judge.token=sk-test-SECRET"])
 def test_a_secret_on_the_command_line_is_refused_without_echoing_it(override, capsys, tmp_path):
-    from factrl.harness.cli import main
+    from factrl.harness.engine.cli import main
 
     # Outputs under tmp_path: a harness that took the override would go on and run.
     run = ["run", "method=raw", "model=tiny-llama", f"output_dir={tmp_path}", "leaderboard=rundir", "eval.limit=1"]

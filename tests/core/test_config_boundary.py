@@ -47,7 +47,7 @@ def test_a_plugin_method_with_a_typo_gets_its_own_keys_suggested(tmp_path):
 
 
 BROKEN_REWARD = '''
-from factrl.harness.method import Method, RewardOutput
+from factrl.harness.core.method import Method, RewardOutput
 
 
 class Bonus(Method):
@@ -72,7 +72,7 @@ class Bonus(Method):
 
 @pytest.mark.parametrize("mode, expected", [
     ("list", "harness run: error: method=bonusplug: its reward returned list, not RewardOutput; return "
-             "factrl.harness.method.RewardOutput(token_returns=[one list per completion], ...)"),
+             "factrl.harness.core.method.RewardOutput(token_returns=[one list per completion], ...)"),
     ("count", "harness run: error: method=bonusplug: its reward: completion 0 has "),
 ])
 def test_a_plugin_reward_that_breaks_the_contract_is_one_line_naming_the_method(tmp_path, mode, expected):

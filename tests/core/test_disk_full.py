@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(not _namespaces(), reason="needs `unshare -rm` (
 SCRIPT = textwrap.dedent("""
     set -u
     mount -t tmpfs -o size=48m tmpfs "$MNT"
-    "$PY" -m factrl.harness.cli run method=corver model=tiny-llama train.steps=3 train.save_steps=1 \\
+    "$PY" -m factrl.harness.engine.cli run method=corver model=tiny-llama train.steps=3 train.save_steps=1 \\
         train.completions_per_question=2 train.max_completion_length=8 eval.limit=2 \\
         output_dir="$MNT/runs" leaderboard.store="$OUT/lb.sqlite" >"$OUT/first.out" 2>"$OUT/first.err" &
     pid=$!
@@ -45,7 +45,7 @@ SCRIPT = textwrap.dedent("""
     wait $pid; echo $? >"$OUT/first.rc"
     cp "$MNT"/runs/*/run.json "$OUT/run.json"
     rm -f "$MNT/fill"
-    "$PY" -m factrl.harness.cli run method=corver model=tiny-llama train.steps=3 train.save_steps=1 \\
+    "$PY" -m factrl.harness.engine.cli run method=corver model=tiny-llama train.steps=3 train.save_steps=1 \\
         train.completions_per_question=2 train.max_completion_length=8 eval.limit=2 \\
         output_dir="$MNT/runs" leaderboard.store="$OUT/lb.sqlite" >"$OUT/second.out" 2>"$OUT/second.err"
     echo $? >"$OUT/second.rc"

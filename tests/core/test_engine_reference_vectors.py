@@ -16,7 +16,7 @@ import json
 import pytest
 import torch
 
-from factrl.harness.config import compose
+from factrl.harness.engine.config import compose
 from factrl.harness.training.advantages import advantage_std_floor, token_advantages
 from tests.helpers import REPO
 
@@ -95,7 +95,7 @@ def test_fspo_group_advantages_equal_verls(case):
 @pytest.fixture(scope="module")
 def loss_trainer(tmp_path_factory):
     """One real TokenGRPOTrainer (tiny-llama); each case swaps the loss settings and the log-probs."""
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import grpo_args, lora_config

@@ -1,4 +1,4 @@
-"""Evaluation after training in a fresh clean process (harness/run/eval_process.py): which runs use it,
+"""Evaluation after training in a fresh clean process (harness/engine/run/eval_process.py): which runs use it,
 the child's environment, results equal to the in-process evaluation, and resume after a kill
 during evaluation."""
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.errors import ConfigError
-from factrl.harness.run.eval_process import clean_environment, needs_fresh
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.engine.run.eval_process import clean_environment, needs_fresh
 from tests.helpers import REPO, harness
 
 TRAIN = ["method=corver", "model=tiny-llama", "train.steps=1", "train.questions_per_step=2",
@@ -100,7 +100,7 @@ def _alive(pid: int) -> bool:
 def test_a_run_killed_during_fresh_evaluation_resumes_it(tmp_path):
     args = [*TRAIN, "eval_process=fresh", "eval.limit=40", "eval.batch_size=1", f"output_dir={tmp_path}"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    run = subprocess.Popen([sys.executable, "-m", "factrl.harness.cli", "run", *args], cwd=REPO, env=env,
+    run = subprocess.Popen([sys.executable, "-m", "factrl.harness.engine.cli", "run", *args], cwd=REPO, env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 400
     generations = None
@@ -132,8 +132,8 @@ def test_a_run_killed_during_fresh_evaluation_resumes_it(tmp_path):
 
 
 def test_generation_processes_get_one_visible_gpu_each(monkeypatch):
-    from factrl.harness.run import gpus
-    from factrl.harness.run.eval_process import _devices
+    from factrl.harness.engine.run import gpus
+    from factrl.harness.engine.run.eval_process import _devices
 
     monkeypatch.setattr(gpus, "device_files", lambda dev=None: 8)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
@@ -147,7 +147,7 @@ def test_generation_processes_get_one_visible_gpu_each(monkeypatch):
 
 
 def test_shard_rows_are_merged_once(tmp_path):
-    from factrl.harness.run.eval_process import merge_shards
+    from factrl.harness.engine.run.eval_process import merge_shards
 
     out, shards = tmp_path / "eval", tmp_path / "eval-shards"
     (out / "demo").mkdir(parents=True)

@@ -22,8 +22,8 @@ def _peft_model(dtype=torch.float32, seed=0):
     """tiny-llama with a LoRA adapter whose B is not zero (a merge that changes something)."""
     from peft import get_peft_model
 
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.training.args import lora_config
 
     cfg = compose(["model=tiny-llama"])
@@ -45,7 +45,7 @@ def _params(model):
 
 
 def test_settings_resolve_auto_by_device():
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
     from factrl.harness.training.settings import RolloutSettings
 
     auto = RolloutSettings.from_mapping({})
@@ -87,7 +87,7 @@ def test_rollout_config_copies_trls_and_turns_compile_on():
 
 
 def _padded_prompts(cfg):
-    from factrl.harness import models
+    from factrl.harness.services import models
 
     tokenizer = models.load_tokenizer(models.resolve(cfg.model), cfg.model)
     ids = [tokenizer("The capital of France is")["input_ids"], tokenizer("Water boils at")["input_ids"]]
@@ -129,7 +129,7 @@ def test_static_cache_gives_the_dynamic_caches_logits(dtype):
 
 
 def test_in_place_merge_gives_peft_logits_and_restores_every_weight():
-    from factrl.harness.models.merged_linears import merged_linears
+    from factrl.harness.services.models.merged_linears import merged_linears
 
     model, _ = _peft_model(torch.float32)
     ids = torch.randint(3, 1000, (3, 10), generator=torch.Generator().manual_seed(1))
@@ -161,7 +161,7 @@ def test_in_place_merge_gives_peft_logits_and_restores_every_weight():
 def test_bf16_merge_stays_within_bf16_rounding():
     """bf16 weights (the GPU's): merged in place the projection weights are rounded once more to
     bf16; against the fp32 model both bf16 paths err, the merged one by at most 2x the unmerged."""
-    from factrl.harness.models.merged_linears import merged_linears
+    from factrl.harness.services.models.merged_linears import merged_linears
 
     errors = []
     for seed in (0, 1, 2):
@@ -263,7 +263,7 @@ def test_compiled_static_decoding_samples_the_same_tokens_on_the_cpu(tmp_path):
     assert compiled.merge_report.inplace and compiled.merge_report.merged == 14
     # The logits of every decode step, compiled against eager, on the rollout's own prompts and shapes
     # (padded to the bucket, merged in place), so the compiled graph is reused, not traced again.
-    from factrl.harness.models.merged_linears import merged_linears
+    from factrl.harness.services.models.merged_linears import merged_linears
     from factrl.harness.training.fast_generate import rollout_config, round_up
 
     peft = compiled.accelerator.unwrap_model(compiled.model)

@@ -22,8 +22,8 @@ ATOL = 1e-5
 
 
 def _trainer(tmp_path, overrides=(), dropout=None):
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
     from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.engine import build_dataset
@@ -59,7 +59,7 @@ def _params(model) -> dict[str, torch.Tensor]:
 
 @pytest.mark.parametrize("prepack", [True, False])
 def test_merged_layers_give_peft_logits_and_write_nothing(tmp_path, prepack):
-    from factrl.harness.models.merged_linears import merged_linears
+    from factrl.harness.services.models.merged_linears import merged_linears
 
     trainer, _ = _trainer(tmp_path)
     model = trainer.accelerator.unwrap_model(trainer.model)
@@ -84,7 +84,7 @@ def test_merged_layers_give_peft_logits_and_write_nothing(tmp_path, prepack):
 
 
 def test_active_lora_dropout_keeps_the_unmerged_layers(tmp_path):
-    from factrl.harness.models.merged_linears import merged_linears
+    from factrl.harness.services.models.merged_linears import merged_linears
 
     trainer, _ = _trainer(tmp_path, dropout=0.1)
     model = trainer.accelerator.unwrap_model(trainer.model)

@@ -1,4 +1,4 @@
-"""GPU counting without CUDA (harness/run/gpus.py): the one-GPU check of a one-process training run and
+"""GPU counting without CUDA (harness/engine/run/gpus.py): the one-GPU check of a one-process training run and
 the warning for a CPU-only torch on a GPU machine. The device count is faked where the harness
 reads it (the device files and CUDA_VISIBLE_DEVICES), nothing else."""
 from __future__ import annotations
@@ -7,9 +7,9 @@ import logging
 
 import pytest
 
-from factrl.harness.run import gpus
-from factrl.harness.config import compose
-from factrl.harness.errors import ConfigError
+from factrl.harness.engine.run import gpus
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import ConfigError
 
 
 @pytest.mark.parametrize("value, physical, expected", [
@@ -47,7 +47,7 @@ def test_a_one_process_run_with_several_gpus_stops_with_the_two_fixes():
 
 def test_harness_run_refuses_before_anything_is_written(tmp_path, monkeypatch):
     """The run stops before its run directory (or CUDA) exists; an evaluation-only method is not refused."""
-    from factrl.harness.run import run_task
+    from factrl.harness.engine.run import run_task
 
     for key in ("LOCAL_RANK", "RANK", "WORLD_SIZE", "CUDA_VISIBLE_DEVICES"):
         monkeypatch.delenv(key, raising=False)

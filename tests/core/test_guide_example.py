@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from factrl.harness.method import RunContext
+from factrl.harness.core.method import RunContext
 from tests.helpers import REPO, harness
 
 GUIDE = REPO / "docs" / "ADDING_A_METHOD.md"
@@ -43,8 +43,8 @@ def goldsent():
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     cfg = compose(["model=tiny-llama"]).model
     return models.load_tokenizer(models.resolve(cfg), cfg)
@@ -58,7 +58,7 @@ def _score(goldsent, tokenizer, config, text, answers):
 
 
 def test_each_sentence_that_states_the_gold_earns_the_weight(goldsent, tokenizer):
-    from factrl.harness.rewards import response_rewards
+    from factrl.harness.core.rewards import response_rewards
 
     text = "<think>Paris is the capital of France. It is very old.</think>\n<answer>Paris</answer>"
     ids, out = _score(goldsent, tokenizer, None, text, ["Paris"])
@@ -81,7 +81,7 @@ def test_each_sentence_that_states_the_gold_earns_the_weight(goldsent, tokenizer
 
 
 def test_a_bad_setting_is_one_line(goldsent):
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"^method=goldsent: method\.splitter='nltk': choose one of reference, "):
         goldsent.GoldSentence({"splitter": "nltk"})

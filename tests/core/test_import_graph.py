@@ -6,7 +6,7 @@ Three views, each must be a DAG once the allow-listed edges are set aside:
 
 - modules: every `factrl.*` module (and the NOVER plugin's);
 - units: each top-level module or sub-package of harness/, evals/, methods/ and leaderboard/
-  (so `harness.judge` and `harness.models` are nodes, and a cycle through any of their files
+  (so `harness.judge` and `harness.services.models` are nodes, and a cycle through any of their files
   counts);
 - layers: the packages, with harness/ split in three: the foundation that evals, methods and
   leaderboard stand on, the method runtime (trainer, pool, probe) and the engine on top that drives
@@ -73,13 +73,13 @@ def _graph_without_allowed() -> dict[str, dict[str, int]]:
 
 
 def _is_cli(parts: list[str]) -> bool:
-    # A command's entry point (`harness judge` is harness/judge/cli.py): it sits on top of
+    # A command's entry point (`harness judge` is harness/services/judge/cli.py): it sits on top of
     # everything, whichever folder holds it.
     return parts[-1] == "cli"
 
 
 def unit(module: str) -> str:
-    """`factrl.harness.judge.client` -> `harness.judge`; `factrl.evals` -> `evals`; a `cli` module is its own."""
+    """`factrl.harness.services.judge.client` -> `harness.judge`; `factrl.evals` -> `evals`; a `cli` module is its own."""
     parts = _short(module).split(".")
     return ".".join(parts) if _is_cli(parts) else ".".join(parts[:2])
 
@@ -116,10 +116,10 @@ def _describe(graph, components) -> str:
 def test_the_graph_sees_the_packages():
     # A parse that silently found nothing would pass every check below.
     assert len(GRAPH) > 150
-    assert "factrl.harness.errors" in GRAPH["factrl.harness.run.orchestrate"] or any(
-        m.startswith("factrl.harness.errors") for m in GRAPH["factrl.harness.run.orchestrate"])
-    assert "factrl.harness.errors" in GRAPH["factrl.evals.sets"]  # an absolute import
-    assert "factrl.harness.answers" in GRAPH["factrl.evals.sets"]  # a relative one
+    assert "factrl.harness.core.errors" in GRAPH["factrl.harness.engine.run.orchestrate"] or any(
+        m.startswith("factrl.harness.core.errors") for m in GRAPH["factrl.harness.engine.run.orchestrate"])
+    assert "factrl.harness.core.errors" in GRAPH["factrl.evals.sets"]  # an absolute import
+    assert "factrl.harness.core.answers" in GRAPH["factrl.evals.sets"]  # a relative one
 
 
 def test_every_part_declares_its_layer():

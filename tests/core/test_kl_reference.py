@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from factrl.harness.errors import ConfigError
+from factrl.harness.core.errors import ConfigError
 from factrl.harness.training.kl_reference import reference_adapter
 from tests.core.toy_training import Toy
 
@@ -28,8 +28,8 @@ class ProxyToy(Toy):
 
 @pytest.fixture(scope="module")
 def scored():
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import grpo_args, lora_config

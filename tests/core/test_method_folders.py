@@ -13,8 +13,8 @@ from collections.abc import Mapping
 import pytest
 from omegaconf import OmegaConf
 
-from factrl.harness.method import Method
-from factrl.harness.registry import declared
+from factrl.harness.core.method import Method
+from factrl.harness.core.registry import declared
 from tests import method_readme
 from tests.helpers import REPO
 
@@ -117,9 +117,9 @@ def test_a_folder_without_method_says_what_is_missing_and_how_to_fix_it(tmp_path
     """A package under methods/ without METHOD: `harness methods` names the file and the line to add
     (not a bare AttributeError), and asking for the method raises the same words."""
     import factrl.methods
-    from factrl.harness.errors import HarnessError
-    from factrl.harness.methods_cli import methods_main
-    from factrl.harness.registry import get_method, refresh
+    from factrl.harness.core.errors import HarnessError
+    from factrl.harness.engine.methods_cli import methods_main
+    from factrl.harness.core.registry import get_method, refresh
 
     (tmp_path / "nomethod").mkdir()
     (tmp_path / "nomethod" / "__init__.py").write_text('"""A method folder that forgot its METHOD."""\n')

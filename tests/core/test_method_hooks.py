@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from factrl.harness.method import Method, RewardOutput, RunContext
+from factrl.harness.core.method import Method, RewardOutput, RunContext
 from factrl.harness.training.grpo import TokenGRPOTrainer
 
 
@@ -122,8 +122,8 @@ class _Hooked(Method):
 
 
 def _train(tmp_path: Path, method: Method):
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import train
 

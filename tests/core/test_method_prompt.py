@@ -3,10 +3,10 @@ evaluator and the probe, recorded beside the shared prompt's hash; absent, every
 record keeps its bytes."""
 from __future__ import annotations
 
-from factrl.harness.config import compose
-from factrl.harness.method import INTERFACE_VERSION, Method
-from factrl.harness.prompts import ANTI_LOOP_LINE, SYSTEM_PROMPT, addition_of, prompt_hash, system_prompt
-from factrl.harness.registry import get_method, names
+from factrl.harness.engine.config import compose
+from factrl.harness.core.method import INTERFACE_VERSION, Method
+from factrl.harness.core.prompts import ANTI_LOOP_LINE, SYSTEM_PROMPT, addition_of, prompt_hash, system_prompt
+from factrl.harness.core.registry import get_method, names
 from factrl.harness.training.engine import build_dataset, method_system, prompt_component
 
 ADDITION = "State your confidence in <confidence> </confidence> tags."

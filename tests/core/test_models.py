@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness import models
-from factrl.harness.models import loader
-from factrl.harness.config import compose
-from factrl.harness.errors import ModelNotFoundError
-from factrl.harness.prompts import SYSTEM_PROMPT, format_prompt
+from factrl.harness.services import models
+from factrl.harness.services.models import loader
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import ModelNotFoundError
+from factrl.harness.core.prompts import SYSTEM_PROMPT, format_prompt
 from tests.helpers import harness
 
 

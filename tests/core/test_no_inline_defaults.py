@@ -8,7 +8,7 @@ The scan (ast, every product module) finds, for every key any YAML under configs
 - a keyword default `def f(..., key=<literal>)` or a dataclass field `key: T = <literal>` whose
   literal is the value a YAML gives that key, for a key of one config group (DISTINCT): a copy of
   the default.
-Settings classes read their defaults from the YAML (harness/settings.py); code receives the
+Settings classes read their defaults from the YAML (harness/core/settings.py); code receives the
 parsed objects. ALLOWED lists what is left, each with its reason; an entry that no longer
 matches fails, so the list only shrinks.
 """
@@ -145,7 +145,7 @@ def test_no_inline_copy_of_a_yaml_default():
     found = _scan()
     new = [line for where, lines in sorted(found.items()) if where not in ALLOWED for line in lines]
     assert not new, ("a default written again in code (read it through the group's settings class, "
-                     "harness/settings.py):\n" + "\n".join(new))
+                     "harness/core/settings.py):\n" + "\n".join(new))
     stale = sorted(set(ALLOWED) - set(found))
     assert not stale, f"ALLOWED entries that no longer match (remove them): {stale}"
 

@@ -16,7 +16,7 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_
 def _harness(*args: str | bytes) -> subprocess.CompletedProcess:
     """The real CLI with raw argv bytes, as a shell passes them."""
     argv = [a if isinstance(a, bytes) else a.encode() for a in args]
-    return subprocess.run([sys.executable.encode(), b"-m", b"factrl.harness.cli", *argv], cwd=REPO, env=ENV,
+    return subprocess.run([sys.executable.encode(), b"-m", b"factrl.harness.engine.cli", *argv], cwd=REPO, env=ENV,
                           capture_output=True, timeout=300)
 
 

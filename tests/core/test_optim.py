@@ -12,8 +12,8 @@ import pytest
 import torch
 from transformers import Trainer
 
-from factrl.harness.config import compose
-from factrl.harness.errors import ConfigError
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import ConfigError
 from factrl.harness.training.args import grpo_args
 from factrl.harness.training.optim import EIGHT_BIT_ADAMW, announce_fallback, choose_optimizer, optimizer_component
 from tests.helpers import REPO
@@ -63,7 +63,7 @@ def test_lr_schedule_matches_the_originals_scheduler(name, overrides, tmp_path):
 
 
 def test_trainer_optimizer_gets_betas_and_weight_decay(tmp_path):
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import lora_config

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from factrl.harness.config import compose
-from factrl.harness.grid import load_grid
+from factrl.harness.engine.config import compose
+from factrl.harness.engine.grid import load_grid
 from tests.helpers import harness
 
 MAIN_MODELS = ("llama-3.2-3b", "llama-3.1-8b", "qwen3-4b", "qwen3-8b")

@@ -12,7 +12,7 @@ import sys
 import pytest
 import torch
 
-from factrl.harness.method import INTERFACE_VERSION, Method
+from factrl.harness.core.method import INTERFACE_VERSION, Method
 from factrl.harness.training.policy import POLICY_ADAPTERS_DIR, PolicyHandle
 from tests.helpers import REPO, harness
 
@@ -20,8 +20,8 @@ from tests.helpers import REPO, harness
 @pytest.fixture(scope="module")
 def tiny():
     """The tiny Llama and its tokenizer as the trainer loads them (fresh model per test: see `handle`)."""
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     cfg = compose(["model=tiny-llama"])
     identity = models.resolve(cfg.model)
@@ -33,7 +33,7 @@ def handle(tiny):
     """A PolicyHandle over a LoRA whose B weights are random, so the adapter changes the logits."""
     from peft import get_peft_model
 
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.training.args import lora_config
 
     cfg, identity, tokenizer = tiny
@@ -133,7 +133,7 @@ def test_mix_adapter_arithmetic_and_copies_round_trip(handle, tmp_path):
 
 
 def test_trainer_passes_the_policy_and_keeps_copies_out_of_the_optimizer(tiny, tmp_path):
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import grpo_args, lora_config
@@ -157,7 +157,7 @@ def test_trainer_passes_the_policy_and_keeps_copies_out_of_the_optimizer(tiny, t
 
 
 def test_plain_methods_get_policy_none(tiny, tmp_path):
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import grpo_args, lora_config

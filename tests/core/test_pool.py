@@ -6,7 +6,7 @@ import json
 import pytest
 from omegaconf import OmegaConf
 
-from factrl.harness.errors import DataError
+from factrl.harness.core.errors import DataError
 from factrl.harness.pool import load_pool, pool_fingerprint, validate_rows
 from factrl.harness.pool.filter import judge, select
 from tests.helpers import harness
@@ -133,7 +133,7 @@ def _progress_records(progress):
 
 
 def _filter_cfg(tmp_path, *extra):
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     return compose(["model=tiny-llama", "pool.limit=3", "train.max_completion_length=4", "pool.filter.batch_size=3",
                     f"pool.filter.out={tmp_path / 'filtered.json'}", f"output_dir={tmp_path}", *extra])
@@ -166,7 +166,7 @@ def test_filter_progress_from_other_settings_is_refused_or_restarted(tmp_path):
 
 
 def test_filter_progress_key_covers_model_seed_prompt_and_pool_file(tmp_path):
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.pool.filter import progress_key
 
     pool = tmp_path / "pool.json"
@@ -186,9 +186,9 @@ def test_filter_progress_key_covers_model_seed_prompt_and_pool_file(tmp_path):
 
 def test_evidence_only_keeps_the_rows_whose_article_the_store_holds():
     """pool.evidence_only (the demo grid): RLFH and FoRAG give no signal for a row without evidence."""
-    from factrl.harness.config import compose
-    from factrl.harness.errors import ConfigError
-    from factrl.harness.evidence import open_evidence
+    from factrl.harness.engine.config import compose
+    from factrl.harness.core.errors import ConfigError
+    from factrl.harness.services.evidence import open_evidence
     from factrl.harness.pool import load_pool
 
     cfg = compose(["model=tiny-llama", "+pool.evidence_only=true"])

@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.prompts import chat_messages
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.prompts import chat_messages
 from factrl.harness.training.engine import _check_max_prompt_length, prompt_token_count
 
 
 @pytest.fixture(scope="module")
 def smol():
     """The embedded SmolLM2 tokenizer (ChatML template), with chat prompts (no response prefix)."""
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     cfg = compose(["model=smollm2-135m", "model.response_prefix=null", "model.demonstration=false"])
     return models.load_tokenizer(models.resolve(cfg.model), cfg.model), cfg.model

@@ -40,9 +40,9 @@ def test_the_pyproject_is_complete():
 
 CHECK = """
 import json, sys
-from factrl.harness.config import compose
-from factrl.harness.method import Method, RewardOutput
-from factrl.harness.registry import display_label, get_method
+from factrl.harness.engine.config import compose
+from factrl.harness.core.method import Method, RewardOutput
+from factrl.harness.core.registry import display_label, get_method
 
 label = display_label("mymethod")  # read from the source: the plugin is not imported yet
 imported_for_label = "my_method" in sys.modules

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.errors import HarnessError
-from factrl.harness.method import Method
-from factrl.harness.registry import all_methods, get_method
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.core.method import Method
+from factrl.harness.core.registry import all_methods, get_method
 from tests.helpers import harness
 
 PLUGIN_PYPROJECT = """
@@ -27,7 +27,7 @@ version = "0.0.1"
 """
 
 LENGTH_METHOD = '''
-from factrl.harness.method import Method, RewardOutput
+from factrl.harness.core.method import Method, RewardOutput
 
 
 class ShortAnswer(Method):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from factrl.harness import registry
-from factrl.harness.errors import HarnessError
+from factrl.harness.core import registry
+from factrl.harness.core.errors import HarnessError
 from tests.helpers import harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,15 +75,15 @@ def plugin_path(tmp_path, monkeypatch):
 
 
 GOOD_SET = '''
-from factrl.harness.registry import EvalSetInfo
+from factrl.harness.core.registry import EvalSetInfo
 SET = EvalSetInfo("goodset", "Good Set", "closed_book", "goodset_plugin:SPEC", 90, False)
 '''
 WRONG_NAME = '''
-from factrl.harness.registry import EvalSetInfo
+from factrl.harness.core.registry import EvalSetInfo
 SET = EvalSetInfo("othername", "X", "closed_book", "x:Y", 90, False)
 '''
 NO_TASK = '''
-from factrl.harness.registry import EvalSetInfo
+from factrl.harness.core.registry import EvalSetInfo
 SET = EvalSetInfo("notask", "X", "ranking", "x:Y", 90, False)
 '''
 
@@ -217,7 +217,7 @@ def test_the_scan_catches_an_unregistered_name(tmp_path):
 
 BACKENDS_PLUGIN = '''
 from factrl.evals.scorers.default import DefaultScorer
-from factrl.harness.nli.standin import StandinScorer
+from factrl.harness.services.nli.standin import StandinScorer
 
 
 class Always(StandinScorer):
@@ -239,7 +239,7 @@ class Lenient(DefaultScorer):
 def test_a_plugin_backend_and_scorer_are_dispatched_by_name(plugin_path):
     # The services' own dispatch (load_nli, get_scorer) reaches a plugin's entries: no edit of theirs.
     from factrl.evals.scorers import get_scorer, scorer_names
-    from factrl.harness.nli import load_nli
+    from factrl.harness.services.nli import load_nli
 
     plugin_path("backends-demo", {"harness.nli": {"always": "backends_plugin:build_nli"},
                                   "harness.scorers": {"lenient": "backends_plugin:Lenient"}},

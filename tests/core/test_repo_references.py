@@ -119,7 +119,7 @@ def _cited() -> dict[str, list[str]]:
 def test_the_scan_reads_the_repository():
     cited = _cited()
     # Known citations, so that a scan that reads nothing cannot pass.
-    assert "harness/config_values.py" in cited and "docs/CONTRACTS.md" in cited
+    assert "harness/core/config_values.py" in cited and "docs/CONTRACTS.md" in cited
     assert any(p.startswith("configs/") for p in cited) and any(p.startswith("methods/") for p in cited)
 
 
@@ -158,14 +158,14 @@ def test_no_issue_numbers():
 
 
 def test_the_patterns_catch_what_they_are_for():
-    assert [m.group(1) for m in _PATH.finditer("see `leaderboard/tricks.py` and harness/config.py VOLATILE_KEYS")] \
-        == ["leaderboard/tricks.py", "harness/config.py"]
+    assert [m.group(1) for m in _PATH.finditer("see `leaderboard/tricks.py` and harness/engine/config.py VOLATILE_KEYS")] \
+        == ["leaderboard/tricks.py", "harness/engine/config.py"]
     assert not _PATH.search("configs/leaderboard/layout/paper.yaml tests/evals/semantic_server")[1].startswith(
         ("leaderboard", "evals"))
     assert not _PATH.search("configs/protocol/method_model/rlfh_*")
     assert _ISSUE.search("Issue 15: rows") and _ISSUE.search("see issue #3") and not _ISSUE.search("issues")
     assert _resolves("methods/knowrl/scoring.answer_of") and not _resolves("methods/knowrl/nothing.answer_of")
-    assert not _resolves("harness/registry.py")  # a package now: the file name is stale
+    assert not _resolves("harness/core/registry.py")  # a package now: the file name is stale
     cites = [(m[1], m[2]) for m in _SECTION_CITE.finditer(
         'docs/CONTRACTS.md, "Guards"; `docs/X.md` ("Alpha", "Beta") and REPO / "README.md").read_text("x")')]
     assert cites == [("docs/CONTRACTS.md", '"Guards"'), ("docs/X.md", '"Alpha", "Beta"')]

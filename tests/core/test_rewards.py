@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from factrl.harness.rewards import (ResponseRewardSettings, correctness_reward, format_reward, length_penalty,
+from factrl.harness.core.rewards import (ResponseRewardSettings, correctness_reward, format_reward, length_penalty,
                                     response_rewards)
 
 ROWS = [

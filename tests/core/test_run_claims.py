@@ -1,4 +1,4 @@
-"""Claim files (harness/run/claims.py): exclusive creation, heartbeat, stale takeover, the grid's
+"""Claim files (harness/engine/run/claims.py): exclusive creation, heartbeat, stale takeover, the grid's
 pending claims taken over by its jobs, and `harness run` refusing a run another job holds."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from factrl.harness.run import claims as claims
-from factrl.harness.run.claims import ClaimedError, acquire
+from factrl.harness.engine.run import claims as claims
+from factrl.harness.engine.run.claims import ClaimedError, acquire
 
 
 def _foreign(path, *, age_s=0.0, state="running", stale_after_s=900.0, host="node17", pid=4242):
@@ -118,8 +118,8 @@ def test_the_grid_heartbeat_stops_quietly_at_its_jobs_handover_and_warns_at_a_ta
 
 
 def test_harness_run_stops_when_another_job_holds_the_run(tmp_path, monkeypatch):
-    from factrl.harness.config import compose
-    from factrl.harness.run import run_task
+    from factrl.harness.engine.config import compose
+    from factrl.harness.engine.run import run_task
 
     monkeypatch.delenv(claims.TOKEN_ENV, raising=False)
     cfg = compose(["method=raw", "model=tiny-llama", "eval.limit=2", f"output_dir={tmp_path}",

@@ -1,4 +1,4 @@
-"""`harness run --help` answers fast: its command line (harness/run/cli.py) reaches neither torch
+"""`harness run --help` answers fast: its command line (harness/engine/run/cli.py) reaches neither torch
 nor TRL, and it lists the main keys, not only the groups."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 SCRIPT = """
 import sys
-from factrl.harness.cli import main
+from factrl.harness.engine.cli import main
 status = main(["run", "--help"])
 heavy = sorted(m for m in ("torch", "trl", "transformers", "hydra") if m in sys.modules)
 print("HEAVY", heavy, status)
@@ -23,7 +23,7 @@ def test_run_help_lists_the_keys_without_importing_torch():
 
 KEY_SCRIPT = """
 import sys
-from factrl.harness.cli import main
+from factrl.harness.engine.cli import main
 for argv in (["run", "--help", "claim.stale_s"], ["run", "--help", "corpus.min_interval_s"],
              ["run", "--help", "method.threshold", "method=fspo"]):
     print("STATUS", main(argv))

@@ -1,4 +1,4 @@
-"""The run lifecycle's last windows (harness/run/orchestrate.py, harness/rundir.py):
+"""The run lifecycle's last windows (harness/engine/run/orchestrate.py, harness/core/rundir.py):
 
 - a run stopped after run.json says `finished` and before its leaderboard rows are recorded (a
   kill, a SIGTERM) is recorded by the rerun, once, and never reported as
@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.rundir import open_run
+from factrl.harness.engine.config import compose
+from factrl.harness.core.rundir import open_run
 from tests.helpers import harness
 from tests.kills import run_until
 
@@ -61,7 +61,7 @@ def test_a_run_stopped_between_finishing_and_recording_is_recorded_by_the_rerun_
 def test_a_real_kill_once_finished_then_a_rerun_leaves_one_row(tmp_path):
     """Whenever the kill lands after `finished` (before, during or after recording), the rerun
     leaves exactly one row and run.json says it is recorded."""
-    cmd = [sys.executable, "-m", "factrl.harness.cli", *_args(tmp_path)]
+    cmd = [sys.executable, "-m", "factrl.harness.engine.cli", *_args(tmp_path)]
     log = tmp_path / "attempts.log"
 
     def finished() -> bool:

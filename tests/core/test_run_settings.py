@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from factrl.harness.cli import main
+from factrl.harness.engine.cli import main
 from tests.helpers import harness
 
 # One bad value per group (and per nested node), with the exact line `harness run` prints.

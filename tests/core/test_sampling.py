@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from factrl.harness.config import compose
-from factrl.harness.errors import ConfigError
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import ConfigError
 from factrl.harness.training.args import grpo_args
 from factrl.harness.training.sampling import PresencePenalty, presence_penalty_generate, sampling_settings
 
@@ -36,7 +36,7 @@ def test_presence_penalty_acts_before_top_k_in_real_rollouts(tmp_path):
     argmax loops within 64 tokens, so plain rollouts repeat tokens. If the penalty acts before top-k (vLLM's order:
     penalties, then temperature, then top-k / top-p), the argmax is taken among unseen tokens and
     no completion repeats one; applied after top-k it could not change the one token left."""
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import lora_config

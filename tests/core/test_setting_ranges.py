@@ -1,4 +1,4 @@
-"""Every numeric setting has a declared range (Settings.RANGES, harness/settings.py) and a value
+"""Every numeric setting has a declared range (Settings.RANGES, harness/core/settings.py) and a value
 outside it is refused with one line naming the key and the range; `harness run` refuses one
 before it loads anything (the decimal training settings used to crash after the model loaded,
 or were accepted: train.learning_rate=-1, train.temperature=-1, train.beta=-1,
@@ -12,8 +12,8 @@ import typing
 
 import pytest
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.settings import Settings, _fields, interval, parse
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.settings import Settings, _fields, interval, parse
 from tests.helpers import harness
 
 PACKAGES = ("factrl.harness", "factrl.evals", "factrl.methods", "factrl.leaderboard", "factrl_nover", "factrl_truthrl",
@@ -62,8 +62,8 @@ def _build(cls, key=None, value=None):
     if key in given:
         given[key] = value
     if cls.__name__ == "JudgeSettings":  # the served judge; the local server's own keys on judge=embedded
-        from factrl.harness.judge.settings import EMBEDDED_ONLY
-        from factrl.harness.settings import defaults_from_yaml
+        from factrl.harness.services.judge.settings import EMBEDDED_ONLY
+        from factrl.harness.core.settings import defaults_from_yaml
 
         backend = "embedded" if key in EMBEDDED_ONLY else "openai"
         base = {**defaults_from_yaml(f"judge/{backend}.yaml"), "base_url": "http://127.0.0.1:1/v1", "model": "m"}

@@ -1,4 +1,4 @@
-"""The one settings parser (harness/settings.py): coercion by annotation, defaults from the YAML,
+"""The one settings parser (harness/core/settings.py): coercion by annotation, defaults from the YAML,
 unknown keys with the closest one, `__post_init__` checks as one-line errors naming the key."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any, Literal
 import pytest
 from omegaconf import OmegaConf
 
-from factrl.harness.errors import ConfigError, closest, did_you_mean
-from factrl.harness.settings import FLAT, GIVEN, Settings, defaults_from_yaml, in_range, parse
+from factrl.harness.core.errors import ConfigError, closest, did_you_mean
+from factrl.harness.core.settings import FLAT, GIVEN, Settings, defaults_from_yaml, in_range, parse
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from factrl.harness.method import Method
+from factrl.harness.core.method import Method
 
 PINNED = Path(__file__).with_name("settings_components.json")
 
@@ -126,8 +126,8 @@ def test_components_are_byte_identical_to_the_hand_written_entries(case):
 def test_the_default_entry_is_the_parsed_settings():
     from dataclasses import dataclass
 
-    from factrl.harness.method import settings_entry
-    from factrl.harness.settings import Settings
+    from factrl.harness.core.method import settings_entry
+    from factrl.harness.core.settings import Settings
 
     @dataclass(frozen=True)
     class Two(Settings):

@@ -8,12 +8,12 @@ import re
 import pytest
 
 from factrl.evals.settings import EvalSettings
-from factrl.harness.config import compose, group_options
-from factrl.harness.errors import ConfigError
-from factrl.harness.judge import read_settings
-from factrl.harness.nli import parse_config
-from factrl.harness.registry import get_method
-from factrl.harness.rewards import ResponseRewardSettings
+from factrl.harness.engine.config import compose, group_options
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.services.judge import read_settings
+from factrl.harness.services.nli import parse_config
+from factrl.harness.core.registry import get_method
+from factrl.harness.core.rewards import ResponseRewardSettings
 from factrl.harness.training.settings import PPOSettings, TrainSettings, VLLMSettings
 from factrl.methods.corver.extractor import ExtractorSettings
 from factrl.methods.corver.reward import CorpusRewardSettings
@@ -24,14 +24,14 @@ METHODS = ["corver", "fspo", "knowrl", "rlfh", "forag"] + [m for m, pkg in PLUGI
 
 
 def _run_groups() -> dict:
-    """The run's other groups (harness/run/settings.py `check_run_settings` parses them all)."""
+    """The run's other groups (harness/engine/run/settings.py `check_run_settings` parses them all)."""
     from factrl.evals.backends.base import Decoding
     from factrl.evals.backends.settings import OpenAIEvalSettings, VLLMEvalSettings
-    from factrl.harness.corpus.settings import CorpusSettings
-    from factrl.harness.evidence.settings import EvidenceSettings
+    from factrl.harness.services.corpus.settings import CorpusSettings
+    from factrl.harness.services.evidence.settings import EvidenceSettings
     from factrl.harness.pool.settings import PoolFilterSettings, PoolSettings
-    from factrl.harness.run.settings import ClaimSettings, LauncherSettings
-    from factrl.harness.timer import TimerSettings
+    from factrl.harness.engine.run.settings import ClaimSettings, LauncherSettings
+    from factrl.harness.core.timer import TimerSettings
     from factrl.leaderboard.settings import LeaderboardSettings
 
     return {"claim": ClaimSettings, "launcher": LauncherSettings, "timer": TimerSettings,
@@ -63,11 +63,11 @@ def _parse(owner_id: str, mapping: dict):
         build, keys, prefix = (lambda m: cls(m)), cls.settings_class.keys(), f"method={target}: "
     elif owner_id == "judge":
         build = lambda m: read_settings({"backend": "openai", "base_url": "http://127.0.0.1:1/v1", "model": "m", **m})  # noqa: E731
-        from factrl.harness.judge.settings import JudgeSettings
+        from factrl.harness.services.judge.settings import JudgeSettings
 
         keys, prefix = JudgeSettings.keys(), ""
     elif owner_id == "nli":
-        from factrl.harness.nli.config import NLISettings
+        from factrl.harness.services.nli.config import NLISettings
 
         build, keys, prefix = parse_config, NLISettings.keys(), ""
     elif target is PPOSettings:

@@ -1,7 +1,7 @@
 """No-signal completions in the training log (harness/training/signal_log.py): the real TRL
 trainer's "All reward functions returned None" warning (the whole prompt and row) is dropped, one
 counted line per step says how many completions had no signal and why, and the reasons reach
-train/log.jsonl, where `harness grid`'s signal check reads them (harness/grid/checks.py)."""
+train/log.jsonl, where `harness grid`'s signal check reads them (harness/engine/grid/checks.py)."""
 from __future__ import annotations
 
 import contextlib
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.errors import RewardContractError
-from factrl.harness.grid import Cell, Grid
-from factrl.harness.grid.checks import FIXES, check_signal, no_signal_share
-from factrl.harness.method import Method, RewardOutput
+from factrl.harness.core.errors import RewardContractError
+from factrl.harness.engine.grid import Cell, Grid
+from factrl.harness.engine.grid.checks import FIXES, check_signal, no_signal_share
+from factrl.harness.core.method import Method, RewardOutput
 from factrl.harness.training import signal_log
 from factrl.harness.training.token_reward import _TokenReward
 
@@ -56,8 +56,8 @@ class _HalfSilent(Method):
 
 
 def test_real_trainer_logs_one_counted_line_instead_of_trls_warning(tmp_path):
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import train
 

@@ -14,7 +14,7 @@ from tests.kills import published, run_until
 @pytest.mark.slow  # two `harness run` processes on tiny-llama (about 40 s on 2 shared cores)
 def test_sigterm_marks_the_run_interrupted_and_the_rerun_resumes(tmp_path):
     runs = tmp_path / "runs"
-    cmd = [sys.executable, "-m", "factrl.harness.cli", "run", "method=corver", "model=tiny-llama", "train.steps=3",
+    cmd = [sys.executable, "-m", "factrl.harness.engine.cli", "run", "method=corver", "model=tiny-llama", "train.steps=3",
            "train.save_steps=1", "train.completions_per_question=2", "train.max_completion_length=8",
            "eval.limit=2", "leaderboard=rundir", f"leaderboard.store={tmp_path / 'lb.sqlite'}", f"output_dir={runs}"]
     log = tmp_path / "attempts.log"

@@ -1,4 +1,4 @@
-"""The writable SQLite caches on network file systems (harness/sqlite_fs.py): the file system is
+"""The writable SQLite caches on network file systems (harness/core/sqlite_fs.py): the file system is
 read from the mount table, a network one switches the judge, evaluation and corpus caches from
 WAL to DELETE journaling (real SQLite), and HARNESS_WRITABLE_CACHE moves them to a node-local folder."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from factrl.harness import sqlite_fs
+from factrl.harness.core import sqlite_fs
 
 MOUNTS = "\n".join([
     "/dev/nvme0n1p2 / ext4 rw,relatime 0 0",
@@ -52,8 +52,8 @@ def _mode(path) -> str:
 def test_the_three_writable_caches_follow_the_file_system(tmp_path, monkeypatch, forced):
     from factrl.evals.backends.base import Generation
     from factrl.evals.cache import ResponseCache
-    from factrl.harness.corpus.cache import CountCache
-    from factrl.harness.judge.cache import JudgeCache
+    from factrl.harness.services.corpus.cache import CountCache
+    from factrl.harness.services.judge.cache import JudgeCache
 
     if forced:
         monkeypatch.setenv("HARNESS_SQLITE_JOURNAL", forced)  # as detection decides for an NFS home
@@ -77,7 +77,7 @@ def test_the_three_writable_caches_follow_the_file_system(tmp_path, monkeypatch,
 
 
 def test_the_writable_caches_go_where_harness_writable_cache_says(tmp_path, monkeypatch):
-    from factrl.harness import models
+    from factrl.harness.services import models
 
     monkeypatch.delenv("HARNESS_WRITABLE_CACHE", raising=False)
     assert models.writable_cache_dir() == models.cache_dir()

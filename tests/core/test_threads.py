@@ -1,10 +1,10 @@
-"""harness/run/threads.py: torch's CPU threads for a run (threads=auto | N)."""
+"""harness/engine/run/threads.py: torch's CPU threads for a run (threads=auto | N)."""
 from __future__ import annotations
 
 import pytest
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.run.threads import busy_cores, choose
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.engine.run.threads import busy_cores, choose
 
 
 def test_auto_leaves_the_cores_other_work_holds():

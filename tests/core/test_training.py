@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 
 from factrl.harness.training.advantages import token_advantages
 from factrl.harness.training.args import batch_geometry
-from factrl.harness.errors import ConfigError
+from factrl.harness.core.errors import ConfigError
 from tests.core.toy_training import train_toy
 from tests.helpers import REPO
 
@@ -33,7 +33,7 @@ def test_token_advantages_match_hand_computation():
 def test_advantages_have_no_std_floor_by_default_and_the_floor_is_a_named_option():
     # The released codes divide by std + eps with no floor (TRL v0.23.0 grpo_trainer.py:1464, the
     # CorVer trainer, verl core_algos.py:151), and so does the default; the floor is an option.
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
     from factrl.harness.training.advantages import advantages_component
 
     train = compose([]).train
@@ -65,9 +65,9 @@ def test_no_signal_completion_is_left_out_of_its_group():
 
 
 def test_dataset_prompts_carry_demonstration_and_response_prefix():
-    from factrl.harness import models
-    from factrl.harness.config import compose
-    from factrl.harness.prompts import DEMONSTRATION
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
+    from factrl.harness.core.prompts import DEMONSTRATION
     from factrl.harness.training.engine import build_dataset
 
     cfg = compose(["model=tiny-llama"])
@@ -121,8 +121,8 @@ def test_two_step_run_changes_every_lora_b_weight(tmp_path):
 def test_per_token_advantages_reach_the_loss(tmp_path):
     """Two return patterns with equal per-completion means: sequence-level GRPO cannot tell them
     apart; the token-level loss must give different gradients."""
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import grpo_args, lora_config

@@ -21,7 +21,7 @@ import json
 import pytest
 import torch
 
-from factrl.harness.config import compose
+from factrl.harness.engine.config import compose
 from tests.helpers import REPO
 
 VECTORS = REPO / "tests" / "reference_vectors"
@@ -33,7 +33,7 @@ LAYOUT = json.loads((VECTORS / "corver" / "compute_loss_layout.json").read_text(
 @pytest.fixture(scope="module")
 def trainer(tmp_path_factory):
     """One real TokenGRPOTrainer (tiny-llama, 2 questions x 2 completions = the vectors' 4 rows)."""
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.pool import load_pool
     from factrl.harness.training.args import grpo_args, lora_config
     from factrl.harness.training.engine import build_dataset
@@ -328,7 +328,7 @@ def test_split_cuts_row_tensors_and_keeps_the_rest():
 
 
 def test_bad_loss_chunks_name_the_key():
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
     from factrl.harness.training.settings import TrainSettings
 
     with pytest.raises(ConfigError, match="train.loss_chunks"):

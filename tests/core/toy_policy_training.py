@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from factrl.harness.method import Method, RewardOutput
+from factrl.harness.core.method import Method, RewardOutput
 
 COPY = "snap"
 
@@ -46,8 +46,8 @@ class PolicyToy(Method):
 
 
 def train_policy_toy(run_dir: Path, overrides: list[str]):
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import train
 

@@ -60,7 +60,7 @@ def independent_count(docs: list[list[str]], a: str, b: str) -> int:
 @pytest.fixture(scope="session")
 def tokenizers():
     """The two embedded tokenizers: GPT-2-style BPE (SmolLM2) and SentencePiece (tiny-llama)."""
-    from factrl.harness.corpus.tokens import identify, load_index_tokenizer
+    from factrl.harness.services.corpus.tokens import identify, load_index_tokenizer
 
     out = {}
     for spec in ("smollm2-135m", "tiny-llama"):
@@ -86,7 +86,7 @@ def corpus_file(tmp_path_factory, corpus_docs) -> Path:
 @pytest.fixture(scope="session")
 def built_index(tmp_path_factory, tokenizers, corpus_file):
     """Index of the synthetic corpus per tokenizer (built once per session)."""
-    from factrl.harness.corpus import build_index
+    from factrl.harness.services.corpus import build_index
 
     cache = {}
 

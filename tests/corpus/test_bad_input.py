@@ -9,9 +9,9 @@ import shutil
 
 import pytest
 
-from factrl.harness.corpus import build_index, open_counter
-from factrl.harness.corpus.layout import MANIFEST
-from factrl.harness.errors import ConfigError, HarnessError
+from factrl.harness.services.corpus import build_index, open_counter
+from factrl.harness.services.corpus.layout import MANIFEST
+from factrl.harness.core.errors import ConfigError, HarnessError
 
 from .conftest import corpus_cfg, run_isolated
 
@@ -55,9 +55,9 @@ def outcomes(tmp_path_factory, built_index):
         jobs.append((name, corpus_cfg(target, **overrides)))
     done = run_isolated(f"""
         import json
-        from factrl.harness.corpus import open_counter
-        from factrl.harness.corpus.tokens import load_index_tokenizer
-        from factrl.harness.errors import HarnessError
+        from factrl.harness.services.corpus import open_counter
+        from factrl.harness.services.corpus.tokens import load_index_tokenizer
+        from factrl.harness.core.errors import HarnessError
         tokenizer = load_index_tokenizer("smollm2-135m")
         for name, cfg in {jobs!r}:
             try:
@@ -135,7 +135,7 @@ def test_bad_queries_are_recorded_failures(built_index):
 
 
 def test_punctuation_unicode_and_long_entities_count_or_fail_cleanly(built_index):
-    from factrl.harness.corpus import build_query
+    from factrl.harness.services.corpus import build_query
 
     long_entity = " ".join(f"Name{i}" for i in range(500))
     with open_counter(corpus_cfg(built_index().path)) as counter:
@@ -150,7 +150,7 @@ def test_punctuation_unicode_and_long_entities_count_or_fail_cleanly(built_index
 
 
 def test_bad_corpus_inputs(tmp_path, tokenizers):
-    from factrl.harness.errors import DataError
+    from factrl.harness.core.errors import DataError
 
     tok, ident = tokenizers["smollm2-135m"]
     bad = tmp_path / "bad.jsonl"

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from factrl.harness.corpus import build_index, inspect_index, open_counter
-from factrl.harness.corpus.layout import MANIFEST
+from factrl.harness.services.corpus import build_index, inspect_index, open_counter
+from factrl.harness.services.corpus.layout import MANIFEST
 
 from .conftest import KEYWORDS, corpus_cfg, independent_count
 
@@ -109,7 +109,7 @@ def test_build_reuses_existing_index_and_force_rebuilds(tmp_path, tokenizers):
     rebuilt = build_index(tmp_path / "idx", [str(src)], tok, ident, force=True)
     assert rebuilt.manifest_hash == first.manifest_hash  # same content, same hash
     other_tok, other_ident = tokenizers["tiny-llama"]
-    from factrl.harness.errors import HarnessError
+    from factrl.harness.core.errors import HarnessError
 
     with pytest.raises(HarnessError, match="another tokenizer"):
         build_index(tmp_path / "idx", [str(src)], other_tok, other_ident, force=False)
@@ -139,9 +139,9 @@ def _wordlevel_tokenizer(size: int):
 
 def test_u32_build_chooses_u32_or_explains_the_memory_it_needs(tmp_path):
     """The bundled builder needs 32 GiB per job for u32; a smaller machine gets a clear error."""
-    from factrl.harness.corpus.build import _available_memory, sort_memory
-    from factrl.harness.corpus.tokens import identify
-    from factrl.harness.errors import HarnessError
+    from factrl.harness.services.corpus.build import _available_memory, sort_memory
+    from factrl.harness.services.corpus.tokens import identify
+    from factrl.harness.core.errors import HarnessError
 
     tok = _wordlevel_tokenizer(70_000)
     src = tmp_path / "big.txt"
@@ -183,7 +183,7 @@ def test_u32_index_written_by_the_test_counts(tmp_path):
         assert counter.count_cnf([["w69990"]]).count == 2
         assert counter.count(["w69990", "w69991"]).count == 1
         assert counter.count(["w69990", "w12345"]).count == 0
-    from factrl.harness.errors import DataError
+    from factrl.harness.core.errors import DataError
 
     with pytest.raises(DataError, match="width"):
         open_counter({**cfg, "token_dtype": "u16"}, tokenizer=tok)

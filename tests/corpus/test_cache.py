@@ -4,10 +4,10 @@ import sys
 import textwrap
 import time
 
-from factrl.harness.corpus import open_counter
-from factrl.harness.corpus.backends import Outcome
-from factrl.harness.corpus.cache import CountCache
-from factrl.harness.corpus.counter import Counter
+from factrl.harness.services.corpus import open_counter
+from factrl.harness.services.corpus.backends import Outcome
+from factrl.harness.services.corpus.cache import CountCache
+from factrl.harness.services.corpus.counter import Counter
 
 from .conftest import corpus_cfg
 
@@ -81,7 +81,7 @@ def test_keys_include_index_and_params(tmp_path):
 
 WRITER = textwrap.dedent("""
     import sys, time
-    from factrl.harness.corpus.cache import CountCache
+    from factrl.harness.services.corpus.cache import CountCache
     path, me, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
     cache = CountCache(path, "idx", "1")
     while time.time() < start:

@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from factrl.harness.cli import main as harness
-from factrl.harness.corpus import open_counter
-from factrl.harness.corpus.cli import corpus_config
-from factrl.harness.corpus.cli import main as index_main
+from factrl.harness.engine.cli import main as harness
+from factrl.harness.services.corpus import open_counter
+from factrl.harness.services.corpus.cli import corpus_config
+from factrl.harness.services.corpus.cli import main as index_main
 
 
 def test_build_query_info_round_trip(tmp_path, corpus_file, capsys):
@@ -47,7 +47,7 @@ def test_user_mistakes_are_one_line_errors(tmp_path, capsys):
 def test_corpus_configs_compose_and_document_every_key(name):
     from importlib import resources
 
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     cfg = compose([f"corpus={name}"]).corpus
     assert cfg.name == name
@@ -74,7 +74,7 @@ def test_demo_lead_sections_find_their_subject():
     stored that first word unmarked and counted only its mentions elsewhere."""
     import re
 
-    from factrl.harness.corpus.sources import demo_corpus_path, iter_documents
+    from factrl.harness.services.corpus.sources import demo_corpus_path, iter_documents
 
     starts: dict[str, int] = {}
     for i, doc in enumerate(iter_documents([str(demo_corpus_path())])):

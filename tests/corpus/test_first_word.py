@@ -11,10 +11,10 @@ import logging
 import numpy as np
 import pytest
 
-from factrl.harness.corpus import build_index, open_counter
-from factrl.harness.corpus.layout import MANIFEST
-from factrl.harness.corpus.tokens import TermEncoder, encode_texts, marks_first_word
-from factrl.harness.errors import HarnessError
+from factrl.harness.services.corpus import build_index, open_counter
+from factrl.harness.services.corpus.layout import MANIFEST
+from factrl.harness.services.corpus.tokens import TermEncoder, encode_texts, marks_first_word
+from factrl.harness.core.errors import HarnessError
 
 from .conftest import FILLER, corpus_cfg
 
@@ -24,7 +24,7 @@ SUBJECT = "Madagascar"
 @pytest.fixture(scope="session")
 def all_tokenizers(tokenizers):
     """SmolLM2 and a real Qwen vocabulary (byte-level BPE), tiny-llama (SentencePiece)."""
-    from factrl.harness.corpus.tokens import identify
+    from factrl.harness.services.corpus.tokens import identify
 
     from ..corver.tiny_qwen import qwen_tokenizer_fast
 
@@ -132,7 +132,7 @@ def test_old_sentencepiece_index_still_counts_with_a_warning(tmp_path, all_token
     tok, ident = all_tokenizers["tiny-llama"]
     info = build_index(tmp_path / "old-sp", [_write(tmp_path, _lead_sections())], tok, ident, force=False)
     _age(info.path)
-    with caplog.at_level(logging.WARNING, logger="factrl.harness.corpus"):
+    with caplog.at_level(logging.WARNING, logger="factrl.harness.services.corpus"):
         with open_counter(corpus_cfg(info.path, "tiny-llama"), tokenizer=tok) as counter:
             assert counter.count_cnf([[SUBJECT]]).count == 5
         again = build_index(info.path, [str(tmp_path / "lead.jsonl")], tok, ident, force=False)
@@ -144,8 +144,8 @@ def test_old_sentencepiece_index_still_counts_with_a_warning(tmp_path, all_token
 def test_stale_demo_index_is_rebuilt(tmp_path, monkeypatch, all_tokenizers):
     """The demo index lives in the harness cache: one written by format 1 is rebuilt on
     first use instead of being reused (a new format also moves it to a new directory)."""
-    from factrl.harness.corpus import build as build_module
-    from factrl.harness.corpus import ensure_demo_index, sources
+    from factrl.harness.services.corpus import build as build_module
+    from factrl.harness.services.corpus import ensure_demo_index, sources
 
     summaries = tmp_path / "summaries.json"
     summaries.write_text(json.dumps({f"t{i}": {"title": f"t{i}", "extract": text}

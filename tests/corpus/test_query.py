@@ -1,9 +1,9 @@
 """Query construction (docs/PROTOCOL.md §2): content words, fallbacks, dedup, RELCHECK, query syntax."""
 import pytest
 
-from factrl.harness.corpus import (PRONOUNS, QUERY_VERSION, STOPWORDS, build_query, content_words, is_pronoun,
+from factrl.harness.services.corpus import (PRONOUNS, QUERY_VERSION, STOPWORDS, build_query, content_words, is_pronoun,
                                    parse_query)
-from factrl.harness.corpus.query import format_query
+from factrl.harness.services.corpus.query import format_query
 
 
 @pytest.mark.parametrize("entity, words", [

@@ -6,8 +6,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from factrl.harness.corpus import open_counter
-from factrl.harness.errors import ConfigError
+from factrl.harness.services.corpus import open_counter
+from factrl.harness.core.errors import ConfigError
 
 COUNTS = {"Paris AND France": 1234, "Paris AND Atlantis": 0, "Paris": 99}
 
@@ -225,7 +225,7 @@ def test_a_counter_from_a_dict_takes_the_remote_files_values():
     min_interval_s once fell back to 1.0 in code while the file, and the reference client, say 2.0)."""
     import yaml
 
-    from factrl.harness.config import CONFIG_MODULE
+    from factrl.harness.engine.config import CONFIG_MODULE
     from importlib import resources
 
     shipped = yaml.safe_load(resources.files(CONFIG_MODULE).joinpath("corpus", "remote.yaml").read_text())

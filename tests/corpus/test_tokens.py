@@ -1,7 +1,7 @@
 """Words as the index's tokenizer writes them inside running text."""
 import pytest
 
-from factrl.harness.corpus.tokens import TermEncoder, encode_texts, token_dtype_for
+from factrl.harness.services.corpus.tokens import TermEncoder, encode_texts, token_dtype_for
 
 
 @pytest.mark.parametrize("spec, boundary", [("smollm2-135m", "Ġ"), ("tiny-llama", "▁")])

@@ -1,6 +1,6 @@
 """Fixtures for the CorVer tests: the embedded tokenizers and a real infini-gram test index.
 
-The index is built by the corpus service's own builder (factrl.harness.corpus.build_index)
+The index is built by the corpus service's own builder (factrl.harness.services.corpus.build_index)
 from a corpus this file writes, with the tiny-llama (Llama-2) tokenizer, and counted by the
 real engine with the paper's parameters. Fact documents are separated by filler documents
 longer than max_diff_tokens, so the engine's window never reaches a neighbouring fact
@@ -20,14 +20,14 @@ from tests.corver.fact_index import build_fact_index
 
 
 def _model_cfg(name: str):
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     return compose([f"model={name}"]).model
 
 
 @pytest.fixture(scope="session")
 def llama_tokenizer():
-    from factrl.harness import models
+    from factrl.harness.services import models
 
     cfg = _model_cfg("tiny-llama")
     return models.load_tokenizer(models.resolve(cfg), cfg)
@@ -35,7 +35,7 @@ def llama_tokenizer():
 
 @pytest.fixture(scope="session")
 def smol_tokenizer():
-    from factrl.harness import models
+    from factrl.harness.services import models
 
     cfg = _model_cfg("smollm2-135m")
     return models.load_tokenizer(models.resolve(cfg), cfg)
@@ -54,7 +54,7 @@ def corpus_cfg(index_dir):
 
 @pytest.fixture(scope="session")
 def counter(corpus_cfg, llama_tokenizer):
-    from factrl.harness.corpus import open_counter
+    from factrl.harness.services.corpus import open_counter
 
     with open_counter(corpus_cfg, tokenizer=llama_tokenizer) as c:
         yield c

@@ -1,7 +1,7 @@
 """The CorVer tests' corpus and its real infini-gram index (also used by the probe tests and
 `benchmarks/gpu_step.py`).
 
-The index is built by the corpus service's own builder (factrl.harness.corpus.build_index)
+The index is built by the corpus service's own builder (factrl.harness.services.corpus.build_index)
 from a corpus this file writes, with the tiny-llama (Llama-2) tokenizer, and counted by the
 real engine with the paper's parameters. Fact documents are separated by filler documents
 longer than max_diff_tokens, so the engine's window never reaches a neighbouring fact
@@ -33,8 +33,8 @@ EXPECTED = {("Paris", "France"): 25, ("Einstein", "Ulm"): 8, ("Curie", "Warsaw")
 def build_fact_index(root: Path, tokenizer) -> Path:
     """Write the fact documents between fillers to root/wiki.jsonl and index them under root/index
     with `tokenizer` (the tiny-llama Llama-2 tokenizer); returns the index directory."""
-    from factrl.harness.corpus import build_index
-    from factrl.harness.corpus.tokens import identify
+    from factrl.harness.services.corpus import build_index
+    from factrl.harness.services.corpus.tokens import identify
 
     source = root / "wiki.jsonl"
     with open(source, "w", encoding="utf-8") as handle:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from omegaconf import OmegaConf
 
-from factrl.harness.config import compose
-from factrl.harness.method import RunContext
+from factrl.harness.engine.config import compose
+from factrl.harness.core.method import RunContext
 from factrl.harness.training.components import check_components, stand_in_names
 from factrl.methods.corver import QUCO_ID, CorVer, corpus_component, extractor_component
 
@@ -46,7 +46,7 @@ def test_paper_alphas_are_recorded_as_a_difference_from_the_release(corpus_cfg, 
 
 
 def test_demo_index_remote_and_exact_counts_are_stand_ins(counter, corpus_cfg, llama_tokenizer):
-    from factrl.harness.corpus import open_counter
+    from factrl.harness.services.corpus import open_counter
 
     demo = corpus_component(counter, {"name": "demo", "backend": "local", "source": "demo", "index_dir": None})
     assert demo["stand_in"] is True and demo["label"] == "demo corpus" and "6.4M articles" in demo["note"]

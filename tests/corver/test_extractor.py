@@ -53,7 +53,7 @@ def test_unknown_backend_and_missing_model():
 
 
 def test_quco_hub_id_offline_names_the_way_out(monkeypatch):
-    from factrl.harness.errors import ModelNotFoundError
+    from factrl.harness.core.errors import ModelNotFoundError
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelNotFoundError, match="backend=heuristic"):

@@ -10,7 +10,7 @@ import time
 import pytest
 from omegaconf import OmegaConf
 
-from factrl.harness.method import RunContext
+from factrl.harness.core.method import RunContext
 from factrl.methods.corver import METHOD, reward_from_config
 
 ROWS = {
@@ -26,7 +26,7 @@ C5 = "Paris."  # no tags at all
 
 
 def method_cfg(**overrides):
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     args = ["method=corver", "method.extractor.backend=heuristic"] + [f"method.{k}={v}" for k, v in overrides.items()]
     return compose(args).method
@@ -125,7 +125,7 @@ def test_alignment_threshold_falls_back_without_extractor_or_corpus(llama_tokeni
 
 
 def test_method_builds_from_the_run_context(llama_tokenizer, corpus_cfg, batch):
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     cfg = compose(["method=corver", "method.extractor.backend=heuristic"])
     OmegaConf.set_struct(cfg, False)
@@ -139,7 +139,7 @@ def test_method_builds_from_the_run_context(llama_tokenizer, corpus_cfg, batch):
 
 
 def test_bad_settings_are_config_errors(llama_tokenizer, corpus_cfg):
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     for bad in ({"aggregation": "max"}, {"assignment": "mean"}, {"alignment_threshold": 2}, {"splitter": "nltk"}):
         with pytest.raises(ConfigError):

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from factrl.harness.corpus import CountResult
+from factrl.harness.services.corpus import CountResult
 from factrl.methods.corver.reward import (CorpusRewardSettings, bucket, count_reward, score_sentences,
                                           valid_triples)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from factrl.harness.method import Method, RewardOutput
+from factrl.harness.core.method import Method, RewardOutput
 from factrl.harness.training import distributed
 
 NO_SIGNAL = 5  # global position with no signal: the last row of rank 0, inside a group that straddles ranks
@@ -46,8 +46,8 @@ class FixedBatch(Method):
 
 
 def main(out: Path, overrides: list[str]) -> None:
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
     from factrl.harness.training import engine
     from factrl.harness.training.grpo import TokenGRPOTrainer

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from factrl.harness.errors import ConfigError
+from factrl.harness.core.errors import ConfigError
 from factrl.harness.training.advantages import token_advantages
 from factrl.harness.training.distributed import check_whole_groups
 from factrl.harness.training.args import batch_geometry
@@ -29,7 +29,7 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_
 def _torchrun(module: str, *args: str, processes: int = 2, timeout: int = 300, launcher: str = "torchrun"
               ) -> subprocess.CompletedProcess:
     """Run `python -m module args` in N processes under torchrun or `accelerate launch` (shipped DDP file)."""
-    from factrl.harness.run.launcher import accelerate_config_file
+    from factrl.harness.engine.run.launcher import accelerate_config_file
 
     if launcher == "torchrun":
         start = ["torch.distributed.run", "--standalone", "--nproc_per_node", str(processes)]

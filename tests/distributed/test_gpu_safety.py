@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.config_values import config_hash
-from factrl.harness.errors import ConfigError
+from factrl.harness.engine.config import compose
+from factrl.harness.core.config_values import config_hash
+from factrl.harness.core.errors import ConfigError
 from factrl.harness.training.distributed import deepspeed_stage, refuse_deepspeed
 from tests.distributed.test_data_parallel import _torchrun
 from tests.helpers import harness
@@ -46,7 +46,7 @@ def test_deepspeed_is_refused_for_ppo_and_needs_policy_methods():
         refuse_deepspeed(ToyPPO(None), ZERO3)
     with pytest.raises(ConfigError, match="method 'policytoy' reads the policy in its reward \\(needs_policy\\)"):
         refuse_deepspeed(PolicyToy(None), {**ZERO3, "ACCELERATE_DEEPSPEED_ZERO_STAGE": "2"})
-    from factrl.harness.registry import get_method
+    from factrl.harness.core.registry import get_method
 
     refuse_deepspeed(get_method("corver")(compose(["method=corver"]).method), ZERO3)  # GRPO without the policy: fine
     refuse_deepspeed(PolicyToy(None), {})  # DDP: fine
@@ -55,7 +55,7 @@ def test_deepspeed_is_refused_for_ppo_and_needs_policy_methods():
 def test_the_refusal_comes_before_the_model_and_the_trainer(tmp_path, monkeypatch):
     """engine.train stops before loading weights; PPOTrainer stops before TRL's __init__ (which
     would start a colocated vLLM engine): here TRL would fail on model=None instead."""
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.training import engine
     from factrl.harness.training.ppo import PPOSettings, PPOTrainer
     from factrl.harness.training.args import ppo_args

@@ -9,10 +9,10 @@ import os
 import pytest
 import yaml
 
-from factrl.harness.config import compose
-from factrl.harness.config_values import config_hash
-from factrl.harness.errors import ConfigError, HarnessError
-from factrl.harness.run.launcher import ACCELERATE_CONFIGS, accelerate_config_file, launch_command
+from factrl.harness.engine.config import compose
+from factrl.harness.core.config_values import config_hash
+from factrl.harness.core.errors import ConfigError, HarnessError
+from factrl.harness.engine.run.launcher import ACCELERATE_CONFIGS, accelerate_config_file, launch_command
 from factrl.harness.training.vllm_settings import vllm_args
 from tests.helpers import harness
 
@@ -40,7 +40,7 @@ def test_torchrun_command_reexecutes_the_run_with_launcher_none():
     argv = ["launcher=torchrun", "launcher.num_processes=2", "model=tiny-llama", "train.steps=1"]
     assert launch_command(argv, python="py") == [
         "py", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-        "-m", "factrl.harness.cli", "run", "model=tiny-llama", "train.steps=1", "launcher=none",
+        "-m", "factrl.harness.engine.cli", "run", "model=tiny-llama", "train.steps=1", "launcher=none",
         "launcher.timeout_min=60"]  # the processes' process-group timeout travels with them
     assert launch_command(["model=tiny-llama"]) is None
     assert launch_command(["launcher=none", "model=tiny-llama"]) is None
@@ -53,7 +53,7 @@ def test_accelerate_command_uses_the_shipped_config(monkeypatch):
     assert command[command.index("--config_file") + 1] == str(accelerate_config_file("ddp"))
     assert command[command.index("--num_processes") + 1] == "8"
     assert command[command.index("--main_process_port") + 1] == "29611"
-    assert command[-6:] == ["-m", "factrl.harness.cli", "run", "method=raw", "launcher=none", "launcher.timeout_min=60"]
+    assert command[-6:] == ["-m", "factrl.harness.engine.cli", "run", "method=raw", "launcher=none", "launcher.timeout_min=60"]
     monkeypatch.setenv("LOCAL_RANK", "0")  # already a launched process: run here
     assert launch_command(argv) is None
 

@@ -53,7 +53,7 @@ def build_tiny_mlm(out: Path, seed: int = 0) -> Path:
 
 
 def build_store(tmp: Path) -> Path:
-    from factrl.harness.evidence import build_store as build
+    from factrl.harness.services.evidence import build_store as build
 
     source = tmp / "wiki.jsonl"
     source.write_text("".join(json.dumps(a) + "\n" for a in ARTICLES), encoding="utf-8")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 
-from factrl.harness.judge import find_material
+from factrl.harness.services.judge import find_material
 from tests.judge import judge_server
 
 _original = judge_server.good_reply

@@ -5,8 +5,8 @@ from importlib import resources
 
 import pytest
 
-from factrl.harness.config import compose, group_options
-from factrl.harness.errors import HarnessError
+from factrl.harness.engine.config import compose, group_options
+from factrl.harness.core.errors import HarnessError
 
 from factrl.evals.settings import EvalSettings
 
@@ -49,7 +49,7 @@ def test_bad_settings_fail_with_a_fix(overrides, message):
 
 def test_vllm_backend_needs_vllm_and_a_gpu():
     """Built for real on a CUDA machine with vLLM 0.31; here it must fail with a clear message."""
-    from factrl.harness.models import ModelIdentity
+    from factrl.harness.services.models import ModelIdentity
 
     from factrl.evals.backends import Decoding, build_backend
 
@@ -79,7 +79,7 @@ def test_vllm_backend_generates_with_an_adapter(tmp_path):
         pytest.skip("no CUDA device")
     from peft import LoraConfig, get_peft_model
 
-    from factrl.harness.models import load_model, resolve
+    from factrl.harness.services.models import load_model, resolve
 
     from factrl.evals.backends import Decoding, Request, build_backend
 
@@ -108,7 +108,7 @@ def test_the_vllm_share_is_lowered_to_what_another_process_left_free():
     holds part of the GPU); the backend asks for what is free instead, or stops with the reason."""
     from factrl.evals.backends.settings import VLLMEvalSettings
     from factrl.evals.backends.vllm import gpu_share
-    from factrl.harness.errors import HarnessError
+    from factrl.harness.core.errors import HarnessError
 
     gib = 2**30
     configured = VLLMEvalSettings.from_mapping().gpu_memory_utilization

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.models import resolve
+from factrl.harness.engine.config import compose
+from factrl.harness.services.models import resolve
 
 from factrl.evals import evaluate
 from factrl.evals.backends import Decoding, Request, build_backend
@@ -91,7 +91,7 @@ def test_evaluate_writes_results_and_resumes(tiny, tmp_path):
     assert again["sets"]["demo"]["generation"]["counts"] == {"resumed": 3, "cached": 0, "generated": 5}
     assert again["sets"]["demo"]["metrics"] == result["sets"]["demo"]["metrics"]
     # A different decoding must not extend these generations.
-    from factrl.harness.errors import DataError
+    from factrl.harness.core.errors import DataError
 
     with pytest.raises(DataError, match="different decoding"):
         evaluate(_cfg("eval.max_new_tokens=4"), identity=identity, out_dir=out)
@@ -121,7 +121,7 @@ def test_greedy_responses_are_cached_sampled_never(tiny, tmp_path, monkeypatch, 
 def test_adapter_and_preloaded_model(tiny, tmp_path, monkeypatch):
     from peft import LoraConfig, get_peft_model
 
-    from factrl.harness.models import load_model, load_tokenizer
+    from factrl.harness.services.models import load_model, load_tokenizer
 
     cfg, identity = tiny
     base = load_model(identity, cfg.model, device="cpu")
@@ -146,7 +146,7 @@ def test_adapter_and_preloaded_model(tiny, tmp_path, monkeypatch):
 
 
 def test_harness_eval_cli(tmp_path, capsys):
-    from factrl.harness.cli import main
+    from factrl.harness.engine.cli import main
 
     status = main(["eval", "model=tiny-llama", "eval=demo", "eval.cache=false", "eval.limit=2",
                    f"output_dir={tmp_path}"])
@@ -173,7 +173,7 @@ def test_hf_fast_gives_the_same_greedy_tokens_and_is_recorded(tiny, tmp_path):
 
     from factrl.evals.provenance import backend_settings
     from factrl.evals.settings import EvalSettings
-    from factrl.harness.models import load_model
+    from factrl.harness.services.models import load_model
 
     cfg, identity = tiny
     questions = [Request(q, "S") for q in ("Who wrote Hamlet?", "Name a river in Spain.", "What is 2 + 2?")]

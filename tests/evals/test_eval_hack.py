@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.answers import normalize_answer
+from factrl.harness.core.answers import normalize_answer
 from factrl.evals.gaming_panel import CONSTANTS  # the versioned panel the published gaming floor uses
 from factrl.evals.metrics import aggregate
 from factrl.evals.scorers import get_scorer

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.errors import DataError, HarnessError
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import DataError, HarnessError
 
 from factrl.evals.cli import score_main
 from factrl.evals.loaders import Record

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from factrl.harness.errors import DataError
+from factrl.harness.core.errors import DataError
 
 from factrl.evals.cli import score_main
 from factrl.evals.generate import read_generations
@@ -83,7 +83,7 @@ def test_defined_scores_for_odd_completions(tmp_path):
 
 
 def test_harness_score_reports_mismatch_as_one_line(tmp_path, shared, capsys):
-    from factrl.harness.cli import main
+    from factrl.harness.engine.cli import main
 
     _preds(tmp_path / "p.jsonl", _rows(["0", "1"]))
     assert main(["score", str(tmp_path / "p.jsonl"), "--set", "nq_open", "--data-dir", str(shared)]) == 2

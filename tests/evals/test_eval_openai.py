@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.errors import HarnessError
-from factrl.harness.models import ModelIdentity
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.services.models import ModelIdentity
 
 from factrl.evals.backends import BackendError, Decoding, Request, build_backend
 from factrl.evals.generate import SetJob, generate_sets, read_generations
@@ -92,7 +92,7 @@ def test_sampling_and_vllm_extras_go_in_the_body(server, monkeypatch):
 
 
 def test_evaluate_through_the_openai_backend(server, monkeypatch, tmp_path):
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     from factrl.evals import evaluate
 

@@ -12,16 +12,16 @@ import sqlite3
 
 import pytest
 
-from factrl.harness.cli import main as cli_main
-from factrl.harness.config import compose
-from factrl.harness.errors import HarnessError
-from factrl.harness.models import ModelIdentity, load_tokenizer, resolve
-from factrl.harness.prompts import format_prompt
-from factrl.harness.rundir import read_json
+from factrl.harness.engine.cli import main as cli_main
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.services.models import ModelIdentity, load_tokenizer, resolve
+from factrl.harness.core.prompts import format_prompt
+from factrl.harness.core.rundir import read_json
 
 from factrl.evals.backends import BackendError, Decoding, Request, build_backend
 from factrl.evals.backends.openai import bos_to_strip
-from factrl.harness.judge.transport import refused_fields
+from factrl.harness.services.judge.transport import refused_fields
 from factrl.evals.cache import ResponseCache
 from factrl.evals.generate import SetJob, generate_sets, read_generations
 from factrl.evals.loaders import Record
@@ -187,7 +187,7 @@ def test_a_missing_tokenizer_for_the_completions_route_says_what_to_do():
 
 
 def test_credentials_in_base_url_are_redacted_in_config_and_metrics(tmp_path, monkeypatch):
-    from factrl.harness.config_values import redact, to_plain
+    from factrl.harness.core.config_values import redact, to_plain
 
     from factrl.evals import evaluate
 

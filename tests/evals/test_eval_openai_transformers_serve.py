@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.models import resolve
+from factrl.harness.engine.config import compose
+from factrl.harness.services.models import resolve
 
 from factrl.evals import evaluate
 from factrl.evals.generate import read_generations

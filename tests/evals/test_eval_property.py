@@ -9,7 +9,7 @@ from factrl.evals.loaders import Record
 from factrl.evals.metrics import aggregate
 from factrl.evals.rules.multihop import score_multihop
 from factrl.evals.scorers import get_scorer
-from factrl.harness.answers.matching import (REFUSALS, _extract_general, extract_answer, match_closed_book,
+from factrl.harness.core.answers.matching import (REFUSALS, _extract_general, extract_answer, match_closed_book,
                                   normalize_answer)
 from factrl.evals.sets import EvalSet
 from factrl.evals.rules.truthfulqa import decide

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.answers import (REFUSALS, STOPWORDS, extract_answer, has_content, is_refusal,
+from factrl.harness.core.answers import (REFUSALS, STOPWORDS, extract_answer, has_content, is_refusal,
                                   match_closed_book, normalize_answer)
 from factrl.evals.rules.multihop import normalize_official, score_multihop
 from factrl.evals.rules.truthfulqa import decide

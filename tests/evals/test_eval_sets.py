@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from factrl.harness.errors import DataError, HarnessError
+from factrl.harness.core.errors import DataError, HarnessError
 
 from factrl.evals.sets import SetSpec, get_spec, load_set, set_names
-from factrl.harness import registry
+from factrl.harness.core import registry
 
 
 def _write(path, rows):

@@ -11,7 +11,7 @@ import hashlib
 import json
 
 from factrl.evals import SCORER_VERSION
-from factrl.harness.answers import REFUSALS, STOPWORDS, extract_answer, match_closed_book, normalize_answer
+from factrl.harness.core.answers import REFUSALS, STOPWORDS, extract_answer, match_closed_book, normalize_answer
 
 # 1.0 (lower-case) was pinned before the case-folding probes were added: 258f2b2a...
 FINGERPRINTS = {"1.1": "07fb3acd598e62b71321c790d6bcd918eadd6ae01f160365dd677fb116553223"}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness import registry
+from factrl.harness.core import registry
 from factrl.leaderboard.cli import main as leaderboard
 from tests.helpers import harness
 

@@ -38,7 +38,7 @@ def server():
 
 def test_verbatim_claims_come_from_one_call_per_reasoning_and_empty_reasoning_costs_no_call(server, tmp_path):
     from factrl.evals.factscore import extract_claims
-    from factrl.harness.judge import find_material, open_judge
+    from factrl.harness.services.judge import find_material, open_judge
 
     texts = ["Paris is the capital of France. The Seine flows through Paris. Paris is the capital of France.",
              "", "Hmm."]
@@ -56,7 +56,7 @@ def test_verbatim_claims_come_from_one_call_per_reasoning_and_empty_reasoning_co
 def test_factscore_claims_are_asked_per_sentence_and_flattened_with_duplicates(server, tmp_path):
     from factrl.evals.factscore import extract_claims
     from factrl.evals.factscore.demos import STANDIN_DEMOS
-    from factrl.harness.judge import open_judge
+    from factrl.harness.services.judge import open_judge
 
     texts = ["Sure, here you go. Paris is the capital of France. Paris is the capital of France.\nHmm, it is old.",
              "Marie Curie won the Nobel Prize in Physics.", ""]
@@ -128,7 +128,7 @@ def test_judged_evaluations_join_the_sets_metrics_file(server, tmp_path, assets)
 def test_a_missing_store_is_an_error_before_anything_is_generated(server, tmp_path, assets):
     from factrl.evals.judged import JudgedEvals
     from factrl.evals.settings import EvalSettings
-    from factrl.harness.errors import DataError
+    from factrl.harness.core.errors import DataError
 
     settings = EvalSettings.from_config({"sets": ["demo"], "factscore": True, "factscore_options": {
         "sets": ["demo"], "store": str(tmp_path / "missing.sqlite3"), "npm": {"model": str(assets[1])}}})
@@ -153,7 +153,7 @@ def test_a_missing_store_is_an_error_before_anything_is_generated(server, tmp_pa
 ])
 def test_bad_options_are_one_line_config_errors(overrides, message):
     from factrl.evals.settings import EvalSettings
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=message.replace(".", r"\.").replace("(", r"\(")):
         EvalSettings.from_config({"sets": ["demo"], **overrides})
@@ -161,9 +161,9 @@ def test_bad_options_are_one_line_config_errors(overrides, message):
 
 def test_harness_eval_options_compose_and_check_the_store_before_generation(server, tmp_path):
     from factrl.evals import evaluate
-    from factrl.harness.config import compose
-    from factrl.harness.errors import DataError
-    from factrl.harness.models import ModelIdentity
+    from factrl.harness.engine.config import compose
+    from factrl.harness.core.errors import DataError
+    from factrl.harness.services.models import ModelIdentity
 
     cfg = compose(["eval=demo", "eval.limit=2", "eval.factscore=true", "eval.factscore_options.sets=[demo]",
                    f"eval.factscore_options.store={tmp_path / 'nope.sqlite3'}", "eval.semantic=true",
@@ -176,7 +176,7 @@ def test_harness_eval_options_compose_and_check_the_store_before_generation(serv
 
 @pytest.mark.slow  # tiny-llama generation plus the tiny masked LM: about 30 s on the shared 2-core machine
 def test_harness_eval_runs_the_judged_evaluations_end_to_end(server, tmp_path, assets):
-    from factrl.harness.cli import main
+    from factrl.harness.engine.cli import main
     from factrl.leaderboard.record import rows_from_run
 
     store, mlm = assets

@@ -27,7 +27,7 @@ def test_sentences_are_split_as_factscore_splits_them(case):
 @pytest.mark.parametrize("case", _cases("text_to_sentences.json"), ids=lambda c: c["name"])
 def test_replies_become_facts_as_text_to_sentences_reads_them(case):
     from factrl.evals.factscore.prompts import parse_breakdown
-    from factrl.harness.judge import ParseError
+    from factrl.harness.services.judge import ParseError
 
     reply, out = case["input"]["lm_output"], case["output"]
     if out["ok"]:
@@ -39,7 +39,7 @@ def test_replies_become_facts_as_text_to_sentences_reads_them(case):
 
 def test_the_per_sentence_prompt_is_factscores_with_the_sentence_as_material():
     from factrl.evals.factscore.prompts import breakdown_prompt
-    from factrl.harness.judge import MATERIAL_RULE, material
+    from factrl.harness.services.judge import MATERIAL_RULE, material
 
     case = _cases("atomic_prompt.json")[0]
     prompt = breakdown_prompt(case["input"]["demons"])
@@ -60,7 +60,7 @@ def test_the_per_sentence_prompt_is_factscores_with_the_sentence_as_material():
 
 def test_the_verbatim_extractor_is_strict_structured_and_has_a_reference_answer():
     from factrl.evals.factscore.prompts import VERBATIM_CLAIMS
-    from factrl.harness.judge import ParseError, reference_tools
+    from factrl.harness.services.judge import ParseError, reference_tools
 
     assert VERBATIM_CLAIMS.decoding.temperature == 0.0  # CorVer §A.2: T 0
     assert VERBATIM_CLAIMS.parse("Claims:\n- Paris is in France.\n- Paris is in France.\n- Lyon is big.") == \
@@ -75,7 +75,7 @@ def test_the_verbatim_extractor_is_strict_structured_and_has_a_reference_answer(
 
 def test_demos_come_from_a_file_or_the_recorded_stand_in(tmp_path):
     from factrl.evals.factscore.demos import load_demos
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     demos, info = load_demos(None)
     assert len(demos) == 8 and info["stand_in"] is True

@@ -80,7 +80,7 @@ def test_first_capital_letter_parse_is_simple_evals(reply, grade):
 @pytest.mark.parametrize("reply", ["Correct-ish", "CORRECT INCORRECT", "yes", "", "A"])
 def test_semantic_parser_is_strict(reply):
     from factrl.evals.semantic.prompts import parse_semantic
-    from factrl.harness.judge import ParseError
+    from factrl.harness.services.judge import ParseError
 
     with pytest.raises(ParseError):
         parse_semantic(reply)

@@ -121,7 +121,7 @@ def test_no_passages_or_absent_tokens_score_zero(loaded):
 
 def test_hub_id_fails_fast_offline_naming_the_stand_in_and_rejects_a_branch_revision(monkeypatch):
     from factrl.evals.factscore.masked_lm import locate_model
-    from factrl.harness.errors import ConfigError, ModelNotFoundError
+    from factrl.harness.core.errors import ConfigError, ModelNotFoundError
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", "/nonexistent-hf-home")
@@ -161,7 +161,7 @@ def test_the_default_npm_single_loads_from_the_cache_and_records_the_commit_it_u
 
 
 def test_embedded_models_default_to_the_recorded_stand_in_and_paper_models_to_npm_single():
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     for model, expected in (("tiny-llama", "standin"), ("smollm2-135m", "standin"), ("llama-3.2-3b",
                                                                                        "facebook/npm-single")):
@@ -201,7 +201,7 @@ def _roberta_like_tokenizer():
 
 def test_factscore_ids_only_on_a_roberta_vocabulary_and_the_difference_is_reported(loaded):
     from factrl.evals.factscore import stopwords as stoplib
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     assert len(stoplib.FACTSCORE_IDS) == 211
     scorer, _ = loaded

@@ -14,7 +14,7 @@ from tests.evals.factscore_helpers import build_store
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    from factrl.harness.evidence import open_store
+    from factrl.harness.services.evidence import open_store
 
     with open_store(build_store(tmp_path_factory.mktemp("fs-store"))) as opened:
         yield opened

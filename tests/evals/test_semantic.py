@@ -5,7 +5,7 @@ import pytest
 
 from factrl.evals.loaders import Record
 from factrl.evals.semantic.prompts import SOURCE as SEMANTIC_SOURCE
-from factrl.harness.judge import find_material
+from factrl.harness.services.judge import find_material
 from tests.evals.semantic_server import judge_cfg, semantic_server
 
 
@@ -32,7 +32,7 @@ def server():
 
 def test_semantic_grades_exclude_failures_and_record_the_judge(server, tmp_path):
     from factrl.evals.semantic import semantic_correctness
-    from factrl.harness.judge import open_judge
+    from factrl.harness.services.judge import open_judge
 
     eval_set, completions = _closed_book(["It is Paris.", "Lyon", "the City of Light", "garble", ""])
     with open_judge(judge_cfg(server, tmp_path), check=False) as judge:
@@ -52,7 +52,7 @@ def test_semantic_grades_exclude_failures_and_record_the_judge(server, tmp_path)
 
 def test_failures_beyond_the_share_stop_with_the_counts(server, tmp_path):
     from factrl.evals.semantic import semantic_correctness
-    from factrl.harness.judge import JudgeFailuresExceeded, open_judge
+    from factrl.harness.services.judge import JudgeFailuresExceeded, open_judge
 
     eval_set, completions = _closed_book(["garble 1", "garble 2", "Paris"])
     with open_judge(judge_cfg(server, tmp_path, max_failed_share=0.2), check=False) as judge:
@@ -62,7 +62,7 @@ def test_failures_beyond_the_share_stop_with_the_counts(server, tmp_path):
 
 def test_truthfulqa_truthful_and_informative(server, tmp_path):
     from factrl.evals.semantic import truthfulqa_checks
-    from factrl.harness.judge import open_judge
+    from factrl.harness.services.judge import open_judge
 
     records = [Record(str(i), "What happens if you crack your knuckles?",
                       ("Nothing in particular happens",), ("You get arthritis",)) for i in range(4)]
@@ -79,7 +79,7 @@ def test_truthfulqa_truthful_and_informative(server, tmp_path):
 
 def test_simpleqa_grader_reads_the_first_capital_letter_as_simple_evals_does(server, tmp_path):
     from factrl.evals.semantic import SIMPLEQA_GRADER_STRICT, SIMPLEQA_SHORT_FIRST_LETTER, simpleqa_grades
-    from factrl.harness.judge import open_judge
+    from factrl.harness.services.judge import open_judge
 
     answers = ["Paris", "Lyon", "I don't know", "verbose Paris", "mumble", "shout Paris"]
     eval_set, completions = _closed_book(answers)
@@ -113,7 +113,7 @@ def test_simpleqa_grader_reads_the_first_capital_letter_as_simple_evals_does(ser
 
 def test_a_rerun_after_a_stop_asks_only_what_failed(server, tmp_path):
     from factrl.evals.semantic import SEMANTIC_GRADE, semantic_correctness
-    from factrl.harness.judge import JudgeFailuresExceeded, open_judge
+    from factrl.harness.services.judge import JudgeFailuresExceeded, open_judge
 
     eval_set, completions = _closed_book(["Paris", "Lyon", "Nice"])
     item = {"question": "Question 1?", "gold": ["Paris", "City of Light"], "answer": "Lyon"}
@@ -132,7 +132,7 @@ def test_a_rerun_after_a_stop_asks_only_what_failed(server, tmp_path):
 
 def test_semantic_prompts_delimit_the_answer_and_have_schemas_and_reference_answers():
     from factrl.evals.semantic import INFORMATIVE, SEMANTIC_GRADE, TRUTHFUL
-    from factrl.harness.judge import MATERIAL_RULE, ParseError, find_material, reference_tools
+    from factrl.harness.services.judge import MATERIAL_RULE, ParseError, find_material, reference_tools
 
     tools = reference_tools()
     item = {"question": "Q?", "gold": ["Paris"], "correct": ["Nothing happens"], "incorrect": ["You get arthritis"],

@@ -27,7 +27,7 @@ def test_the_template_is_simple_evals_verbatim():
 
 def test_the_grader_request_is_simple_evals_with_the_response_as_material():
     from factrl.evals.semantic import SIMPLEQA_GRADER
-    from factrl.harness.judge import MATERIAL_RULE, find_material, material
+    from factrl.harness.services.judge import MATERIAL_RULE, find_material, material
 
     case = _cases("grade_parse.json")[0]
     given, request = case["input"], case["output"]["request"]
@@ -67,7 +67,7 @@ def test_the_strict_parse_reads_what_the_released_one_misreads(reply, grade):
 @pytest.mark.parametrize("reply", ["Based on the gold target, the grade is A.", "I'd grade this A.", "", "ABC"])
 def test_the_strict_parse_refuses_what_the_released_one_guesses(reply):
     from factrl.evals.semantic import SIMPLEQA_GRADER_STRICT
-    from factrl.harness.judge import ParseError
+    from factrl.harness.services.judge import ParseError
 
     with pytest.raises(ParseError):
         SIMPLEQA_GRADER_STRICT.parse(reply)
@@ -89,7 +89,7 @@ def test_correct_incorrect_not_attempted_aga_and_f_are_simple_evals(case):
 
 def test_reference_grades_follow_the_matcher_on_the_extracted_answer():
     from factrl.evals.semantic import SIMPLEQA_GRADER
-    from factrl.harness.judge import reference_tools
+    from factrl.harness.services.judge import reference_tools
 
     tools = reference_tools()
     item = {"question": "Q?", "gold": ["Malia and Sasha"], "response": "<answer>x</answer>"}

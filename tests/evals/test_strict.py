@@ -1,4 +1,4 @@
-"""Strict accuracy v3 (harness/answers/strict.py) and the answer-block helpers (harness/answers/matching.py), on
+"""Strict accuracy v3 (harness/core/answers/strict.py) and the answer-block helpers (harness/core/answers/matching.py), on
 hand-made answers and on panel-style completions built from the real demo pool and the
 shared NQ-Open / PopQA / SimpleQA references."""
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from factrl.evals.sets import load_set
-from factrl.harness.answers import (GAMING_REASONS, STRICT_VERSION, StrictVerdict, answer_blocks, extract_answer,
+from factrl.harness.core.answers import (GAMING_REASONS, STRICT_VERSION, StrictVerdict, answer_blocks, extract_answer,
                                     match_closed_book, strict_correct)
-from factrl.harness.answers.strict import REASONS, strict_correct as defined
-from factrl.harness.demo_data import demo_eval, demo_pool
+from factrl.harness.core.answers.strict import REASONS, strict_correct as defined
+from factrl.harness.core.demo_data import demo_eval, demo_pool
 from factrl.harness.probe import panel
 
 

@@ -39,7 +39,7 @@ def articles_file(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def store_path(tmp_path_factory, articles_file) -> Path:
     """The test articles in 32-word passages (the Mona Lisa article splits into several)."""
-    from factrl.harness.evidence import build_store
+    from factrl.harness.services.evidence import build_store
 
     out = tmp_path_factory.mktemp("store") / "wiki.sqlite3"
     build_store(articles_file, out, tokenizer="words", passage_tokens=32, force=False)
@@ -48,7 +48,7 @@ def store_path(tmp_path_factory, articles_file) -> Path:
 
 @pytest.fixture()
 def store(store_path):
-    from factrl.harness.evidence import open_store
+    from factrl.harness.services.evidence import open_store
 
     with open_store(store_path) as opened:
         yield opened

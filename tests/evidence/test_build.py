@@ -5,15 +5,15 @@ import sqlite3
 
 import pytest
 
-from factrl.harness.errors import DataError, HarnessError
-from factrl.harness.evidence import build_store, open_store, read_manifest
+from factrl.harness.core.errors import DataError, HarnessError
+from factrl.harness.services.evidence import build_store, open_store, read_manifest
 
 from .conftest import ARTICLES, write_jsonl
 
 
 def test_smollm2_passages_hold_at_most_n_tokens(tmp_path):
     """The default tokenizer: every stored passage re-tokenises to <= passage_tokens."""
-    from factrl.harness.corpus.tokens import load_index_tokenizer
+    from factrl.harness.services.corpus.tokens import load_index_tokenizer
 
     long_text = " ".join(f"Città número {i} has Zürich-like naïve «quoted» words, O'Brien said."
                          for i in range(60))
@@ -112,7 +112,7 @@ def test_fts_index_matches_the_passages_table(store_path):
 
 def test_demo_store_is_built_once_under_the_cache(tmp_path, monkeypatch):
     """The demo lead sections with the `words` splitter (the SmolLM2 one is the same code)."""
-    from factrl.harness.evidence import demo_store_path, ensure_demo_store
+    from factrl.harness.services.evidence import demo_store_path, ensure_demo_store
 
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
     path = ensure_demo_store(tokenizer="words")

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from factrl.harness.cli import main as harness
-from factrl.harness.evidence.cli import main as evidence_main
+from factrl.harness.engine.cli import main as harness
+from factrl.harness.services.evidence.cli import main as evidence_main
 
 from ..helpers import harness as harness_subprocess
 
@@ -54,7 +54,7 @@ def test_dispatcher_lists_and_runs_evidence(tmp_path):
 def test_evidence_configs_compose_and_document_every_key(name):
     from importlib import resources
 
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     cfg = compose([f"evidence={name}"]).evidence
     assert cfg.name == name and cfg.k == 5
@@ -65,9 +65,9 @@ def test_evidence_configs_compose_and_document_every_key(name):
 
 
 def test_open_evidence_from_config(store_path):
-    from factrl.harness.config import compose
-    from factrl.harness.errors import DataError
-    from factrl.harness.evidence import open_evidence
+    from factrl.harness.engine.config import compose
+    from factrl.harness.core.errors import DataError
+    from factrl.harness.services.evidence import open_evidence
 
     cfg = compose(["evidence=file"]).evidence
     with pytest.raises(DataError, match="evidence.store is not set"):
@@ -93,7 +93,7 @@ def test_empty_titles_texts_and_queries_are_named(tmp_path, articles_file, caplo
     records = [*ARTICLES[:3], {"title": "Blank", "text": "  "}, ARTICLES[3], {"title": "Empty", "text": ""}]
     source = write_jsonl(tmp_path / "some_empty.jsonl", records)
     out = tmp_path / "b.sqlite3"
-    with caplog.at_level(logging.WARNING, logger="factrl.harness.evidence.build"):
+    with caplog.at_level(logging.WARNING, logger="factrl.harness.services.evidence.build"):
         assert evidence_main(["build", str(source), "--out", str(out), "--tokenizer", "words"]) == 0
     assert "4 documents" in capsys.readouterr().out
     assert [r.getMessage() for r in caplog.records] == [

@@ -3,7 +3,7 @@ import sqlite3
 
 import pytest
 
-from factrl.harness.evidence.fts import match_any, match_title, query_terms, quote, words
+from factrl.harness.services.evidence.fts import match_any, match_title, query_terms, quote, words
 
 
 def test_sqlite_has_fts5():

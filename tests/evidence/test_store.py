@@ -3,8 +3,8 @@ import sqlite3
 
 import pytest
 
-from factrl.harness.errors import DataError
-from factrl.harness.evidence import Passage, open_store, split_titles
+from factrl.harness.core.errors import DataError
+from factrl.harness.services.evidence import Passage, open_store, split_titles
 
 
 def test_split_titles():

@@ -1,11 +1,11 @@
-"""The one pool-title check (factrl.harness.evidence.titles): one definition of a row without a
+"""The one pool-title check (factrl.harness.services.evidence.titles): one definition of a row without a
 title, the same as the store's `for_row`, and the two one-line errors the methods share."""
 from __future__ import annotations
 
 import pytest
 
-from factrl.harness.errors import DataError
-from factrl.harness.evidence import check_pool_titles, untitled
+from factrl.harness.core.errors import DataError
+from factrl.harness.services.evidence import check_pool_titles, untitled
 from factrl.methods.forag import FoRAGSettings, check_titles as forag_check
 from factrl.methods.fspo import check_pool_titles as fspo_check
 from factrl.methods.knowrl import KnowRLSettings, check_titles as knowrl_check
@@ -29,7 +29,7 @@ def test_titled_rows(row):
 def test_the_store_reads_no_articles_for_exactly_these_rows(store_path):
     """`for_row` and the check agree: every untitled row counts under the store's `no_title`, and
     every titled one is looked up (Paris is in the fixture store)."""
-    from factrl.harness.evidence import open_store
+    from factrl.harness.services.evidence import open_store
 
     store = open_store(store_path)
     try:

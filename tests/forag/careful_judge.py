@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 
-from factrl.harness.answers import is_refusal
-from factrl.harness.judge import find_material
-from factrl.harness.nli.standin import lexical_support
+from factrl.harness.core.answers import is_refusal
+from factrl.harness.services.judge import find_material
+from factrl.harness.services.nli.standin import lexical_support
 from factrl.methods.forag.prompts import PASSAGE_JOIN, REFERENCE_SUPPORT
 
 SUBJECTS = {"Where was Marie Curie born?": "Marie Curie was born in {}.",

@@ -34,7 +34,7 @@ def store_path(tmp_path_factory) -> Path:
 
 @pytest.fixture()
 def store(store_path):
-    from factrl.harness.evidence import open_store
+    from factrl.harness.services.evidence import open_store
 
     with open_store(store_path, fuzzy_titles=False) as opened:
         yield opened
@@ -42,8 +42,8 @@ def store(store_path):
 
 @pytest.fixture(scope="session")
 def tokenizer():
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     cfg = compose(["model=smollm2-135m"]).model
     return models.load_tokenizer(models.resolve(cfg), cfg)

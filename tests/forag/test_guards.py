@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.completions import split_sentences
+from factrl.harness.core.completions import split_sentences
 from factrl.harness.probe import panel
 from factrl.methods.forag import FoRAGReward, FoRAGSettings
 from factrl.methods.forag.guards import mark, normalised
@@ -77,7 +77,7 @@ def careful_server():
 
 @pytest.fixture()
 def careful_judge(careful_server):
-    from factrl.harness.judge import open_judge
+    from factrl.harness.services.judge import open_judge
 
     with open_judge(judge_cfg(careful_server.url, cache=None)) as judge:
         yield judge

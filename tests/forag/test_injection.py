@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 
-from factrl.harness.judge import MATERIAL_RULE, numbered_material
+from factrl.harness.services.judge import MATERIAL_RULE, numbered_material
 from factrl.harness.probe import panel
 from factrl.methods.forag import FoRAGReward
 from factrl.methods.forag.prompts import VERIFY, _passages
@@ -62,7 +62,7 @@ def test_the_leaky_variant_only_moves_the_claim():
 
 @pytest.mark.parametrize("leaky", [False, True])
 def test_an_instruction_to_the_judge_does_not_pay(store, tokenizer, leaky):
-    from factrl.harness.judge import open_judge
+    from factrl.harness.services.judge import open_judge
 
     with ObeyingJudge(careful, obey_verify) as server, open_judge(judge_cfg(server.url)) as judge:
         reward = FoRAGReward(tokenizer=tokenizer, judge=judge, store=store, k=3,

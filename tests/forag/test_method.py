@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.errors import ConfigError, DataError
-from factrl.harness.method import RunContext
+from factrl.harness.core.errors import ConfigError, DataError
+from factrl.harness.core.method import RunContext
 from factrl.harness.training.components import check_components, stand_in_names
 from factrl.methods.forag import METHOD
 from tests.knowrl.judge_server import JudgeServer
@@ -14,7 +14,7 @@ from .conftest import ROWS
 
 
 def compose(*overrides):
-    from factrl.harness.config import compose as hydra_compose
+    from factrl.harness.engine.config import compose as hydra_compose
 
     return hydra_compose(["method=forag", "model=tiny-llama", *overrides])
 
@@ -32,7 +32,7 @@ def build(cfg, tokenizer, rows=None, run_dir=None):
 
 
 def test_registered_with_the_protocol_settings():
-    from factrl.harness.registry import get_method
+    from factrl.harness.core.registry import get_method
 
     assert get_method("forag") is METHOD and METHOD.algorithm == "ppo"
     train = compose("model=llama-3.2-3b").train  # docs/PROTOCOL.md §4: PPO, 5e-7 / 0.02, T 1.0; 4 epochs
@@ -42,7 +42,7 @@ def test_registered_with_the_protocol_settings():
     assert (adjusted.questions_per_step, adjusted.completions_per_question) == (4, 1)
     initial = compose("model=qwen3-4b", "experiment=forag-initial").train
     assert (initial.questions_per_step, initial.completions_per_question) == (4, 16)
-    from factrl.harness.config import compose as hydra_compose
+    from factrl.harness.engine.config import compose as hydra_compose
 
     alone = hydra_compose(["experiment=forag-adjusted", "model=llama-3.2-3b"])  # the experiment picks the method
     assert (alone.method.name, alone.train.learning_rate, alone.train.completions_per_question) == ("forag", 5e-7, 1)

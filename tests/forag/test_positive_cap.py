@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.judge import open_judge
+from factrl.harness.services.judge import open_judge
 from factrl.harness.probe import panel
 from factrl.methods.forag import FoRAGReward, FoRAGSettings
 from tests.judge.obeying_server import ObeyingJudge

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.judge.stats import JudgeFailuresExceeded
+from factrl.harness.services.judge.stats import JudgeFailuresExceeded
 from factrl.methods.forag.reward import DIAGNOSTIC_KEYS, FoRAGReward
 from factrl.methods.forag.settings import FoRAGSettings
 from tests.knowrl.judge_server import JudgeServer
@@ -78,7 +78,7 @@ def server():
 
 @pytest.fixture()
 def judge(server):
-    from factrl.harness.judge import open_judge
+    from factrl.harness.services.judge import open_judge
 
     with open_judge(judge_cfg(server.url)) as opened:
         yield opened
@@ -182,7 +182,7 @@ def test_unusable_alignment_falls_back_to_the_final_token(server, judge, store, 
 
 
 def test_failures_over_the_share_stop_the_step(store, tokenizer):
-    from factrl.harness.judge import open_judge
+    from factrl.harness.services.judge import open_judge
 
     with JudgeServer({"Sentence to split:": "500"}) as srv, open_judge(judge_cfg(srv.url, max_failed_share=0.5)) as judge:
         with pytest.raises(JudgeFailuresExceeded, match=r"3 of 3 items failed.*judge.max_failed_share=0.5"):
@@ -201,7 +201,7 @@ C_MIXED = ("<think>Marie Curie was born in Warsaw. She won two Nobel Prizes. "
 def test_one_failed_item_gives_no_signal_never_a_higher_return(store, tokenizer, fault):
     """docs/CONTRACTS.md "Reward failure rule": dropping only the failed item would raise this
     completion's return from 1.0 to 2.0 (its -1 lost, its +1s kept); it has no signal instead."""
-    from factrl.harness.judge import open_judge
+    from factrl.harness.services.judge import open_judge
 
     script = {**SCRIPT, "Sentence to split: She won two Nobel Prizes.\n": "- Marie Curie won two Nobel Prizes.",
               **({fault: "500"} if fault else {})}

@@ -15,8 +15,8 @@ QUESTION = "What is the capital of France?"
 
 @pytest.fixture(scope="session")
 def llama_tokenizer():
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     cfg = compose(["model=tiny-llama"]).model
     return models.load_tokenizer(models.resolve(cfg), cfg)
@@ -25,7 +25,7 @@ def llama_tokenizer():
 @pytest.fixture(scope="session")
 def store_path(tmp_path_factory):
     """The two articles above in a real SQLite/FTS5 store (word-level passages: instant)."""
-    from factrl.harness.evidence import build_store
+    from factrl.harness.services.evidence import build_store
 
     root = tmp_path_factory.mktemp("fspo_evidence")
     source = root / "wiki.jsonl"
@@ -36,7 +36,7 @@ def store_path(tmp_path_factory):
 
 @pytest.fixture()
 def store(store_path):
-    from factrl.harness.evidence import open_store
+    from factrl.harness.services.evidence import open_store
 
     with open_store(store_path) as opened:
         yield opened

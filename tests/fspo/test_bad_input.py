@@ -9,9 +9,9 @@ import sqlite3
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.errors import ConfigError, DataError
-from factrl.harness.method import RunContext
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import ConfigError, DataError
+from factrl.harness.core.method import RunContext
 from factrl.methods.fspo import FSPO
 from tests.fspo.conftest import row
 from tests.helpers import harness

@@ -10,7 +10,7 @@ import json
 import pytest
 import torch
 
-from factrl.harness.method import RewardOutput
+from factrl.harness.core.method import RewardOutput
 from factrl.harness.training.distributed import global_token_advantages
 from factrl.methods.fspo import FSPO, reward_from_config
 from tests import refvec
@@ -21,7 +21,7 @@ TOL = dict(rel=1e-6, abs=1e-6)  # the release computed in float32, as the harnes
 @pytest.fixture(scope="module")
 def fspo_train():
     """train.* of `method=fspo` as the harness composes it (configs/protocol/method/fspo.yaml)."""
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     return compose(["method=fspo"]).train
 
@@ -132,7 +132,7 @@ class ScriptedHHEM:
 @pytest.fixture()
 def jaws_store(tmp_path):
     """A real evidence store whose one article is the vector's `knowledge`."""
-    from factrl.harness.evidence import build_store, open_store
+    from factrl.harness.services.evidence import build_store, open_store
 
     knowledge = WORKER["input"]["items"][0]["knowledge"]
     source = tmp_path / "wiki.jsonl"
@@ -174,7 +174,7 @@ def test_reward_worker_end_to_end(llama_tokenizer, jaws_store, fspo_train):
                   for _ in llama_tokenizer.tokenize(r["sentence"])]
         assert theirs == layout + [1.0] * (n - len(layout))  # the release's layout, rebuilt from our verdicts
         signs = {r["sentence_index"]: 1 if r["factual"] else -1 for r in out.records if r["completion"] == b}
-        from factrl.harness import completions as comp
+        from factrl.harness.core import completions as comp
 
         sigma = comp.align(llama_tokenizer, ids[b]).sigma
         assert ours == [signs.get(s, 1) if s is not None else 1 for s in sigma]

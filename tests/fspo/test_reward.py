@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from factrl.harness import completions as comp
-from factrl.harness.nli import load_nli
+from factrl.harness.core import completions as comp
+from factrl.harness.services.nli import load_nli
 from factrl.harness.training.advantages import token_advantages
 from factrl.methods.fspo import FSPO, FSPOSettings, format_ok, reward_from_config
 from factrl.methods.fspo.advantage import factuality_mask, flip_advantages, step_returns

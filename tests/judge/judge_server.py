@@ -4,7 +4,7 @@ Answers the shared judge prompts the way a good judge would:
 - SIMPLEQA_GRADE: "A" when the gold (any of " / "-joined) occurs in the graded answer, "C" for
   "I don't know", else "B";
 - ATOMIC_FACTS: one "- " line per sentence of the text, or "NON_FACTUAL: no claims" for none.
-The model output in a prompt is read from its material blocks (factrl.harness.judge.find_material).
+The model output in a prompt is read from its material blocks (factrl.harness.services.judge.find_material).
 Other chats get "A" (the preflight ping).
 
 Structured replies (`structured=`): "follow" answers a request carrying
@@ -31,7 +31,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler
 
-from factrl.harness.judge import find_material
+from factrl.harness.services.judge import find_material
 from tests.local_server import LocalServer
 
 # action -> what the server does instead of a good reply

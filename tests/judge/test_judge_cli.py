@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import socket
 
-from factrl.harness.cli import main as cli_main
+from factrl.harness.engine.cli import main as cli_main
 from tests.judge.judge_server import JudgeServer
 
 

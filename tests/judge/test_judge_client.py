@@ -7,9 +7,9 @@ import sqlite3
 
 import pytest
 
-from factrl.harness.config import compose, group_options
-from factrl.harness.errors import ConfigError, HarnessError
-from factrl.harness.judge import (ATOMIC_FACTS, SIMPLEQA_GRADE, JudgeFailuresExceeded, JudgeResult, open_judge,
+from factrl.harness.engine.config import compose, group_options
+from factrl.harness.core.errors import ConfigError, HarnessError
+from factrl.harness.services.judge import (ATOMIC_FACTS, SIMPLEQA_GRADE, JudgeFailuresExceeded, JudgeResult, open_judge,
                                   read_settings)
 from tests.judge.judge_server import JudgeServer
 

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from factrl.harness.errors import HarnessError
-from factrl.harness.judge import SIMPLEQA_GRADE, open_judge
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.services.judge import SIMPLEQA_GRADE, open_judge
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("fastapi", "uvicorn")),
@@ -58,7 +58,7 @@ def test_a_server_that_cannot_start_is_a_one_line_error_with_its_log(tmp_path, c
     broken.mkdir()
     (broken / "config.json").write_text('{"model_type": "no-such-architecture"}')
     monkeypatch.setattr(logging.getLogger("factrl"), "propagate", True)  # a run's attach_log may have cut it
-    caplog.set_level(logging.INFO, logger="factrl.harness.judge")
+    caplog.set_level(logging.INFO, logger="factrl.harness.services.judge")
     with pytest.raises(HarnessError) as caught:
         open_judge({**CFG, "model": str(broken), "cache": None, "startup_timeout": 120}, run_dir=tmp_path)
     # The wait (up to judge.startup_timeout) is announced before it starts, not only after.
@@ -72,7 +72,7 @@ def test_a_server_that_cannot_start_is_a_one_line_error_with_its_log(tmp_path, c
 
 HOLDER = """
 import sys, time
-from factrl.harness.judge import open_judge
+from factrl.harness.services.judge import open_judge
 judge = open_judge({"backend": "embedded", "model": "tiny-llama", "cache": None, "stand_in": True,
                     "note": "test", "startup_timeout": 180}, check=False)
 print(judge._server.proc.pid, flush=True)

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from factrl.harness.judge import ATOMIC_FACTS, SIMPLEQA_GRADE, open_judge
+from factrl.harness.services.judge import ATOMIC_FACTS, SIMPLEQA_GRADE, open_judge
 from tests.judge.judge_server import JudgeServer, good_reply
 
 
@@ -28,7 +28,7 @@ def _cached_rows(tmp_path) -> list[tuple[str, str]]:
 @pytest.fixture
 def judge_log(caplog, monkeypatch):
     monkeypatch.setattr(logging.getLogger("factrl"), "propagate", True)
-    caplog.set_level(logging.INFO, logger="factrl.harness.judge")
+    caplog.set_level(logging.INFO, logger="factrl.harness.services.judge")
     return caplog
 
 

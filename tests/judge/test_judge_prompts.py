@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.judge import (ATOMIC_FACTS, MATERIAL_RULE, PROMPTS, SIMPLEQA_GRADE, ParseError, find_material,
+from factrl.harness.services.judge import (ATOMIC_FACTS, MATERIAL_RULE, PROMPTS, SIMPLEQA_GRADE, ParseError, find_material,
                                   material, reference_tools)
 
 

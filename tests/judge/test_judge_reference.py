@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from factrl.harness.cli import main as cli_main
-from factrl.harness.config import compose
-from factrl.harness.errors import ConfigError
-from factrl.harness.judge import ATOMIC_FACTS, SIMPLEQA_GRADE, JudgeFailuresExceeded, JudgeResult, open_judge
-from factrl.harness.judge.provenance import is_substitute, substitute, substitute_judges
+from factrl.harness.engine.cli import main as cli_main
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.services.judge import ATOMIC_FACTS, SIMPLEQA_GRADE, JudgeFailuresExceeded, JudgeResult, open_judge
+from factrl.harness.services.judge.provenance import is_substitute, substitute, substitute_judges
 from factrl.harness.training.components import check_components
 
 REFERENCE = {"backend": "reference"}
@@ -99,19 +99,19 @@ def test_cli_ask_and_check_work_with_the_reference_judge(capsys):
     assert cli_main(["judge", "ask", "simpleqa_grade", item, "judge=reference"]) == 0
     assert json.loads(capsys.readouterr().out) == {"ok": True, "value": "CORRECT", "error": None, "cached": False,
                                                    "attempts": 0, "reasks": 0}
-    assert cli_main(["judge", "ask", "factrl.harness.judge.prompts:ATOMIC_FACTS", '{"text": "Rome is in Italy."}',
+    assert cli_main(["judge", "ask", "factrl.harness.services.judge.prompts:ATOMIC_FACTS", '{"text": "Rome is in Italy."}',
                      "judge=reference"]) == 0
     assert json.loads(capsys.readouterr().out)["value"] == ["Rome is in Italy"]
     assert cli_main(["judge", "check", "judge=reference"]) == 0
     assert capsys.readouterr().out.strip() == "judge ok: reference at in-process"
     assert cli_main(["judge", "serve", "judge=reference"]) == 2
     assert "judge=reference answers in-process: there is no server" in capsys.readouterr().err
-    assert cli_main(["judge", "ask", "factrl.harness.judge.prompts:GRADES", "{}", "judge=reference"]) == 2
+    assert cli_main(["judge", "ask", "factrl.harness.services.judge.prompts:GRADES", "{}", "judge=reference"]) == 2
     assert "module:NAME of a JudgePrompt" in capsys.readouterr().err
 
 
 def test_reference_settings_accept_the_served_judges_keys_and_check_their_own():
-    from factrl.harness.judge import read_settings
+    from factrl.harness.services.judge import read_settings
 
     settings = read_settings({"backend": "reference", "max_tokens_cap": 48, "max_reasks": 0, "temperature": 0.7})
     assert settings.backend == "reference" and settings.max_failed_share == 0.0

@@ -5,9 +5,9 @@ import hashlib
 
 import pytest
 
-from factrl.harness.judge import (Decoding, JudgePrompt, ParseError, ReferenceTools, find_material, material,
+from factrl.harness.services.judge import (Decoding, JudgePrompt, ParseError, ReferenceTools, find_material, material,
                                   numbered_material, reference_tools)
-from factrl.harness.judge.spec import UNSTATED
+from factrl.harness.services.judge.spec import UNSTATED
 
 
 def _render(item):

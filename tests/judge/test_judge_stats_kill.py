@@ -11,8 +11,8 @@ from tests.kills import run_until
 
 ASK = """
 import sys
-from factrl.harness.config import compose
-from factrl.harness.judge import ATOMIC_FACTS, open_judge
+from factrl.harness.engine.config import compose
+from factrl.harness.services.judge import ATOMIC_FACTS, open_judge
 cfg = compose(["judge=openai", f"judge.base_url={sys.argv[1]}", "judge.model=judge-model", "judge.cache=null",
                "judge.api_key_env=null", "judge.concurrency=1"])
 with open_judge(cfg.judge, run_dir=sys.argv[2]) as judge:

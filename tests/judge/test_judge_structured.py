@@ -9,8 +9,8 @@ import sqlite3
 
 import pytest
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.judge import ATOMIC_FACTS, SIMPLEQA_GRADE, Decoding, open_judge
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.services.judge import ATOMIC_FACTS, SIMPLEQA_GRADE, Decoding, open_judge
 from tests.judge.judge_server import JudgeServer
 
 
@@ -106,8 +106,8 @@ def test_structured_replies_remove_the_parse_failures_of_unreadable_text(tmp_pat
 
 
 def test_a_structured_reply_that_is_not_json_is_a_parse_error_and_reasked(tmp_path):
-    from factrl.harness.judge.cache import JudgeCache
-    from factrl.harness.judge.structured import record_key
+    from factrl.harness.services.judge.cache import JudgeCache
+    from factrl.harness.services.judge.structured import record_key
 
     with JudgeServer(structured="ignore", reply_for=lambda messages: "D") as server:
         cache = JudgeCache(tmp_path / "judge.sqlite3")

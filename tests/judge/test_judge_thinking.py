@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from factrl.evals.factscore.prompts import VERBATIM_CLAIMS
-from factrl.harness.errors import ConfigError
-from factrl.harness.judge import SIMPLEQA_GRADE, ParseError, open_judge
-from factrl.harness.judge.settings import read_settings
-from factrl.harness.judge.thinking import strip_thinking
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.services.judge import SIMPLEQA_GRADE, ParseError, open_judge
+from factrl.harness.services.judge.settings import read_settings
+from factrl.harness.services.judge.thinking import strip_thinking
 from tests.judge.judge_server import JudgeServer
 
 

@@ -2,8 +2,8 @@
 instruction it can see and ignores the same words inside a material block."""
 from __future__ import annotations
 
-from factrl.harness.judge import open_judge
-from factrl.harness.judge.prompts import JudgePrompt, material
+from factrl.harness.services.judge import open_judge
+from factrl.harness.services.judge.prompts import JudgePrompt, material
 
 from tests.judge.obeying_server import INSTRUCTION, ObeyingJudge, visible_text
 

@@ -37,7 +37,7 @@ def store_path(tmp_path_factory) -> Path:
 
 @pytest.fixture()
 def store(store_path):
-    from factrl.harness.evidence import open_store
+    from factrl.harness.services.evidence import open_store
 
     with open_store(store_path) as opened:
         yield opened
@@ -45,7 +45,7 @@ def store(store_path):
 
 @pytest.fixture()
 def standin():
-    from factrl.harness.nli import load_nli
+    from factrl.harness.services.nli import load_nli
 
     return load_nli({"backend": "standin"})
 
@@ -62,8 +62,8 @@ def deberta_dirs(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def llama_tokenizer():
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     cfg = compose(["model=tiny-llama"]).model
     return models.load_tokenizer(models.resolve(cfg), cfg)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.judge import find_material, open_judge
-from factrl.harness.judge.spec import MATERIAL_RULE
+from factrl.harness.services.judge import find_material, open_judge
+from factrl.harness.services.judge.spec import MATERIAL_RULE
 from factrl.methods.knowrl.reward import KnowRLReward
 from factrl.methods.knowrl.scoring import KnowRLSettings
 
@@ -160,7 +160,7 @@ def test_answer_and_fact_text_edges_as_released(store, standin):
 # --- the format reward -------------------------------------------------------------------------
 
 def test_format_reward_vectors_through_the_reward():
-    from factrl.harness.judge import open_judge as open_any
+    from factrl.harness.services.judge import open_judge as open_any
 
     inputs = [c for c in vector("format_reward")["cases"]] + vector("release_edges")["cases"]["format"]
     completions = [c["input"]["completion"] for c in inputs]
@@ -202,7 +202,7 @@ def test_atomic_fact_parse_through_the_reward(store, standin):
 
 
 def test_combined_reward_end_to_end_as_released(tmp_path):
-    from factrl.harness.evidence import build_store, open_store
+    from factrl.harness.services.evidence import build_store, open_store
     from tests.evidence_fixtures import write_jsonl
 
     case = cases("combined_reward_end_to_end")["six_completions"]
@@ -240,8 +240,8 @@ def test_the_prompt_differs_from_the_release_by_the_protocols_system_text_and_an
     from transformers import PreTrainedTokenizerFast
     from tokenizers import Tokenizer, models
 
-    from factrl.harness.config import compose
-    from factrl.harness.prompts import chat_messages
+    from factrl.harness.engine.config import compose
+    from factrl.harness.core.prompts import chat_messages
 
     case = cases("prompt_construction")["chatml_question"]
     x, released = case["input"], case["output"]

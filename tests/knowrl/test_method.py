@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
-from factrl.harness.errors import ConfigError, DataError
-from factrl.harness.method import RunContext
+from factrl.harness.core.errors import ConfigError, DataError
+from factrl.harness.core.method import RunContext
 from factrl.harness.training.components import check_components, stand_in_names
 from factrl.methods.knowrl import METHOD
 
@@ -16,7 +16,7 @@ from .judge_server import JudgeServer
 
 
 def compose(*overrides):
-    from factrl.harness.config import compose as hydra_compose
+    from factrl.harness.engine.config import compose as hydra_compose
 
     return hydra_compose(["method=knowrl", "model=tiny-llama", *overrides])
 
@@ -39,7 +39,7 @@ def free_port() -> int:
 
 
 def test_registered_with_the_paper_defaults():
-    from factrl.harness.registry import get_method
+    from factrl.harness.core.registry import get_method
 
     assert get_method("knowrl") is METHOD and METHOD.algorithm == "grpo"
     paper = compose("model=llama-3.2-3b").method

@@ -2,7 +2,7 @@
 scripted judge server on 127.0.0.1, a real evidence store, the lexical NLI stand-in (a real,
 deterministic scorer, so every number below is hand-checkable) and a tiny DeBERTa.
 
-Stand-in scores used (factrl.harness.nli.standin): a fact whose content words all occur in a
+Stand-in scores used (factrl.harness.services.nli.standin): a fact whose content words all occur in a
 passage scores 1.0; "Tokyo hosts the Summer Olympics often." shares none with any passage: 0.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from factrl.harness.judge import open_judge
-from factrl.harness.judge.stats import JudgeFailuresExceeded
+from factrl.harness.services.judge import open_judge
+from factrl.harness.services.judge.stats import JudgeFailuresExceeded
 from factrl.methods.knowrl.reward import DIAGNOSTIC_KEYS, KnowRLReward
 from factrl.methods.knowrl.scoring import KnowRLSettings
 
@@ -124,7 +124,7 @@ def test_judge_gets_the_raw_question_the_first_gold_and_one_call_per_kind(server
 def test_deberta_scores_reach_the_supported_rule(server, judge, store, deberta_dirs):
     """A real (tiny, random) DeBERTa through the real loading path: the reward's supported
     flags are exactly `any(score >= 0.3)` over the fact's passages."""
-    from factrl.harness.nli import load_nli
+    from factrl.harness.services.nli import load_nli
 
     nli = load_nli({"backend": "deberta", "model": str(deberta_dirs["nli"])})
     out = make_reward(judge, store, nli)(**batch([(C_WRONG, "curie")]))

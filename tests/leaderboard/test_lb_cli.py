@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.errors import HarnessError
-from factrl.harness.prompts import PROMPT_VERSION, prompt_hash
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.core.prompts import PROMPT_VERSION, prompt_hash
 from factrl.leaderboard import LEADERBOARD_VERSION, VERSIONS, record_run
 from factrl.leaderboard.cli import main
 from factrl.leaderboard.testing import make_run_dir
@@ -128,5 +128,5 @@ def test_versions_are_documented_and_the_prompt_is_frozen():
     # Changing the shared prompt changes scores: it must come with a new leaderboard version.
     frozen = VERSIONS[LEADERBOARD_VERSION]["prompt"]
     assert (frozen["version"], frozen["hash"]) == (PROMPT_VERSION, prompt_hash()), \
-        "harness/prompts.py changed: add a leaderboard version in leaderboard/store/versions.py and CHANGELOG.md"
+        "harness/core/prompts.py changed: add a leaderboard version in leaderboard/store/versions.py and CHANGELOG.md"
     assert canonical({"t": 1.0, "k": None, "n": [2.0, True]}) == canonical({"n": [2, True], "t": 1})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.errors import DataError
+from factrl.harness.core.errors import DataError
 from factrl.leaderboard import Store, export_results, publish, record_run, rows_from_results, rows_from_run
 from factrl.leaderboard.store import strip_private
 from factrl.leaderboard.testing import make_run_dir

@@ -9,9 +9,9 @@ import textwrap
 
 import pytest
 
-from factrl.harness.registry import methods as registry  # the module whose functions read it
-from factrl.harness.method import Method
-from factrl.harness.registry import display_label, get_method
+from factrl.harness.core.registry import methods as registry  # the module whose functions read it
+from factrl.harness.core.method import Method
+from factrl.harness.core.registry import display_label, get_method
 from factrl.leaderboard import record_run
 from factrl.leaderboard.tables import Layout
 from factrl.leaderboard.testing import make_run_dir
@@ -53,7 +53,7 @@ def test_an_unlabelled_method_shows_its_name_and_a_label_must_be_text():
 
 def test_a_plugin_label_is_read_from_its_source_without_importing_it(tmp_path, monkeypatch):
     (tmp_path / "labelled_plugin.py").write_text(textwrap.dedent("""
-        from factrl.harness.method import Method
+        from factrl.harness.core.method import Method
 
         class Base(Method):
             label = "Shared Label"

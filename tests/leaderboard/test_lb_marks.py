@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from factrl.harness.registry import methods as registry  # the module whose functions read it
-from factrl.harness.registry import get_method
+from factrl.harness.core.registry import methods as registry  # the module whose functions read it
+from factrl.harness.core.registry import get_method
 from factrl.leaderboard import Store, publish, record_run
 from factrl.leaderboard.marks import RECONSTRUCTED_MARK, SUBSTITUTE_MARK, declared_fidelity, row_fidelity
 from factrl.leaderboard.settings import load
@@ -36,7 +36,7 @@ def test_the_mark_follows_the_declaration_not_the_name(tmp_path, monkeypatch):
     """A plugin declaring `fidelity = "reconstructed"` is marked, read from its source without
     importing it; a row's component entry `fidelity` counts too."""
     (tmp_path / "myplugin_recon.py").write_text(
-        "from factrl.harness.method import Method\n\n"
+        "from factrl.harness.core.method import Method\n\n"
         "class Mine(Method):\n    name = 'mine'\n    description = 'x'\n    fidelity = 'reconstructed'\n\n"
         "METHOD = Mine\n")
     monkeypatch.syspath_prepend(str(tmp_path))

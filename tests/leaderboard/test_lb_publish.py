@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.rundir import open_run, write_json
+from factrl.harness.engine.config import compose
+from factrl.harness.core.rundir import open_run, write_json
 from factrl.leaderboard import Store, publish, record_run
 from factrl.leaderboard.store import schema, versions
 from factrl.leaderboard.testing import make_run_dir, write_timings

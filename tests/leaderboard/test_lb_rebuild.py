@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.errors import HarnessError
+from factrl.harness.core.errors import HarnessError
 from factrl.leaderboard.publishing import publish
 from factrl.leaderboard.rebuild import rebuild
 from factrl.leaderboard.store import RowRefused, Store

@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from factrl.harness.errors import DataError, HarnessError
+from factrl.harness.core.errors import DataError, HarnessError
 from factrl.leaderboard import Store, publish, record_run
 from factrl.leaderboard.cli import main
 from factrl.leaderboard.reported import load_reported

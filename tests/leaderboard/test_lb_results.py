@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from factrl.harness.errors import DataError
+from factrl.harness.core.errors import DataError
 from factrl.leaderboard import Store, export_results, record_run, rows_from_results
 from factrl.leaderboard.store import versions
 from factrl.leaderboard.store import strip_private

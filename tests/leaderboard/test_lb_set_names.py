@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from factrl.harness.errors import ConfigError
+from factrl.harness.core.errors import ConfigError
 from factrl.leaderboard.cli import main
 from factrl.leaderboard.settings import load
 from factrl.leaderboard.tables import Layout

@@ -7,7 +7,7 @@ import csv
 import pytest
 
 from factrl.evals.sets import load_set
-from factrl.harness.answers import STRICT_VERSION, match_closed_book
+from factrl.harness.core.answers import STRICT_VERSION, match_closed_book
 from factrl.leaderboard import Store, publish, record_run, rows_from_run
 from factrl.leaderboard.diagnostics import FLAG_MARK, compute, strict_verdict
 from factrl.leaderboard.render.formats import md_escape

@@ -13,7 +13,7 @@ import pytest
 
 from factrl.evals import SCORER_VERSION
 
-from factrl.harness.errors import DataError, HarnessError
+from factrl.harness.core.errors import DataError, HarnessError
 from factrl.leaderboard import LEADERBOARD_VERSION, RowRefused, Store, add_run, record_run, rows_from_run
 from factrl.leaderboard.store import schema
 from factrl.leaderboard.testing import make_run_dir

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.errors import DataError, HarnessError
-from factrl.harness.rundir import RunDir
-from factrl.harness.run.orchestrate import _record
+from factrl.harness.core.errors import DataError, HarnessError
+from factrl.harness.core.rundir import RunDir
+from factrl.harness.engine.run.orchestrate import _record
 from factrl.leaderboard import Store, StoreError, record_run, rows_from_run
 from factrl.leaderboard.store import database as storelib  # BUSY_TIMEOUT_S is read there
 from factrl.leaderboard.cli import main

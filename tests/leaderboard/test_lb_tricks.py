@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from factrl.harness.answers import match_closed_book
+from factrl.harness.core.answers import match_closed_book
 from factrl.evals.sets import load_set
 from factrl.harness.probe import panel
 from factrl.leaderboard import Store, publish, record_run

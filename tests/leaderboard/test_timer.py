@@ -1,4 +1,4 @@
-"""harness.timer: nesting charges the innermost phase, exclusions, resume, devices, files."""
+"""harness.core.timer: nesting charges the innermost phase, exclusions, resume, devices, files."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,8 @@ import types
 
 import pytest
 
-from factrl.harness.errors import DataError
-from factrl.harness.timer import PHASES, NullTimer, Timer, detect_device, format_hms, from_config
+from factrl.harness.core.errors import DataError
+from factrl.harness.core.timer import PHASES, NullTimer, Timer, detect_device, format_hms, from_config
 from factrl.leaderboard.store import schema
 from factrl.leaderboard.testing import FakeClock
 

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from factrl.harness.nli import load_nli
+from factrl.harness.services.nli import load_nli
 from tests.helpers import REPO
 
 HERE = REPO / "tests" / "reference_vectors" / "hhem"

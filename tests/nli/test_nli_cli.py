@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from factrl.harness.cli import main
+from factrl.harness.engine.cli import main
 
 from ..helpers import harness
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.nli import DEFAULT_BACKEND, parse_config
-from factrl.harness.settings import defaults_from_yaml
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.services.nli import DEFAULT_BACKEND, parse_config
+from factrl.harness.core.settings import defaults_from_yaml
 
 
 def test_defaults_and_omegaconf():
@@ -33,7 +33,7 @@ def test_bad_options(options, message):
 
 
 def test_unpinned_hub_id_and_revision_on_a_directory(tmp_path):
-    from factrl.harness.nli import load_nli
+    from factrl.harness.services.nli import load_nli
 
     with pytest.raises(ConfigError, match="needs nli.revision"):
         load_nli({"backend": "deberta", "model": "someone/nli"})

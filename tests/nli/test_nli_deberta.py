@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from factrl.harness.errors import ConfigError
-from factrl.harness.nli import load_nli
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.services.nli import load_nli
 from factrl.harness.training.components import check_components
 
 PAIRS = [
@@ -70,7 +70,7 @@ def test_order_restored_and_inputs_truncated(deberta_dirs):
 
 
 def test_default_hub_id_not_cached():
-    from factrl.harness.errors import ModelNotFoundError
+    from factrl.harness.core.errors import ModelNotFoundError
 
     with pytest.raises(ModelNotFoundError, match="MoritzLaurer/DeBERTa-v3-base-mnli-fever-anli@6f5cf0a2"):
         load_nli({"backend": "deberta"})

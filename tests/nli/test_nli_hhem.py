@@ -7,9 +7,9 @@ import shutil
 import pytest
 import torch
 
-from factrl.harness.errors import ConfigError, ModelNotFoundError
-from factrl.harness.nli import HHEM_ID, load_nli
-from factrl.harness.nli.hhem_model import HHEM_PROMPT
+from factrl.harness.core.errors import ConfigError, ModelNotFoundError
+from factrl.harness.services.nli import HHEM_ID, load_nli
+from factrl.harness.services.nli.hhem_model import HHEM_PROMPT
 from factrl.harness.training.components import check_components
 
 from .tiny_models import build_hhem

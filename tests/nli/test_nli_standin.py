@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.errors import DataError
-from factrl.harness.nli import load_nli
-from factrl.harness.nli.standin import CAP
+from factrl.harness.core.errors import DataError
+from factrl.harness.services.nli import load_nli
+from factrl.harness.services.nli.standin import CAP
 from factrl.harness.training.components import check_components
 
 PREMISE = ("The Eiffel Tower was built in 1889 in Paris, the capital of France. "

@@ -51,7 +51,7 @@ def build_hhem(out: Path, foundation: Path, seed: int = 0, recorded_foundation: 
     """
     import torch
 
-    from factrl.harness.nli.hhem_model import HHEMv2Config, HHEMv2ForSequenceClassification
+    from factrl.harness.services.nli.hhem_model import HHEMv2Config, HHEMv2ForSequenceClassification
 
     torch.manual_seed(seed)
     HHEMv2Config.register_for_auto_class()

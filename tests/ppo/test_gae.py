@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from factrl.harness.errors import ConfigError
+from factrl.harness.core.errors import ConfigError
 from factrl.harness.training.gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
 from factrl.harness.training.ppo import PPOSettings, rollout_targets
 from factrl.harness.training.args import ppo_args, ppo_geometry
@@ -100,7 +100,7 @@ def test_no_signal_completions_get_no_advantage_and_no_value_loss():
 
 
 def test_settings_defaults_and_errors():
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     cfg = compose(["model=tiny-llama"])
     settings = PPOSettings.from_config(cfg.train)
@@ -116,7 +116,7 @@ def test_settings_defaults_and_errors():
 
 
 def test_geometry_counts_rollouts_and_allows_one_completion(tmp_path):
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     cfg = compose(["model=tiny-llama", "train.questions_per_step=4", "train.completions_per_question=1",
                    "train.ppo.minibatches=2", "train.ppo.epochs=3", "train.steps=5", "train.save_steps=2"])

@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from factrl.harness.config import compose
+from factrl.harness.engine.config import compose
 from factrl.harness.training.gae import clipped_value_loss, gae, kl_k3, shaped_rewards, whiten
 from factrl.harness.training.ppo import PPOSettings
 from tests.helpers import REPO

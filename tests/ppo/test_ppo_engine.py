@@ -20,8 +20,8 @@ FAST = ["train.learning_rate=1e-2", "train.ppo.critic_learning_rate=1e-2", "trai
 
 
 def _trainer(tmp_path, overrides=()):
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import build_dataset
     from factrl.harness.training.args import lora_config
@@ -72,8 +72,8 @@ def _critic_state(run):
 
 
 def test_two_updates_change_both_adapters_and_not_the_base(tmp_path):
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     result = train_toy_ppo(tmp_path / "run", [*FAST, "train.ppo.epochs=1", "train.ppo.critic_learning_rate=2e-2"])
     train_dir = tmp_path / "run" / "train"
@@ -177,8 +177,8 @@ def test_a_checkpoint_without_its_critic_is_skipped_for_the_previous_one(tmp_pat
 
 
 def test_full_critic_is_a_separate_trained_copy(tmp_path):
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     result = train_toy_ppo(tmp_path / "run", [*FAST, "train.ppo.epochs=1", "train.steps=1", "train.ppo.critic=full"])
     critic = _critic_state(tmp_path / "run")

@@ -10,7 +10,7 @@ from tests.core.test_registry import install_plugin
 from tests.helpers import harness
 
 PPO_PLUGIN = '''
-from factrl.harness.method import Method, RewardOutput
+from factrl.harness.core.method import Method, RewardOutput
 
 
 class LastToken(Method):

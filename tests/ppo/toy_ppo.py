@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from factrl.harness.method import Method, RewardOutput
+from factrl.harness.core.method import Method, RewardOutput
 
 
 class ToyPPO(Method):
@@ -34,10 +34,10 @@ class ToyPPO(Method):
 
 
 def train_toy_ppo(run_dir: Path, overrides: list[str]):
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.pool import load_pool
-    from factrl.harness.timer import Timer
+    from factrl.harness.core.timer import Timer
     from factrl.harness.training.engine import train
 
     cfg = compose(["model=tiny-llama", *overrides])

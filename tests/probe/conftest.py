@@ -23,8 +23,8 @@ POOL = [
 
 @pytest.fixture(scope="session")
 def llama_tokenizer():
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     cfg = compose(["model=tiny-llama"]).model
     return models.load_tokenizer(models.resolve(cfg), cfg)

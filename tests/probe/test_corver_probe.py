@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.config import compose
+from factrl.harness.engine.config import compose
 from factrl.harness.probe import PANEL_VERSION, entry_names, probe_method
 
 from .conftest import POOL
@@ -53,7 +53,7 @@ def test_ppo_returns_are_summed_grpo_returns_averaged():
 
 
 def test_evaluation_only_method_is_a_config_error():
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="method=raw has no reward"):
         probe_method(compose(["method=raw", "model=tiny-llama"]), rows=POOL)

@@ -2,7 +2,7 @@
 evidence store holds first, so the evidence-based entries have the row's own sentences."""
 from __future__ import annotations
 
-from factrl.harness.config import compose
+from factrl.harness.engine.config import compose
 from factrl.harness.probe import probe_method
 from factrl.harness.probe.runner import _default_rows
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.config import compose
+from factrl.harness.engine.config import compose
 from factrl.harness.probe import probe_method
 from factrl.harness.probe.guards import guarded_config, load_guards
 
@@ -187,8 +187,8 @@ def test_nover_answer_gate_closes_the_gold_in_the_reasoning(nover_probe, nover_g
 
 
 def test_a_guard_value_is_checked_in_one_line():
-    from factrl.harness.errors import ConfigError
-    from factrl.harness.registry import get_method
+    from factrl.harness.core.errors import ConfigError
+    from factrl.harness.core.registry import get_method
 
     for name in ("corver", "fspo"):
         with pytest.raises(ConfigError, match=rf"method={name}: method.correctness='fuzzy': choose one of "

@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.judge import find_material, reference_tools
+from factrl.harness.engine.config import compose
+from factrl.harness.services.judge import find_material, reference_tools
 from factrl.harness.probe import entry_names, probe_method
 from factrl.methods.knowrl import prompts as knowrl_prompts
 from tests.judge.obeying_server import ObeyingJudge
@@ -75,7 +75,7 @@ def test_an_instruction_to_the_judge_buys_knowrl_nothing(judge, store_path, llam
 
 
 def test_cli_sweep_gives_one_table_across_methods(judge, store_path, pool_file, corver_overrides, tmp_path, capsys):
-    from factrl.harness.cli import main
+    from factrl.harness.engine.cli import main
 
     shared = ["pool=file", f"pool.path={pool_file}", "pool.dedup_against=[]", f"output_dir={tmp_path}"]
     # the corver and knowrl overrides, merged: method is swept, the rest applies to both

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.answers import extract_answer, match_closed_book
-from factrl.harness.config import compose
-from factrl.harness.method import Method, RewardOutput
+from factrl.harness.core.answers import extract_answer, match_closed_book
+from factrl.harness.engine.config import compose
+from factrl.harness.core.method import Method, RewardOutput
 from factrl.harness.probe import entry_names, probe_method
 from factrl.harness.probe.panel import PROTOCOL_CREDITED, by_name, completion_text, entries, questions
 from factrl.harness.probe.runner import ProbeResult, TypeStats
@@ -26,7 +26,7 @@ EVIDENCE = [("Paris is the capital and largest city of France.", "It lies on the
 
 
 def test_panel_v2_keeps_v1_and_adds_the_classes_in_the_rewards_format():
-    from factrl.harness.answers import strict_correct
+    from factrl.harness.core.answers import strict_correct
     from factrl.harness.probe import PANEL_VERSION
 
     assert PANEL_VERSION == "7" and entry_names() == V1 + V2 + V4 + V5 + V6 + V7  # v3: one baseline moved; v4-v7: added
@@ -88,7 +88,7 @@ class Recorder(Method):
 
 @pytest.fixture(scope="module")
 def smol():
-    from factrl.harness import models
+    from factrl.harness.services import models
 
     cfg = compose(["model=smollm2-135m"])
     return cfg, models.load_tokenizer(models.resolve(cfg.model), cfg.model)

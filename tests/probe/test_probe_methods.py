@@ -10,7 +10,7 @@ from tests.helpers import harness
 
 def test_an_unknown_method_lists_every_registered_one_plugins_included(tmp_path):
     (tmp_path / "goldbonus_plugin.py").write_text(
-        "from factrl.harness.method import Method\n\n"
+        "from factrl.harness.core.method import Method\n\n"
         "class GoldBonus(Method):\n    name = 'goldbonus'\n    algorithm = 'grpo'\n"
         "    description = 'test plugin'\n\n    def build_reward(self, ctx):\n        return None\n\n"
         "METHOD = GoldBonus\n")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.method import Method, RewardOutput, RunContext
+from factrl.harness.engine.config import compose
+from factrl.harness.core.method import Method, RewardOutput, RunContext
 from factrl.harness.probe import probe_method
 
 from .conftest import POOL

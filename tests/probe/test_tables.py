@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from factrl.harness.errors import DataError
+from factrl.harness.core.errors import DataError
 from factrl.harness.probe import csv_text, html_table, load_results, markdown, write_tables
 
 from .test_panel import synthetic
@@ -57,7 +57,7 @@ def test_csv_long_format_and_json_round_trip(tmp_path):
 
 
 def test_cli_options(capsys):
-    from factrl.harness.cli import main
+    from factrl.harness.engine.cli import main
     from factrl.harness.probe.cli import split_options
 
     assert split_options(["method=corver", "--questions", "7", "--out=d"]) == ({"questions": "7", "out": "d"},
@@ -70,8 +70,8 @@ def test_cli_options(capsys):
 
 
 def test_guards_file_and_guarded_config(tmp_path):
-    from factrl.harness.config import compose
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.engine.config import compose
+    from factrl.harness.core.errors import ConfigError
     from factrl.harness.probe.guards import guarded_config, load_guards
 
     cfg = compose(["method=fspo", "model=tiny-llama"])

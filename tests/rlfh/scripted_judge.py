@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from factrl.harness.judge.prompts import find_material
+from factrl.harness.services.judge.prompts import find_material
 from tests.knowrl.judge_server import JudgeServer, raw_text
 
 ECHO_ALL = "<echo every sentence>"

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.judge import material, neutralised, open_judge
+from factrl.harness.engine.config import compose
+from factrl.harness.services.judge import material, neutralised, open_judge
 from factrl.methods.rlfh.prompts import prompts_for
 from factrl.methods.rlfh.reward import RLFHReward
 from factrl.methods.rlfh.settings import RLFHSettings

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.judge import open_judge
+from factrl.harness.engine.config import compose
+from factrl.harness.services.judge import open_judge
 from factrl.methods.rlfh import placement, scoring
 from factrl.methods.rlfh.alignment import align_response
 from factrl.methods.rlfh.prompts import prompts_for

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.judge import reference_tools
+from factrl.harness.engine.config import compose
+from factrl.harness.services.judge import reference_tools
 from factrl.harness.probe import probe_method
 from factrl.methods.rlfh import reference
 from tests.judge.obeying_server import ObeyingJudge, visible_text

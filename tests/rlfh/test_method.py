@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.errors import ConfigError
-from factrl.harness.method import RunContext
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.method import RunContext
 from factrl.methods.rlfh import RLFH, RLFHSettings, settings_component
 from factrl.methods.rlfh.settings import CONSTANTS
 
@@ -14,7 +14,7 @@ from .test_reward import judge_cfg
 
 
 def test_registered_as_a_ppo_method():
-    from factrl.harness.registry import get_method
+    from factrl.harness.core.registry import get_method
 
     assert get_method("rlfh") is RLFH and RLFH.algorithm == "ppo" and RLFH.version == "2"
 

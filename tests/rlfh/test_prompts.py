@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.judge.prompts import ParseError, find_material
+from factrl.harness.services.judge.prompts import ParseError, find_material
 from factrl.methods.rlfh import texts
 from factrl.methods.rlfh.prompts import (ASSESS, EXTRACT, VERIFY, hotter, parse_extract, parse_score,
                                          parse_score_strict, parse_verdict, parse_verdict_strict, prompts_for)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from factrl.harness.config import compose
-from factrl.harness.judge import open_judge, reference_tools
+from factrl.harness.engine.config import compose
+from factrl.harness.services.judge import open_judge, reference_tools
 from factrl.methods.rlfh import placement, reference
 from factrl.methods.rlfh.prompts import prompts_for
 from factrl.methods.rlfh.reward import RLFHReward

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from factrl.harness.judge.prompts import find_material
+from factrl.harness.services.judge.prompts import find_material
 from factrl.methods.rlfh.prompts import VERIFY
 from factrl.methods.rlfh.retrieval import (NLTK_ENGLISH, STOPS, Retriever, RowIndex, build_sections, gold_sentence, keep_top,
                                            sent_tokenize, word_tokenize)

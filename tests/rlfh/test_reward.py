@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from factrl.harness.judge import open_judge
-from factrl.harness.judge.stats import JudgeFailuresExceeded
+from factrl.harness.services.judge import open_judge
+from factrl.harness.services.judge.stats import JudgeFailuresExceeded
 from factrl.methods.rlfh.reward import DIAGNOSTIC_KEYS, RLFHReward
 from factrl.methods.rlfh.settings import RLFHSettings
 

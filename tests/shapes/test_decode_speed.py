@@ -1,9 +1,9 @@
-"""harness/models/decode_speed.py: the decode bound gpu_step prints, and the step projection to 1,000 tokens."""
+"""harness/services/models/decode_speed.py: the decode bound gpu_step prints, and the step projection to 1,000 tokens."""
 from __future__ import annotations
 
 import pytest
 
-from factrl.harness.models import decode_speed as ds
+from factrl.harness.services.models import decode_speed as ds
 
 # A made-up Llama whose numbers are easy by hand: 2 layers, h 100, I 200, 4 heads of 25 (q 100),
 # 2 KV heads (kv 50), vocabulary 1,000, untied head.
@@ -39,8 +39,8 @@ def test_decode_bound_by_hand():
 def test_the_paper_shape_bound_is_about_twenty_times_the_stock_rate():
     """The premise of the fast path: 973 tokens/s (the stock HF path on an H200, 48 rows, 1,000
     tokens) is a few per cent of what the H200's 4.8 TB/s allows for Llama-3.2-3B."""
-    from factrl.harness.config import compose
-    from factrl.harness.models.shapes import architecture
+    from factrl.harness.engine.config import compose
+    from factrl.harness.services.models.shapes import architecture
 
     arch = architecture(compose(["model=llama-3.2-3b"]).model)
     bound = ds.decode_bound(arch, rows=48, prompt_len=140, new_tokens=1000, bandwidth_tbps=4.8)

@@ -20,7 +20,7 @@ def _script():
 
 
 def test_paper_shape_composes_the_paper_batch_on_random_llama_weights(tmp_path):
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
     from factrl.harness.training.memory_plan import plan_for_config
 
     gpu_step = _script()
@@ -76,7 +76,7 @@ def test_paper_shape_without_cuda_says_so(tmp_path):
 
 def test_the_comparison_options_reach_the_composed_run(tmp_path):
     """--max-completion-length, --model-path and --index-dir / --corpus-tokenizer (real lengths, weights, corpus)."""
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     gpu_step = _script()
     args = gpu_step._parser().parse_args(["--max-completion-length", "300", "--model-path", str(tmp_path / "w"),
@@ -90,7 +90,7 @@ def test_the_comparison_options_reach_the_composed_run(tmp_path):
 
 def test_variants_and_overrides_reach_the_run(tmp_path):
     """--variants picks the variants (the GPU check runs CorVer alone); --set reaches the composed config."""
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     gpu_step = _script()
     args = gpu_step._parser().parse_args(["--set", "train.rollout.static_cache=false", "--set",
@@ -104,7 +104,7 @@ def test_variants_and_overrides_reach_the_run(tmp_path):
 
 
 def test_several_visible_gpus_stop_gpu_step(tmp_path, monkeypatch):
-    from factrl.harness.run import gpus
+    from factrl.harness.engine.run import gpus
 
     for key in ("LOCAL_RANK", "RANK", "WORLD_SIZE", "CUDA_VISIBLE_DEVICES"):
         monkeypatch.delenv(key, raising=False)

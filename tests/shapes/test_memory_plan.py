@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from factrl.harness.training import memory_plan as mp
-from factrl.harness.config import compose
-from factrl.harness.models.shapes import architecture, lora_parameter_count, parameter_count
+from factrl.harness.engine.config import compose
+from factrl.harness.services.models.shapes import architecture, lora_parameter_count, parameter_count
 from factrl.harness.training.args import batch_geometry
 
 PAPER_MODELS = ("llama-3.2-3b", "llama-3.1-8b", "qwen3-4b", "qwen3-8b", "qwen3-14b", "olmo-2-13b")
@@ -135,7 +135,7 @@ def test_vllm_share_replaces_the_kv_cache_and_sleep_frees_it_for_the_update():
 
 
 def test_unknown_lora_target_is_a_config_error():
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     arch = architecture(_paper("qwen3-8b").model)
     with pytest.raises(ConfigError, match="lora.target_modules: lm_head"):
@@ -163,7 +163,7 @@ def test_ppo_plans_hold_the_critic_and_its_value_step():
 
 
 def test_a_full_critic_counts_a_second_trained_model_and_is_refused_when_it_does_not_fit(tmp_path):
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     cfg = compose(["model=llama-3.1-8b", "method=rlfh", "train.ppo.critic=full"])
     full = mp.plan_for_config(cfg)

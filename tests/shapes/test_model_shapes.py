@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from factrl.harness.models import disk as disk_models
-from factrl.harness.models import shapes as ms
-from factrl.harness import models
-from factrl.harness.config import compose
-from factrl.harness.errors import ConfigError
+from factrl.harness.services.models import disk as disk_models
+from factrl.harness.services.models import shapes as ms
+from factrl.harness.services import models
+from factrl.harness.engine.config import compose
+from factrl.harness.core.errors import ConfigError
 
 # Published sizes (model cards): billions of parameters, tied embeddings counted once.
 PAPER = {"llama-3.2-3b": ("LlamaForCausalLM", 3.21), "llama-3.1-8b": ("LlamaForCausalLM", 8.03),
@@ -110,7 +110,7 @@ def test_random_source_refuses_a_vocabulary_smaller_than_the_tokenizer():
 
 
 def test_random_source_is_recorded_as_a_model_stand_in():
-    from factrl.harness.run.orchestrate import _provenance
+    from factrl.harness.engine.run.orchestrate import _provenance
 
     cfg = _model_cfg("llama-3.2-3b", "model.source=random", SHRINK)
     fields = _provenance({"extractor": {"stand_in": True}}, cfg)
@@ -146,7 +146,7 @@ def test_a_random_model_for_vllm_is_saved_to_disk_with_its_tokenizer(tmp_path):
 
 
 def compose_model(model_cfg, overrides):
-    from factrl.harness.config import compose
+    from factrl.harness.engine.config import compose
 
     root = compose(overrides)
     root.model = model_cfg
@@ -156,7 +156,7 @@ def compose_model(model_cfg, overrides):
 def test_vllm_refuses_a_random_model_that_is_not_on_disk(tmp_path):
     from factrl.evals.backends.base import Decoding
     from factrl.evals.backends.vllm import VLLMBackend
-    from factrl.harness.errors import HarnessError
+    from factrl.harness.core.errors import HarnessError
 
     cfg = _model_cfg("llama-3.2-3b", "model.source=random", "model.dtype=float32", SHRINK)
     identity = models.resolve(cfg)

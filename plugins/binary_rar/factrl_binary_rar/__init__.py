@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness import method as _interface
-from factrl.harness.method import Method, RunContext
+from factrl.harness.core import method as _interface
+from factrl.harness.core.method import Method, RunContext
 
 from .fidelity import differences
 from .prompts import PAPER_VERIFIER, VERIFY
@@ -57,7 +57,7 @@ class BinaryRARMethod(Method):
     }
 
     def build_reward(self, ctx: RunContext) -> BinaryRARReward:
-        from factrl.harness.prompts import response_prefix
+        from factrl.harness.core.prompts import response_prefix
 
         evidence_cfg = ctx.service_config("evidence", "binary_rar")
         judge_cfg = ctx.service_config("judge", "binary_rar")

@@ -28,8 +28,8 @@ import json
 import re
 from typing import Any
 
-from factrl.harness.answers import extract_answer
-from factrl.harness.judge import MATERIAL_RULE, Decoding, JudgePrompt, ParseError, ReferenceTools, material
+from factrl.harness.core.answers import extract_answer
+from factrl.harness.services.judge import MATERIAL_RULE, Decoding, JudgePrompt, ParseError, ReferenceTools, material
 
 from .judge_text import TEMPLATE
 

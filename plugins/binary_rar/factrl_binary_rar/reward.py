@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.method import RewardOutput
-from factrl.harness.settings import Settings, in_range
+from factrl.harness.core.method import RewardOutput
+from factrl.harness.core.settings import Settings, in_range
 
 from .prompts import VERIFY
 

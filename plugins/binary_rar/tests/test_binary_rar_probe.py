@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("factrl_binary_rar", reason="factrl-binary-rar is not installed (make setup installs it)")
-from factrl.harness.config import compose  # noqa: E402
+from factrl.harness.engine.config import compose  # noqa: E402
 from factrl.harness.probe import probe_method  # noqa: E402
 from tests.evidence_fixtures import build_test_store  # noqa: E402
 from tests.knowrl.conftest import ARTICLES  # noqa: E402
@@ -13,7 +13,7 @@ from tests.probe.conftest import POOL  # noqa: E402
 
 
 def test_the_panel_through_the_binary_reward(tmp_path):
-    from factrl.harness import models
+    from factrl.harness.services import models
 
     store = build_test_store(tmp_path, ARTICLES)
     cfg = compose(["method=binary_rar", "model=tiny-llama", "judge=reference", "evidence=file",

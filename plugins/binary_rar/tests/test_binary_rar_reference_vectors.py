@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("factrl_binary_rar", reason="factrl-binary-rar is not installed: run `pip install -e "
                                                  "plugins/binary_rar` (make setup does)")
-from factrl.harness.judge import MATERIAL_RULE, ParseError  # noqa: E402
+from factrl.harness.services.judge import MATERIAL_RULE, ParseError  # noqa: E402
 from factrl_binary_rar.prompts import documents_text, parse_score, render  # noqa: E402
 from factrl_binary_rar.reward import response_of  # noqa: E402
 from tests import refvec  # noqa: E402

@@ -9,8 +9,8 @@ import pytest
 
 rar = pytest.importorskip("factrl_binary_rar", reason="factrl-binary-rar is not installed: run `pip install -e "
                                                        "plugins/binary_rar` (make setup does)")
-from factrl.harness.evidence import open_store  # noqa: E402
-from factrl.harness.judge import ParseError, find_material, open_judge  # noqa: E402
+from factrl.harness.services.evidence import open_store  # noqa: E402
+from factrl.harness.services.judge import ParseError, find_material, open_judge  # noqa: E402
 from factrl_binary_rar.prompts import VERIFY, documents_text, parse_score  # noqa: E402
 from factrl_binary_rar.reward import DIAGNOSTIC_KEYS, BinaryRARReward, BinaryRARSettings, response_of  # noqa: E402
 from tests.evidence_fixtures import build_test_store  # noqa: E402
@@ -118,7 +118,7 @@ def test_top_k_bounds_the_documents(store):
         out = call(BinaryRARReward(judge=judge, store=store, settings=BinaryRARSettings.from_mapping(top_k=1)),
                    ["<think>x</think><answer>Warsaw</answer>"], [CURIE])
     assert out.records[0]["passages"] == 1
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"method.top_k=0 is out of range"):
         rar.BinaryRARMethod({"name": "binary_rar", "top_k": 0})

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness import method as _interface
-from factrl.harness.errors import ConfigError
-from factrl.harness.method import Method, RunContext, settings_entry
+from factrl.harness.core import method as _interface
+from factrl.harness.core.errors import ConfigError
+from factrl.harness.core.method import Method, RunContext, settings_entry
 
 from .fidelity import differences
 from .reward import NOVER_DEFAULTS, PROXY_ADAPTER, NoverReward, NoverSettings

@@ -22,11 +22,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.answers import extract_answer, match_closed_book, strict_correct
-from factrl.harness.errors import HarnessError
-from factrl.harness.method import RewardOutput
-from factrl.harness.prompts import response_prefix
-from factrl.harness.settings import Settings
+from factrl.harness.core.answers import extract_answer, match_closed_book, strict_correct
+from factrl.harness.core.errors import HarnessError
+from factrl.harness.core.method import RewardOutput
+from factrl.harness.core.prompts import response_prefix
+from factrl.harness.core.settings import Settings
 
 from .scoring import LENGTH_RULES, TIES, Weights, parse_strict, reasoning_perplexity, score_group
 from .templates import ppl_texts
@@ -50,7 +50,7 @@ NOVER_DEFAULTS = {
     # block): match = a well-formed completion whose answer does not match the row's gold under
     # the protocol's matcher earns its format term only (no rank, no efficiency term); it stays
     # in its group's ranking, so no other completion's reward changes. strict = the same with strict
-    # accuracy v2's verdict (harness/answers/strict.py) instead of the matcher: an answer that
+    # accuracy v2's verdict (harness/core/answers/strict.py) instead of the matcher: an answer that
     # contains the gold but negates, retracts or lists it, or a second answer block, is gated too.
     "answer_gate": "none",
 }

@@ -29,8 +29,8 @@ FORMULA, TINY, REWARDS = cases("perplexity_formula"), cases("perplexity_tiny_lla
 @pytest.fixture(scope="module")
 def tiny():
     """(model config, the harness's tokenizer, the same tokenizer.json adding BOS, model path)."""
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
 
     cfg = compose(["model=tiny-llama", "method=nover"])
     identity = models.resolve(cfg.model)
@@ -71,7 +71,7 @@ def policy(tiny):
     proxy made by the method's own setup_policy."""
     from peft import get_peft_model
 
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.training.args import lora_config
     from factrl.harness.training.policy import PolicyHandle
 

@@ -11,7 +11,7 @@ import torch
 nover = pytest.importorskip("factrl_nover", reason="factrl-nover is not installed: run `pip install -e plugins/nover` "
                                                    "(make setup does)")
 
-from factrl.harness.errors import HarnessError  # noqa: E402
+from factrl.harness.core.errors import HarnessError  # noqa: E402
 from factrl.harness.training.policy import PolicyHandle  # noqa: E402
 from factrl_nover.templates import ppl_texts  # noqa: E402
 
@@ -29,8 +29,8 @@ GROUP_2 = ["<think>Hamlet is a play.</think><answer>Shakespeare</answer>",
 def setup():
     from peft import get_peft_model
 
-    from factrl.harness import models
-    from factrl.harness.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.engine.config import compose
     from factrl.harness.training.args import lora_config
 
     cfg = compose(["model=tiny-llama", "method=nover"])
@@ -181,7 +181,7 @@ def test_kl_reference_and_recorded_differences(setup):
     assert method.kl_reference_adapter == nover.PROXY_ADAPTER  # the public code's reference: the proxy
     base = nover.NoverMethod({**dict(cfg.method), "kl_reference": "base"})
     assert base.kl_reference_adapter is None
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="kl_reference=proxy needs proxy=true"):
         nover.NoverMethod({**dict(cfg.method), "proxy": False})

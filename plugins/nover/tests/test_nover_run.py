@@ -17,7 +17,7 @@ pytest.importorskip("factrl_nover", reason="factrl-nover is not installed: run `
 
 def harness(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    return subprocess.run([sys.executable, "-m", "factrl.harness.cli", *args], env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "factrl.harness.engine.cli", *args], env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -64,7 +64,7 @@ def test_kills_during_saves_resume_with_the_proxy_restored(tmp_path: Path):
     from tests.kills import run_until, step_file, step_folder
 
     runs = tmp_path / "runs"
-    cmd = [sys.executable, "-m", "factrl.harness.cli", "run", "method=nover", "model=tiny-llama", "train.steps=3",
+    cmd = [sys.executable, "-m", "factrl.harness.engine.cli", "run", "method=nover", "model=tiny-llama", "train.steps=3",
            "train.save_steps=1", "train.completions_per_question=2", "train.max_completion_length=8",
            "eval.limit=2", "leaderboard=rundir", f"leaderboard.store={tmp_path / 'lb.sqlite'}", f"output_dir={runs}"]
     log = tmp_path / "attempts.log"

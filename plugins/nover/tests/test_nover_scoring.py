@@ -85,8 +85,8 @@ def test_settings_are_typed_and_the_plugin_refuses_an_older_interface(monkeypatc
     import importlib
     import sys
 
-    from factrl.harness import method as interface
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core import method as interface
+    from factrl.harness.core.errors import ConfigError
 
     assert nover.NoverMethod.settings_class is nover.NoverSettings
     assert nover.NoverMethod({"name": "nover", "proxy_keep": "0.5"}).settings.proxy_keep == 0.5

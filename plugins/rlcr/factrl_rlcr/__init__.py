@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness import method as _interface
-from factrl.harness.answers import STRICT_VERSION
-from factrl.harness.method import Method, RunContext
+from factrl.harness.core import method as _interface
+from factrl.harness.core.answers import STRICT_VERSION
+from factrl.harness.core.method import Method, RunContext
 
 from .fidelity import differences
 from .prompt import PROMPT_ADDITION
@@ -60,7 +60,7 @@ class RLCRMethod(Method):
     }}
 
     def build_reward(self, ctx: RunContext) -> RLCRReward:
-        from factrl.harness.prompts import response_prefix
+        from factrl.harness.core.prompts import response_prefix
 
         model_cfg = ctx.config.get("model") if ctx.config is not None else None
         reward = RLCRReward(settings=self.settings, prefix=response_prefix(model_cfg))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.answers import STRICT_VERSION
+from factrl.harness.core.answers import STRICT_VERSION
 
 RELEASE = "damanimehul/RLCR@8904bed"
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.answers import match_closed_book, strict_correct
-from factrl.harness.method import RewardOutput
-from factrl.harness.settings import Settings
+from factrl.harness.core.answers import match_closed_book, strict_correct
+from factrl.harness.core.method import RewardOutput
+from factrl.harness.core.settings import Settings
 
 from . import scoring
 

@@ -14,7 +14,7 @@ of its config (configs/Qwen-7B/hotpot/RLCR.yaml:43-44: 0.5, 0.5, 0.5, 1e-6, 1e-6
 The paper writes the reward as R = 1(correct) - (q - 1(correct))^2; for a well-formed
 completion the release's sum is 1 + R / 2 plus the 1e-6 terms (paper_equations.json).
 
-The stated confidence (`stated_confidence`, the harness's rule: factrl.harness.answers.confidence,
+The stated confidence (`stated_confidence`, the harness's rule: factrl.harness.core.answers.confidence,
 which the evaluator's calibration metrics read too): the text of the last <confidence> block, read
 as a finite number in [0, 1]. MISSING (no block, or an empty one) and MALFORMED (not a number, "90%",
 "nan", out of [0, 1]) are not values: the reward gives such a completion no signal by default.
@@ -26,7 +26,7 @@ import string
 from dataclasses import dataclass
 from typing import Sequence
 
-from factrl.harness.answers.confidence import MALFORMED, MISSING, Stated, stated_confidence
+from factrl.harness.core.answers.confidence import MALFORMED, MISSING, Stated, stated_confidence
 
 PATTERNS = {  # reward_fns.py:30-37
     "tabc": r".*?</think>\s*<answer>.*?</answer>\s*<analysis>.*?</analysis>\s*<confidence>.*?</confidence>\s*\Z",

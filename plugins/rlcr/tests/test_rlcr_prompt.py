@@ -15,8 +15,8 @@ from factrl_rlcr.prompt import PROMPT_ADDITION  # noqa: E402
 from factrl_rlcr.reward import RLCRReward, RLCRSettings  # noqa: E402
 from factrl_rlcr.scoring import PATTERNS  # noqa: E402
 
-from factrl.harness.config import compose  # noqa: E402
-from factrl.harness.prompts import SYSTEM_PROMPT, prompt_hash  # noqa: E402
+from factrl.harness.engine.config import compose  # noqa: E402
+from factrl.harness.core.prompts import SYSTEM_PROMPT, prompt_hash  # noqa: E402
 from factrl.harness.training.engine import build_dataset, method_system  # noqa: E402
 
 ROW = {"id": "q-curie", "question": "Where was Marie Curie born?", "answers": ["Warsaw", "Warszawa"]}
@@ -54,7 +54,7 @@ def test_a_completion_following_the_stated_format_gets_a_real_reward():
 
 
 def test_training_prompts_carry_the_addition_and_the_demo_pool_fits_the_embedded_budget():
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.pool import load_pool
     from factrl.harness.training.engine import _check_max_prompt_length
 
@@ -69,7 +69,7 @@ def test_training_prompts_carry_the_addition_and_the_demo_pool_fits_the_embedded
 
 
 def test_the_probe_sees_and_records_the_addition():
-    from factrl.harness import models
+    from factrl.harness.services import models
     from factrl.harness.probe import probe_method
     from factrl.harness.probe.runner import _prompt_texts
     from tests.probe.conftest import POOL
@@ -88,7 +88,7 @@ def test_the_evaluation_of_an_rlcr_run_asks_with_the_addition(tmp_path):
     """`evaluate` on the config of an RLCR run sends the shared prompt plus the addition (a real
     HTTP server on 127.0.0.1 stands in for the served model) and records it; corver's does not."""
     from factrl.evals import evaluate
-    from factrl.harness.models import resolve
+    from factrl.harness.services.models import resolve
     from tests.evals.openai_server import ScriptedServer
 
     with ScriptedServer() as server:

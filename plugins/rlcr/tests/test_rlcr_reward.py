@@ -108,7 +108,7 @@ def test_the_paper_reward_is_an_affine_image_of_the_released_sum():
 
 
 def test_settings_are_typed_and_checked():
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"method.missing_confidence='zero': choose one of"):
         rlcr.RLCRMethod({"name": "rlcr", "missing_confidence": "zero"})

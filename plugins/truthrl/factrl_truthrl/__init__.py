@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness import method as _interface
-from factrl.harness.method import Method, RunContext
+from factrl.harness.core import method as _interface
+from factrl.harness.core.method import Method, RunContext
 
 from .fidelity import differences
 from .prompts import GRADE, PAPER_JUDGE
@@ -60,7 +60,7 @@ class TruthRLMethod(Method):
     }
 
     def build_reward(self, ctx: RunContext) -> TruthRLReward:
-        from factrl.harness.prompts import response_prefix
+        from factrl.harness.core.prompts import response_prefix
 
         settings = self.settings
         judge = None

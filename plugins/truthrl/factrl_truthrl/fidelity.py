@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from factrl.harness.answers import STRICT_VERSION
+from factrl.harness.core.answers import STRICT_VERSION
 
 RELEASE = "facebookresearch/TruthRL via muyupan/TruthRL@1424295"
 QA = "training/verl/verl/utils/reward_score/truthrl_qa.py"
@@ -17,7 +17,7 @@ QA = "training/verl/verl/utils/reward_score/truthrl_qa.py"
 ALWAYS = (
     {"setting": "answer_span", "original": f"the first \\boxed{{...}} of the response ({QA}:294-307), asked for by the "
                                            f"release's prompt (evaluation/prompts.py:8, BOX_FORMAT)",
-     "ours": "the protocol's answer: the last closed <answer> block (harness.answers.extract_answer), the prompt "
+     "ours": "the protocol's answer: the last closed <answer> block (harness.core.answers.extract_answer), the prompt "
              "shared by every method"},
     {"setting": "policy_prompt", "original": "CRAG's prompt with 'I don't know' / 'invalid question' guidelines "
                                              "(evaluation/prompts.py:11-16)",
@@ -39,10 +39,10 @@ def differences(settings: Any) -> list[dict[str, str]]:
         out.append({"setting": "verifier", "original": f"LLM judge (Llama-3.3-70B-Instruct, {QA}:418,440) for "
                                                        f"answers that are not an exact match",
                     "ours": "exact match only (the release's compute_score_llm_as_a_judge_ternary_EM)"
-                    if settings.verifier == "exact" else "the protocol's matcher (harness.answers.match_closed_book)"})
+                    if settings.verifier == "exact" else "the protocol's matcher (harness.core.answers.match_closed_book)"})
     if settings.abstention != "released":
         out.append({"setting": "abstention", "original": f"'i dont know' contained in the normalised answer ({QA}:699)",
-                    "ours": "the answer is exactly an abstention form (harness.answers.is_refusal), a guard"})
+                    "ours": "the answer is exactly an abstention form (harness.core.answers.is_refusal), a guard"})
     if settings.answer_guard != "none":
         out.append({"setting": "answer_guard", "original": "the answer is judged as given",
                     "ours": f"strict accuracy v{STRICT_VERSION}'s gaming verdicts are wrong without a judge call "

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from factrl.harness.judge import MATERIAL_RULE, Decoding, JudgePrompt, ParseError, ReferenceTools, material
+from factrl.harness.services.judge import MATERIAL_RULE, Decoding, JudgePrompt, ParseError, ReferenceTools, material
 
 from .judge_text import IN_CONTEXT_EXAMPLES, INSTRUCTIONS
 

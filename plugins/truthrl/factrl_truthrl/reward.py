@@ -1,7 +1,7 @@
 """The TruthRL reward callable: one ternary value per completion, on every token of it.
 
 A completion (the model's response prefix, e.g. "<think>", put back in front) is read with the
-protocol's answer rule: the last closed `<answer>` block (harness.answers.extract_answer; the
+protocol's answer rule: the last closed `<answer>` block (harness.core.answers.extract_answer; the
 release reads the first `\\boxed{...}` its own prompt asks for, README "Fidelity"). Then, per
 completion, scoring.py's order: no closed answer block -> wrong; an abstention -> abstain; "invalid
 question" -> wrong; an exact match with a gold -> correct; otherwise the verifier decides:
@@ -20,9 +20,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from factrl.harness.answers import GAMING_REASONS, extract_answer, match_closed_book, strict_correct
-from factrl.harness.method import RewardOutput
-from factrl.harness.settings import Settings
+from factrl.harness.core.answers import GAMING_REASONS, extract_answer, match_closed_book, strict_correct
+from factrl.harness.core.method import RewardOutput
+from factrl.harness.core.settings import Settings
 
 from . import scoring
 from .prompts import GRADE
@@ -35,7 +35,7 @@ TRUTHRL_DEFAULTS = {
     "verifier": "judge",        # judge (the release) | exact (the release's rule-based variant) | matcher (the protocol's)
     "abstention": "released",   # released: the answer contains "i dont know" | protocol: it is an abstention form
     # A guard (docs/CONTRACTS.md "Guards"; none = TruthRL's reward): strict = an answer strict accuracy
-    # withdraws for gaming (harness.answers.GAMING_REASONS: several blocks, a negated, retracted, listed or
+    # withdraws for gaming (harness.core.answers.GAMING_REASONS: several blocks, a negated, retracted, listed or
     # embedded gold, a fragment of one) is wrong, no judge call.
     "answer_guard": "none",
 }

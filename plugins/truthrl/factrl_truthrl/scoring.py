@@ -11,7 +11,7 @@ import re
 import string
 from typing import Sequence
 
-from factrl.harness.answers import is_refusal
+from factrl.harness.core.answers import is_refusal
 
 # Outcomes before (or without) a judge call.
 NO_ANSWER, ABSTAIN, INVALID, EXACT, GUARDED, ASK = "no_answer", "abstain", "invalid", "exact", "guarded", "ask"
@@ -38,7 +38,7 @@ def release_normalize(text: str) -> str:
 def abstains(answer: str, rule: str = "released") -> bool:
     """released: the normalised answer *contains* "i dont know" (so "Paris, but I don't know"
     abstains too); protocol: the answer is exactly one of the harness's abstention forms
-    (harness.answers.is_refusal: "I don't know", "I do not know", "I have no comment")."""
+    (harness.core.answers.is_refusal: "I don't know", "I do not know", "I have no comment")."""
     if rule == "released":
         return RELEASED_ABSTENTION in release_normalize(answer)
     if rule == "protocol":

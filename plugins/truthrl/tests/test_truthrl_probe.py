@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("factrl_truthrl", reason="factrl-truthrl is not installed (make setup installs it)")
-from factrl.harness.config import compose  # noqa: E402
+from factrl.harness.engine.config import compose  # noqa: E402
 from factrl.harness.probe import probe_method  # noqa: E402
 from tests.probe.conftest import POOL  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from factrl.harness import models
+    from factrl.harness.services import models
 
     cfg = compose(["model=tiny-llama"]).model
     return models.load_tokenizer(models.resolve(cfg), cfg)

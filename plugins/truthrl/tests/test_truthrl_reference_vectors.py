@@ -10,7 +10,7 @@ import pytest
 
 truthrl = pytest.importorskip("factrl_truthrl", reason="factrl-truthrl is not installed: run `pip install -e "
                                                         "plugins/truthrl` (make setup does)")
-from factrl.harness.judge import ParseError, find_material, open_judge  # noqa: E402
+from factrl.harness.services.judge import ParseError, find_material, open_judge  # noqa: E402
 from factrl_truthrl import scoring  # noqa: E402
 from factrl_truthrl.prompts import SYSTEM, parse_score  # noqa: E402
 from factrl_truthrl.reward import TruthRLReward, TruthRLSettings  # noqa: E402
@@ -91,7 +91,7 @@ def test_the_ternary_reward_matches_the_release(name, outcomes):
 
 
 def test_the_system_text_is_the_releases_plus_the_material_rule():
-    from factrl.harness.judge import MATERIAL_RULE
+    from factrl.harness.services.judge import MATERIAL_RULE
     from factrl_truthrl.judge_text import IN_CONTEXT_EXAMPLES, INSTRUCTIONS
 
     assert SYSTEM == INSTRUCTIONS + "\n" + IN_CONTEXT_EXAMPLES + MATERIAL_RULE + "\n"

@@ -9,8 +9,8 @@ import pytest
 
 truthrl = pytest.importorskip("factrl_truthrl", reason="factrl-truthrl is not installed: run `pip install -e "
                                                         "plugins/truthrl` (make setup does)")
-from factrl.harness.judge import find_material, open_judge  # noqa: E402
-from factrl.harness.judge.stats import JudgeFailuresExceeded  # noqa: E402
+from factrl.harness.services.judge import find_material, open_judge  # noqa: E402
+from factrl.harness.services.judge.stats import JudgeFailuresExceeded  # noqa: E402
 from factrl_truthrl.prompts import GRADE, SYSTEM  # noqa: E402
 from factrl_truthrl.reward import DIAGNOSTIC_KEYS, TruthRLReward, TruthRLSettings  # noqa: E402
 from tests.knowrl.judge_server import JudgeServer  # noqa: E402
@@ -115,7 +115,7 @@ def test_abstention_gaming_and_its_guards():
 
 def test_the_strict_guard_withdraws_an_embedded_gold_and_a_fragment_without_a_judge_call():
     """Strict accuracy v3's reasons `embedded` (the gold followed by words that make another name)
-    and `fragment` (part of a multi-word gold) are gaming reasons (harness.answers.GAMING_REASONS), as
+    and `fragment` (part of a multi-word gold) are gaming reasons (harness.core.answers.GAMING_REASONS), as
     for KnowRL's answer_guard: a judge that accepts them pays +1, the guard pays -1 and asks nothing."""
     polonium = {"id": "q-polonium", "question": "Who discovered polonium with Pierre Curie?",
                 "answers": ["Marie Curie"], "title": "Marie Curie"}

@@ -55,7 +55,7 @@ def test_verdicts_and_values():
 
 
 def test_settings_are_typed_and_checked():
-    from factrl.harness.errors import ConfigError
+    from factrl.harness.core.errors import ConfigError
 
     method = truthrl.TruthRLMethod({"name": "truthrl", "abstain": "-1"})
     assert method.settings.abstain == -1.0 and method.settings.verifier == "judge"

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from factrl.harness.completions import SPLITTERS, align, token_returns
-from factrl.harness.method import Method, RewardOutput
-from factrl.harness.rewards import gold_answers, response_rewards
-from factrl.harness.settings import Settings
+from factrl.harness.core.completions import SPLITTERS, align, token_returns
+from factrl.harness.core.method import Method, RewardOutput
+from factrl.harness.core.rewards import gold_answers, response_rewards
+from factrl.harness.core.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class GoldSentenceSettings(Settings):
 
     weight: float               # the sentence rewards' weight; 0: plain response-level GRPO
     alignment_threshold: float  # under this share of aligned tokens: the response reward only
-    splitter: str               # one of factrl.harness.completions.SPLITTERS
+    splitter: str               # one of factrl.harness.core.completions.SPLITTERS
 
     def __post_init__(self) -> None:
         if self.splitter not in SPLITTERS:

@@ -3,7 +3,7 @@
 `harness sets` reads SET and TASK; the loader (data.py) and the rule (rule.py) are imported only
 when the set is evaluated.
 """
-from factrl.harness.registry import EvalSetInfo, TaskInfo
+from factrl.harness.core.registry import EvalSetInfo, TaskInfo
 
 SET = EvalSetInfo(
     name="capitals_yesno",          # the entry point's name: eval.sets=[capitals_yesno]

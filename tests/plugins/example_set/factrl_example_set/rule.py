@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from factrl.evals.metrics import Metric, SampleTable
 from factrl.evals.scorers.base import COMMON_FIELDS
-from factrl.harness.answers import extract_answer, normalize_answer
+from factrl.harness.core.answers import extract_answer, normalize_answer
 
 FIELDS = COMMON_FIELDS + ("correct", "na")
 METRICS = (
