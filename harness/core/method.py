@@ -101,8 +101,12 @@ FIDELITIES = ("original", "reconstructed")  # Method.fidelity
 # 4: kl_reference_adapter (before it, the KL term always compared with the adapter-disabled base).
 # 5: prompt_addition (a plugin that sets it needs a harness that appends it: before 5 it would be
 #    ignored and, for RLCR, every completion would have no signal).
+# 6: the harness's parts moved into layer folders: the interface is `factrl.harness.core.method`
+#    (was `factrl.harness.method`), the services `factrl.harness.services.*` (judge, evidence, nli,
+#    corpus, models), the answer rules `factrl.harness.core.answers`; nothing else changed, so a
+#    plugin adapts by its import lines (docs/ADDING_A_METHOD.md).
 # No bump: `label` (display name in the tables).
-INTERFACE_VERSION = 5
+INTERFACE_VERSION = 6
 
 
 @dataclass

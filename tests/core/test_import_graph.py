@@ -8,12 +8,12 @@ Three views, each must be a DAG once the allow-listed edges are set aside:
 - units: each top-level module or sub-package of harness/, evals/, methods/ and leaderboard/
   (so `harness.judge` and `harness.services.models` are nodes, and a cycle through any of their files
   counts);
-- layers: the packages, with harness/ split in three: the foundation that evals, methods and
-  leaderboard stand on, the method runtime (trainer, pool, probe) and the engine on top that drives
-  them. harness/ is the roof; only its foundation is also the floor. Each part of harness/ declares
-  its layer itself, `LAYER = "foundation" | "method runtime" | "engine"` at module level (in its
-  `__init__.py` for a package), read here from the source (`declared_layers`); a `cli` module is the
-  engine wherever it sits.
+- layers: the packages, with harness/ split in three by its folders: harness/core/ and
+  harness/services/ are the foundation that evals, methods and leaderboard stand on, the
+  packages left at harness/'s top (training/, pool/, probe/) are the method runtime, and
+  harness/engine/ is the roof that drives them. The layer of a module is read from its path
+  (`harness_layer`), so a new part takes its layer from the folder it is put in; a `cli` module
+  is the engine wherever it sits.
 
 ALLOWED holds the edges left to untie, each with the reason it is still there; an entry whose
 edge no longer exists fails the test, so the list only shrinks.
@@ -25,35 +25,39 @@ import pytest
 from .import_graph import collapse, import_graph, one_cycle, strongly_connected
 
 HARNESS_LAYERS = ("foundation", "method runtime", "engine")
+# harness/'s layer folders; any other package at harness/'s top is the method runtime, and
+# harness/__init__.py (only __version__) stands with the foundation.
+LAYER_FOLDERS = {"core": "foundation", "services": "foundation", "engine": "engine"}
 
 
-def declared_layers() -> dict[str | None, str]:
-    """{part of harness/ (None: harness/__init__.py itself): its declared LAYER}, read with ast."""
-    import ast
+def harness_layer(parts: list[str]) -> str:
+    """The layer of `factrl.harness.<parts...>`, read from the folder it sits in."""
+    return "foundation" if not parts else LAYER_FOLDERS.get(parts[0], "method runtime")
 
+
+def harness_parts() -> dict[str, str]:
+    """{part: layer} for every module or package of harness/ (a layer folder's children are the
+    parts: `core.errors`, `services.judge`; elsewhere the package: `training`), read from the tree."""
     from .import_graph import ROOT
 
-    out: dict[str | None, str] = {}
+    out: dict[str, str] = {}
     for path in sorted((ROOT / "harness").iterdir()):
-        if path.is_dir() and (path / "__init__.py").is_file():
-            part, source = path.name, path / "__init__.py"
-        elif path.suffix == ".py":
-            part, source = (None if path.stem == "__init__" else path.stem), path
-        else:
-            continue
-        for node in ast.parse(source.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["LAYER"] \
-                    and isinstance(node.value, ast.Constant):
-                out[part] = node.value.value
-        out.setdefault(part, "")  # undeclared: test_every_part_declares_its_layer names it
+        if path.name in LAYER_FOLDERS:
+            for child in sorted(path.iterdir()):
+                if (child.suffix == ".py" and child.stem != "__init__") or (child / "__init__.py").is_file():
+                    out[f"{path.name}.{child.stem}"] = LAYER_FOLDERS[path.name]
+        elif (path / "__init__.py").is_file():
+            out[path.name] = "method runtime"
+        elif path.suffix == ".py" and path.stem != "__init__":
+            out[path.stem] = "loose"  # test_every_part_sits_in_a_layer_folder names it
     return out
 
 
-DECLARED = declared_layers()
+PARTS = harness_parts()
 # The parts of harness/ that evals/, methods/ and leaderboard/ may import: helpers with no
 # knowledge of runs, methods or the leaderboard (the name registry among them: it names every
 # layer's parts as "module:attr" data and imports none of them).
-FOUNDATION = {part for part, declared in DECLARED.items() if part and declared == "foundation"}
+FOUNDATION = {part for part, layer in PARTS.items() if layer == "foundation"}
 
 # (importer, imported) -> why the edge is still there.
 ALLOWED: dict[tuple[str, str], str] = {}
@@ -79,14 +83,18 @@ def _is_cli(parts: list[str]) -> bool:
 
 
 def unit(module: str) -> str:
-    """`factrl.harness.services.judge.client` -> `harness.judge`; `factrl.evals` -> `evals`; a `cli` module is its own."""
+    """`factrl.harness.services.judge.client` -> `harness.services.judge`; `factrl.harness.training.grpo`
+    -> `harness.training`; `factrl.evals` -> `evals`; a `cli` module is its own."""
     parts = _short(module).split(".")
-    return ".".join(parts) if _is_cli(parts) else ".".join(parts[:2])
+    if _is_cli(parts):
+        return ".".join(parts)
+    depth = 3 if parts[0] == "harness" and len(parts) > 2 and parts[1] in LAYER_FOLDERS else 2
+    return ".".join(parts[:depth])
 
 
-# The engine's parts that run a method without a run around it (the trainer, the pool, the gaming
-# probe): the leaderboard reads probe tables from them.
-METHOD_RUNTIME = {part for part, declared in DECLARED.items() if declared == "method runtime"}
+# The parts that run a method without a run around it (the trainer, the pool, the gaming probe):
+# the leaderboard reads probe tables from them.
+METHOD_RUNTIME = {part for part, layer in PARTS.items() if layer == "method runtime"}
 
 LAYERS = ("harness (foundation)", "evals", "methods", "factrl_nover", "factrl_truthrl", "factrl_binary_rar", "factrl_rlcr",
           "harness (method runtime)", "leaderboard",
@@ -97,8 +105,8 @@ def layer(module: str) -> str:
     parts = _short(module).split(".")
     if _is_cli(parts):
         return "harness (engine)"
-    if parts[0] == "harness":  # harness/__init__.py (holding only __version__) declares its own
-        return f"harness ({DECLARED[parts[1] if len(parts) > 1 else None]})"
+    if parts[0] == "harness":
+        return f"harness ({harness_layer(parts[1:])})"
     return parts[0]
 
 
@@ -122,16 +130,22 @@ def test_the_graph_sees_the_packages():
     assert "factrl.harness.core.answers" in GRAPH["factrl.evals.sets"]  # a relative one
 
 
-def test_every_part_declares_its_layer():
-    # A new module or package of harness/ says where it stands; none falls to the engine unnoticed.
-    wrong = {part or "harness/__init__.py": declared for part, declared in DECLARED.items()
-             if declared not in HARNESS_LAYERS}
-    assert not wrong, f"declare LAYER = one of {HARNESS_LAYERS} at module level (an __init__.py for a package): {wrong}"
-    parts = {_short(m).split(".")[1] for m in GRAPH if _short(m).startswith("harness.") and _short(m) != "harness"}
-    assert parts == set(DECLARED) - {None}  # every part the graph sees, and no more, is read
-    # Anchors, so that a reader that misreads the declarations cannot pass.
-    assert {"errors", "settings", "method", "models", "judge", "registry"} <= FOUNDATION
-    assert "training" in METHOD_RUNTIME and DECLARED["run"] == DECLARED["grid"] == DECLARED["config"] == "engine"
+def test_every_part_sits_in_a_layer_folder():
+    # No loose module at harness/'s top: a new part goes into core/, services/ or engine/, or is a
+    # package of the method runtime, and so says its layer by where it is.
+    loose = sorted(part for part, layer in PARTS.items() if layer == "loose")
+    assert not loose, f"harness/{loose[0]}.py sits at harness/'s top: move it into one of {sorted(LAYER_FOLDERS)}/"
+    seen = set()
+    for module in GRAPH:
+        parts = _short(module).split(".")
+        if parts[0] == "harness" and len(parts) > 1:
+            seen.add(".".join(parts[1:3]) if parts[1] in LAYER_FOLDERS and len(parts) > 2 else parts[1])
+    assert seen - set(LAYER_FOLDERS) == set(PARTS)  # every part the graph sees, and no more, is read
+    # Anchors, so that a reader that misreads the tree cannot pass.
+    assert {"core.errors", "core.settings", "core.method", "services.models", "services.judge",
+            "core.registry"} <= FOUNDATION
+    assert METHOD_RUNTIME == {"training", "pool", "probe"}
+    assert {PARTS["engine.run"], PARTS["engine.grid"], PARTS["engine.config"]} == {"engine"}
 
 
 def test_cycle_finder_finds_a_cycle():
@@ -189,8 +203,8 @@ def test_one_import_style_per_package():
         absolute_inside)
 
 
-def test_contracts_lists_the_declared_layers():
-    # docs/CONTRACTS.md, "Packages", names the foundation and the method runtime; it follows the declarations.
+def test_contracts_lists_the_layers():
+    # docs/CONTRACTS.md, "Packages", lists each layer's parts; it follows the tree.
     import re
 
     from .import_graph import ROOT
@@ -201,5 +215,10 @@ def test_contracts_lists_the_declared_layers():
         start = text.index(opening) + len(opening)
         return set(re.findall(r"`(\w+)/?`", text[start:text.index(")", start)]))
 
-    assert listed("the harness foundation (") == FOUNDATION
+    def names(folder: str, layer: str) -> set[str]:
+        return {p.split(".")[1] for p, found in PARTS.items() if p.startswith(folder + ".") and found == layer}
+
+    assert listed("the harness foundation (harness/core/: ") == names("core", "foundation")
+    assert listed("harness/services/: ") == names("services", "foundation")
     assert listed("the method runtime (") == METHOD_RUNTIME
+    assert listed("the engine (harness/engine/: ") == names("engine", "engine")
