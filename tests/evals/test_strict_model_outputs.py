@@ -1,7 +1,8 @@
-"""Strict accuracy v3 on real model outputs (evals/README.md, "False withdrawals, measured"):
-SmolLM2-135M's greedy answers to NQ-Open and PopQA questions that the protocol credits, each
-withdrawal reviewed by hand. The fixture stores only the model's completions and the questions'
-row indexes and ids; the golds are read from the shared benchmark files."""
+"""Strict accuracy v3 on real model outputs (evals/README.md, "Strict accuracy": the false
+withdrawals on real model outputs, 2026-12-05): SmolLM2-135M's greedy answers to the first 3,300
+NQ-Open and PopQA questions that the protocol credits (215), each withdrawal reviewed by hand.
+The fixture stores only the model's completions and the questions' row indexes and ids; the golds
+are read from the shared benchmark files."""
 from __future__ import annotations
 
 import json
@@ -14,11 +15,12 @@ from factrl.harness.answers import extract_answer, match_closed_book, strict_cor
 OUTPUTS = Path(__file__).resolve().parent / "fixtures" / "strict_model_outputs.jsonl"
 # The hand review of each withdrawal (evals/README.md): the asserted answer is another answer
 # (`other`), a part of a gold that no alias names (`fragment`), two or more answers one of which
-# is the gold (`list`), the gold's entity under a longer name (`longer_name`), two answer blocks
+# is the gold (`list`), a form of the gold no alias lists (`unlisted_form`: "Carl Linnaeus" for
+# "Swedish botanist Carl Linnaeus", "The Conservative Party" for "Conservative"), two answer blocks
 # (`two_blocks`), or exactly one answer that is the gold or one of its aliases (`false`: a false
 # withdrawal; these rows pin strict v3's known false withdrawals, so a rule that fixes them
 # changes them here on purpose).
-REVIEW = {"other", "fragment", "list", "longer_name", "two_blocks", "false"}
+REVIEW = {"other", "fragment", "list", "unlisted_form", "two_blocks", "false"}
 
 
 def _rows() -> list[dict]:
@@ -37,7 +39,7 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         verdict = strict_correct(row["completion"], golds)
         assert (verdict.correct, verdict.reason) == (row["correct"], row["reason"]), (row, verdict)
         verdicts[verdict.reason or "kept"] += 1
-    assert verdicts["kept"] >= 50 and sum(verdicts.values()) - verdicts["kept"] >= 40, verdicts
+    assert len(rows) == 215 and verdicts["kept"] == 127, verdicts  # evals/README.md: every credited output
 
 
 def test_every_withdrawal_is_reviewed():
