@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from factrl.evals.sets import load_set
-from factrl.harness.answers import extract_answer, match_closed_book, strict_correct
+from factrl.harness.core.answers import extract_answer, match_closed_book, strict_correct
 
 OUTPUTS = Path(__file__).resolve().parent / "fixtures" / "strict_model_outputs.jsonl"
 # The hand review of each withdrawal (evals/README.md): the asserted answer is another answer
