@@ -12,9 +12,9 @@ grid republishes the same rows; the probe uses the grid's own overrides (model, 
 with each method in turn, as `harness probe -m method=...` would; the published page carries the
 "Difference to Raw" table (every line's difference to Raw with its paired bootstrap interval and
 MDE, leaderboard/tables/ci.py), the behaviour tables, each trained method's training curves with its
-"did not move" (∅) or "evaluation did not move" (≈) flag (leaderboard/tables/movement.py), the probe's table, and the run viewer: a page
-per cell with its training rollouts step by step and its evaluation samples, and every method's
-answers side by side (leaderboard/viewer/, which reads the probe's verdicts for its gaming flags).
+"did not move" (∅) or "evaluation did not move" (≈) flag (leaderboard/tables/movement.py), the
+probe's table, and the run viewer: a page per cell with its training rollouts step by step and its
+evaluation samples, and every method's answers side by side (leaderboard/viewer/, which reads the probe's verdicts for its gaming flags).
 """
 from __future__ import annotations
 
