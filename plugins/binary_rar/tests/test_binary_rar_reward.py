@@ -82,11 +82,14 @@ def test_verification_through_a_served_judge(store):
     assert values(out) == [1.0, 0.0, None]
     assert out.no_signal_reasons == [None, None, "no_evidence"]
     assert len(sent) == 2
-    message = sent[0]["messages"][0]["content"]
+    # The two requests go out concurrently: they arrive in either order, so each is found by its material.
+    materials = sorted(find_material(r["messages"][0]["content"])[0][1] for r in sent)
+    assert materials == ["<answer>Paris</answer>", "<answer>Warsaw</answer>"]
+    [first] = [r for r in sent if find_material(r["messages"][0]["content"]) == [("response", "<answer>Warsaw</answer>")]]
+    message = first["messages"][0]["content"]
     assert message.startswith("You are a professional fact-checker") and "Document 1: Marie Curie\n\n" in message
     assert ">>> Begin of the prompt <<<\nWhere was Marie Curie born?\n<<< End of the prompt >>>" in message
-    assert find_material(message) == [("response", "<answer>Warsaw</answer>")]
-    assert sent[0]["max_tokens"] == 512 and sent[0]["chat_template_kwargs"] == {"enable_thinking": False}
+    assert all(r["max_tokens"] == 512 and r["chat_template_kwargs"] == {"enable_thinking": False} for r in sent)
     assert tuple(out.diagnostics) == DIAGNOSTIC_KEYS and out.diagnostics["judge_items"] == 2.0
     assert out.diagnostics["no_evidence_rate"] == pytest.approx(1 / 3)
 
