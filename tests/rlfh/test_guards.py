@@ -70,28 +70,37 @@ def test_distinct_echoes_of_one_statement_are_paid_once_when_deduplicated(store,
     assert out.diagnostics["duplicate_statements"] == 39.0 and out.diagnostics["guard_clipped"] == 2 * 39
 
 
-def test_a_guard_only_removes_positive_terms(tokenizer):
-    """Against the original on one completion: the guard's rewards are min(original, 0) on every
-    clipped term, so no token gains; penalties of repeated wrong statements stay."""
-    text = "Paris is in France. Paris is in Spain. Paris is in Spain."
-    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+def _placed(tokenizer, statements):
+    """(token count, alignment, labelled) of the response made of `statements`, [(sentence,
+    verdict, rating)] joined by spaces and aligned with the reference splitter; `labelled()`
+    builds their echoes placed on it, fresh each call (scoring marks the statements)."""
+    ids = tokenizer(" ".join(s for s, _, _ in statements), add_special_tokens=False)["input_ids"]
     alignment = align_response(tokenizer, ids, splitter="reference")
     judged = placement.judged_text(alignment)
 
     def labelled():
-        echoes = [scoring.Echo(s, [scoring.Statement(s.rstrip("."), v, 5)]) for s, v in
-                  (("Paris is in France.", "correct"), ("Paris is in Spain.", "wrong"), ("Paris is in Spain.", "wrong"))]
+        echoes = [scoring.Echo(s, [scoring.Statement(s.rstrip("."), verdict, rating)])
+                  for s, verdict, rating in statements]
         for e in echoes:
             assert scoring.place(e, judged, alignment, 0.5)
         return echoes
 
+    return len(ids), alignment, labelled
+
+
+def test_a_guard_only_removes_positive_terms(tokenizer):
+    """Against the original on one completion: the guard's rewards are min(original, 0) on every
+    clipped term, so no token gains; penalties of repeated wrong statements stay."""
+    n, alignment, labelled = _placed(tokenizer, [("Paris is in France.", "correct", 5), ("Paris is in Spain.", "wrong", 5),
+                                                 ("Paris is in Spain.", "wrong", 5)])
+
     table = CONSTANTS["train_sh"]
-    plain = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token").rewards
+    plain = scoring.score(labelled(), alignment.spans, n, table, granularity="token").rewards
     for kw in ({"dedupe": True}, {"max_rewarded": 0}, {"max_rewarded": 1, "dedupe": True}):
-        guarded = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token", **kw).rewards
+        guarded = scoring.score(labelled(), alignment.spans, n, table, granularity="token", **kw).rewards
         assert all(g <= p + 1e-12 for g, p in zip(guarded, plain)), kw
         assert sum(guarded) <= sum(plain)
-    zero = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token", max_rewarded=0).rewards
+    zero = scoring.score(labelled(), alignment.spans, n, table, granularity="token", max_rewarded=0).rewards
     assert sum(zero) == pytest.approx(2 * -1.2 * 1.3)  # both Wrong statements still cost; nothing positive left
 
 
@@ -125,35 +134,26 @@ def test_the_answer_gate_pays_no_trick_above_the_honest_answer_it_builds_on(refe
 
 
 def test_the_answer_gate_scores_a_stated_gold_wrong_and_withholds_positives_of_a_withdrawn_answer(tokenizer):
-    text = "Marie Curie was born in Warsaw. Warsaw is in Poland. Paris is in France."
-    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    alignment = align_response(tokenizer, ids, splitter="reference")
-    judged = placement.judged_text(alignment)
-
-    def labelled():
-        echoes = [scoring.Echo(s, [scoring.Statement(s.rstrip("."), "correct", 4)])
-                  for s in ("Marie Curie was born in Warsaw.", "Warsaw is in Poland.", "Paris is in France.")]
-        for e in echoes:
-            assert scoring.place(e, judged, alignment, 0.5)
-        return echoes
+    n, alignment, labelled = _placed(tokenizer, [(s, "correct", 4) for s in (
+        "Marie Curie was born in Warsaw.", "Warsaw is in Poland.", "Paris is in France.")])
 
     table = CONSTANTS["train_sh"]
-    plain = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token")
+    plain = scoring.score(labelled(), alignment.spans, n, table, granularity="token")
     answered = scoring.read_answer("<answer>Warsaw</answer>", ["Warsaw"])
     wrong = scoring.read_answer("<answer>Paris</answer>", ["Warsaw"])
     blocks = scoring.read_answer("<answer>Paris</answer><answer>Warsaw</answer>", ["Warsaw"])
     assert answered.credited and not wrong.credited and not wrong.withdrawn and blocks.reason == "multiple_blocks"
-    same = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token", gate=answered)
+    same = scoring.score(labelled(), alignment.spans, n, table, granularity="token", gate=answered)
     assert same.rewards == plain.rewards and same.gated == 0
     echoes = labelled()
-    off = scoring.score(echoes, alignment.spans, len(ids), table, granularity="token", gate=wrong)
+    off = scoring.score(echoes, alignment.spans, n, table, granularity="token", gate=wrong)
     assert off.gated == 2 and [st.gated for e in echoes for st in e.statements] == [
         scoring.GOLD_NOT_ANSWERED, scoring.GOLD_NOT_ANSWERED, None]
     wrong_truth = table.verdict["wrong"] * abs(table.info[4])  # the two statements of Warsaw: scored Wrong
     right_truth = table.verdict["correct"] * abs(table.info[4])
     info = scoring.info(table, [scoring.Statement("x", "correct", 4)])
     assert sum(off.rewards) == pytest.approx(2 * wrong_truth + right_truth + info)  # Paris/France keeps its pay
-    withdrawn = scoring.score(labelled(), alignment.spans, len(ids), table, granularity="token", gate=blocks)
+    withdrawn = scoring.score(labelled(), alignment.spans, n, table, granularity="token", gate=blocks)
     assert sum(withdrawn.rewards) == pytest.approx(2 * wrong_truth)  # several blocks: no positive term at all
     for outcome in (off, withdrawn):
         assert all(g <= p + 1e-12 for g, p in zip(outcome.rewards, plain.rewards))
@@ -174,18 +174,9 @@ ANSWER_TRUTH, ANSWER_INFO = 0.3 * 1.3, math.log(1.3 + 1)  # a Correct statement 
 
 
 def test_answer_once_pays_the_first_statement_of_a_credited_answer_and_keeps_every_penalty(tokenizer):
-    text = "The answer is Ulm. So the answer is Ulm. Einstein was born in 1879. Ulm is in France."
-    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    alignment = align_response(tokenizer, ids, splitter="reference")
-    judged = placement.judged_text(alignment)
-
-    def labelled():
-        echoes = [scoring.Echo(s, [scoring.Statement(s.rstrip("."), verdict, rating)]) for s, verdict, rating in
-                  (("The answer is Ulm.", "correct", 5), ("So the answer is Ulm.", "correct", 5),
-                   ("Einstein was born in 1879.", "correct", 3), ("Ulm is in France.", "wrong", 4))]
-        for e in echoes:
-            assert scoring.place(e, judged, alignment, 0.5)
-        return echoes
+    n, alignment, labelled = _placed(tokenizer, [
+        ("The answer is Ulm.", "correct", 5), ("So the answer is Ulm.", "correct", 5),
+        ("Einstein was born in 1879.", "correct", 3), ("Ulm is in France.", "wrong", 4)])
 
     table = CONSTANTS["train_sh"]
     credited = scoring.read_answer("<answer>Ulm</answer>", ["Ulm", "Ulm, Germany"])
@@ -194,7 +185,7 @@ def test_answer_once_pays_the_first_statement_of_a_credited_answer_and_keeps_eve
 
     def total(**kw):
         echoes = labelled()
-        out = scoring.score(echoes, alignment.spans, len(ids), table, granularity="token", **kw)
+        out = scoring.score(echoes, alignment.spans, n, table, granularity="token", **kw)
         return sum(out.rewards), [st.gated for e in echoes for st in e.statements], out
 
     einstein = 0.3 * 1.1 + math.log(1.1 + 1)
