@@ -27,7 +27,6 @@ VOLATILE_PATHS = (("train", "vllm", "server_base_url"), ("train", "vllm", "serve
                   ("train", "vllm", "server_port"), ("train", "vllm", "server_timeout"))
 
 
-
 def redact_url(text: str) -> str:
     """`text` with the credentials of every URL in it replaced: http://***REDACTED***@host/v1."""
     return URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text) if "@" in text else text

@@ -9,7 +9,6 @@ from difflib import get_close_matches
 from typing import Iterable
 
 
-
 class HarnessError(Exception):
     """A user-facing error: bad input, missing asset, invalid option."""
 

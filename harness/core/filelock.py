@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Iterator
 
 
-
 @contextmanager
 def locked(target: Path) -> Iterator[None]:
     """Hold an exclusive lock on `<target's folder>/.<target name>.lock` for the block."""

@@ -5,7 +5,6 @@ import hashlib
 from pathlib import Path
 
 
-
 def sha256_file(path: str | Path, chunk: int = 1 << 22) -> str:
     """Hex SHA-256 of a file's bytes, read in chunks (large weight and index files)."""
     digest = hashlib.sha256()

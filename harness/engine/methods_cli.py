@@ -5,7 +5,6 @@ from ..core.method import INTERFACE_VERSION
 from ..core.registry import all_methods
 
 
-
 def methods_main(argv: list[str]) -> int:
     """`harness methods`: one line per method with algorithm, origin and description."""
     if argv and argv[0] in ("-h", "--help"):

@@ -39,7 +39,6 @@ from .settings import PPOSettings
 from .grpo import TokenGRPOTrainer
 
 
-
 def rollout_targets(rewards: torch.Tensor, valid: torch.Tensor, mask: torch.Tensor, values: torch.Tensor,
                     logps: torch.Tensor, ref_logps: torch.Tensor, settings: PPOSettings,
                     whiten_fn=whiten) -> dict[str, torch.Tensor]:
