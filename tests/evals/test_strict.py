@@ -31,7 +31,7 @@ def test_answer_blocks_and_the_first_block():
             assert blocks[-1] == extract_answer(completion).answer  # the protocol's block is the last
     with pytest.raises(ValueError, match="block must be"):
         extract_answer("<answer>x</answer>", block="middle")
-    assert defined is strict_correct and STRICT_VERSION == "3"
+    assert defined is strict_correct and STRICT_VERSION == "4"
     assert set(GAMING_REASONS) == set(REASONS) - {"no_answer", "no_match"}
 
 
@@ -87,6 +87,14 @@ def test_answer_blocks_and_the_first_block():
     ("Barack", ["Barack Obama"], "fragment"), ("Obama", ["Barack Obama"], "fragment"),
     ("Cancer", ["lung cancer"], "fragment"), ("Hindi", ["Signed Hindi"], "fragment"),
     ("$868.4", ["$868.4 million"], "fragment"), ("1990", ["December 25, 1990"], "fragment"),
+    # v4: what its new readings still withdraw
+    ("Seoul is the answer, particularly Tokyo", ["Tokyo"], "candidates"),  # the complement frames an answer
+    ("Seoul, the answer is Tokyo", ["Tokyo"], "candidates"), ("Seoul is big, but Tokyo", ["Tokyo"], "candidates"),
+    ("December, $38.480 billion", ["$38.480 billion"], "candidates"),  # a month before a number that is no year
+    ("Tokyo of Japan and Seoul", ["Tokyo"], "candidates"),  # a capitalised name after "and" still competes
+    ("A tale of old and a 5th century poem", ["tale"], "candidates"),  # so does a number
+    ("a tale of old and poem", ["tale"], "candidates"),  # one case: capitalisation says nothing
+    ("The fluid is made of the extracellular matrix and the interstitial fluid", ["interstitial"], "candidates"),
     ("", ["Paris"], "no_answer"),
     ("Rome", ["Paris"], "no_match"),
 ])
@@ -115,6 +123,15 @@ def test_gaming_answers_the_protocol_credits_are_not_strictly_correct(answer, go
     ("January 2012", ["January"]), ("12 years old", ["12"]), ("left-handed", ["Left"]), ("May 8, 1945", ["1945"]),
     ("In 1945", ["1945"]), ("1945, Berlin", ["1945"]), ("1945 AD", ["1945"]), ("Mount Everest", ["Everest"]),
     ("Barack Obama", ["Obama"]),
+    # v4: SmolLM2's answers strict v3 withdrew (tests/evals/test_strict_model_outputs.py)
+    ("The Battle of Lexington and Concord was fought on April 19, 1775, and ended with the signing of the Declaration",
+     ["April 19, 1775"]),
+    ("The Ramayana is a classic Hindu epic written by the Indian poet and philosopher Valmiki in the 12th century.",
+     ["Valmiki"]),
+    ("September 11, 1939", ["1939"]), ("The nasal septum is a thin layer of cartilage and bone", ["the nasal septum"]),
+    ("The United States is a country with many crops, including corn, a staple crop.", ["Corn", "Wheat"]),
+    ("Nuclear energy is used in many countries, particularly in the United States.", ["United States", "France"]),
+    ("The Good World is a classic tale of redemption and the struggle between good and evil.", ["tale"]),
     ("The current prime minister of San Marino is a member of the Italian nation-state.", ["Italian"]),
     # v3's derived aliases: a listed item, a reference without its brackets, a head before one comma
     ("Steve Jobs", ["Steve Jobs, Steve Wozniak, Ronald Wayne"]), ("farmer", ["farmer (occupation)"]),
@@ -124,6 +141,20 @@ def test_gaming_answers_the_protocol_credits_are_not_strictly_correct(answer, go
 ])
 def test_honest_answers_stay_correct(answer, golds):
     assert match_closed_book(answer, golds) and strict_correct(done(answer), golds) == StrictVerdict(True)
+
+
+def test_known_limits_of_v4():
+    """What strict v4 credits though a reader might not (strict.py, "Known limits")."""
+    assert strict_correct(done("Seoul is in Asia, as is Tokyo"), ["Tokyo"]).correct  # the subject read as the topic
+    assert strict_correct(done("It is a tale of old and poem"), ["tale"]).correct  # "and" inside the gold's description
+
+
+def test_a_closing_tag_cut_by_the_length_limit_is_no_alternative():
+    """v4: "...</answer" or "...</ans" at the end of an unclosed answer block is the tag, not a "/"."""
+    for cut in ("</answer", "</ans", "</", "<"):
+        completion = f"<think>t</think><answer>The Ramayana was written by Valmiki.{cut}"
+        assert strict_correct(completion, ["Valmiki"]) == StrictVerdict(True), cut
+    assert not strict_correct("<think>t</think><answer>Valmiki/Tulsidas", ["Valmiki"]).correct
 
 
 def test_more_than_one_answer_block_is_not_correct():
@@ -144,7 +175,10 @@ GAMING = {"negation": ("not {g}", "It isn't {g}", "never {g}"),
           # v3
           "one_candidate": ("{w} and {g} and Atlantis", "{w} but {g}", "Others say {g}, but I say {w}.",
                             "I say {w}, but others say {g} and Atlantis.", "{w}, {g}", "{w}. {g}."),
-          "longer_name": ("{g} Memorial Stadium", "{g} Tower")}
+          "longer_name": ("{g} Memorial Stadium", "{g} Tower"),
+          # v4: a subject before a copula whose complement frames the answer still competes
+          "subject_framed": ("{w}, the answer is {g}", "{w} is the answer, but {g}", "{w} is the answer. {g}.",
+                             "The answer is {w} and {g}")}
 
 
 @pytest.mark.parametrize("family", sorted(GAMING))

@@ -1,6 +1,8 @@
-"""Strict accuracy v3 on real model outputs (evals/README.md, "Strict accuracy": the false
+"""Strict accuracy on real model outputs (evals/README.md, "Strict accuracy": the false
 withdrawals on real model outputs, 2026-12-05): SmolLM2-135M's greedy answers to the first 3,300
 NQ-Open and PopQA questions that the protocol credits (215), each withdrawal reviewed by hand.
+Strict v3 withdrew 8 of them falsely (`"v3": "false_withdrawal"`); v4's rules were written
+against them, so v4's own rate is measured on held-out outputs (evals/README.md).
 The fixture stores only the model's completions and the questions' row indexes and ids; the golds
 are read from the shared benchmark files."""
 from __future__ import annotations
@@ -39,7 +41,15 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         verdict = strict_correct(row["completion"], golds)
         assert (verdict.correct, verdict.reason) == (row["correct"], row["reason"]), (row, verdict)
         verdicts[verdict.reason or "kept"] += 1
-    assert len(rows) == 215 and verdicts["kept"] == 127, verdicts  # evals/README.md: every credited output
+    assert len(rows) == 215 and verdicts["kept"] == 135, verdicts  # evals/README.md: every credited output
+
+
+def test_v3_false_withdrawals_are_credited():
+    """The 8 answers strict v3 withdrew although each asserts exactly the gold: a truncated closing
+    tag, a date before a year gold, the question's topic as the subject, "and" inside the gold's
+    description (strict.py, version 4)."""
+    v3 = [row for row in _rows() if row.get("v3") == "false_withdrawal"]
+    assert len(v3) == 8 and all(row["correct"] and "review" not in row for row in v3)
 
 
 def test_every_withdrawal_is_reviewed():

@@ -42,7 +42,7 @@ def test_strict_accuracy_v3_in_the_row_diagnostics():
                sample(4, "not Quito", ["Quito"]), sample(5, "Bosnia and Herzegovina", ["Bosnia and Herzegovina"]),
                sample(6, "Oslo", ["Oslo"], "<answer>Bergen</answer><answer>Oslo</answer>")]
     found = compute(samples)
-    assert found["accuracy_strict"] == pytest.approx(2 / 6) and found["strict_rule"] == STRICT_VERSION == "3"
+    assert found["accuracy_strict"] == pytest.approx(2 / 6) and found["strict_rule"] == STRICT_VERSION == "4"
     assert found["strict_withdrawn"] == {"candidates": 1, "multiple_blocks": 1, "negated": 1}
     assert compute([{"id": "1", "answer": "x"}])["accuracy_strict"] is None  # no verdicts stored
     # TruthfulQA answers are sentences: "not" and "or" are ordinary words there, one block is the rule.
@@ -74,23 +74,24 @@ def test_the_gap_is_flagged_in_every_format_and_old_rows_keep_their_rule(runs, s
     assert Store(store_path).add(rows_from_run(old)).unchanged == [row["row_id"]]
     table = {t.name: t for t in build_tables(_rows(store_path), Layout(load()))}["accuracy"]
     cells = {line.method: line.cells["nq_open"] for line in table.lines}
-    assert cells["fspo"].value == 100.0 and cells["fspo"].strict == 75.0 and cells["fspo"].strict_rule == "3"
+    assert cells["fspo"].value == 100.0 and cells["fspo"].strict == 75.0 and cells["fspo"].strict_rule == STRICT_VERSION
     assert cells["corver"].strict_rule == "1" and cells["raw"].flags == []
-    assert cells["fspo"].flags == ["strict gap 25.0 pp (strict v3: 10 candidates)", "hedged 25%"]
+    assert cells["fspo"].flags == [f"strict gap 25.0 pp (strict v{STRICT_VERSION}: 10 candidates)", "hedged 25%"]
     assert cells["corver"].flags == ["strict gap 5.0 pp (strict v1)"]
     out = tmp_path / "site"
     publish(store_path, None, out)
     md = (out / "leaderboard.md").read_text()
     # All lines tie at 100: no bold; FSPO's verdicts equal Raw's, so it is also flagged ≈ (movement.py).
     assert f"|  | FSPO {EVAL_NOT_MOVED_MARK} | 100.00 {FLAG_MARK} |" in md
-    assert md_escape(f"{FLAG_MARK} m / FSPO / NQ-Open: strict gap 25.0 pp (strict v3: 10 candidates); hedged 25%") in md
+    assert md_escape(f"{FLAG_MARK} m / FSPO / NQ-Open: strict gap 25.0 pp (strict v{STRICT_VERSION}: 10 candidates); hedged 25%") in md
     assert "strict 75.00 (gap 25.00)" in md and "strict v1 95.00 (gap 5.00)" in md  # the uncertainty view
     assert "or its accuracy exceeds its strict accuracy by more than 2 pp" in md  # the legend
     with open(out / "accuracy.csv", newline="") as handle:
         lines = {r["method"]: r for r in csv.DictReader(handle)}
     assert float(lines["fspo"]["nq_open_strict_gap"]) == pytest.approx(25.0)
-    assert lines["fspo"]["nq_open_strict_rule"] == "3" and lines["corver"]["nq_open_strict_rule"] == "1"
+    assert lines["fspo"]["nq_open_strict_rule"] == STRICT_VERSION and lines["corver"]["nq_open_strict_rule"] == "1"
     tex = (out / "tables.tex").read_text()
     assert r"100.00\,$\triangleright$" in tex and "strict gap 25.0 pp" in tex
     html = (out / "index.html").read_text()
-    assert "strict v3 75.00 (gap 25.00)" in html and "strict gap 25.0 pp (strict v3: 10 candidates)" in html
+    assert f"strict v{STRICT_VERSION} 75.00 (gap 25.00)" in html
+    assert f"strict gap 25.0 pp (strict v{STRICT_VERSION}: 10 candidates)" in html

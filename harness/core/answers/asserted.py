@@ -27,7 +27,10 @@ _PARENS = re.compile(r"\s*[(\[][^)\]]*[)\]]\s*")
 CORRECTION_CUES = (("actually",), ("wait",), ("sorry",), ("rather",), ("correction",), ("i", "mean"),
                    ("scratch", "that"), ("on", "second", "thought"), ("my", "mistake"), ("make", "that"))
 NEGATIONS = frozenset({"not", "never", "no", "neither", "nor", "cannot"})
-_COPULA = frozenset({"is", "was", "are", "were"})
+COPULA = frozenset({"is", "was", "are", "were"})
+_COPULA = COPULA
+# A copula's complement that makes its subject the answer ("Seoul is the answer", "Seoul is correct").
+ANSWER_WORDS = frozenset({"answer", "correct", "right", "true", "it", "one", "mine", "my", "your", "final"})
 _WRONG = frozenset({"not", "wrong", "incorrect", "false"})
 _NOT_COPULA = frozenset({"isn", "wasn", "aren", "weren"})  # "isn't" normalises to "isn t"
 _CLAUSE_WORDS = frozenset({"but", "however", "instead", "or", "although", "though", "whereas"})
@@ -299,6 +302,16 @@ def _name_word(tk: "Tokens", i: int) -> bool:
     return after < len(tk.words) and tk.caps[after] and tk.words[after] not in STOPWORDS
 
 
+def function_word(word: str) -> bool:
+    """A stopword or copula: what opens a modifier or a predicate after a noun ("of", "is", "that")."""
+    return word in STOPWORDS or word in COPULA
+
+
+def sentence_break(words: list[str], start: int, stop: int) -> bool:
+    """A sentence ends between the two token indexes (a full stop, question or exclamation mark, new line)."""
+    return any(sep(w) in ("stop", "qmark", "bang", "line") for w in words[start:stop])
+
+
 def sentence_start(words: list[str], i: int) -> bool:
     """Token i opens the answer or a sentence (capitalised by convention, not as a name)."""
     return i == 0 or sep(words[i - 1]) in ("stop", "qmark", "bang", "line", "colon")
@@ -308,6 +321,16 @@ def sentence_start(words: list[str], i: int) -> bool:
 # "Leonardo da Vinci", "Institute for Advanced Study").
 NAME_JOINERS = frozenset({"of", "de", "da", "di", "du", "von", "van", "der", "den", "la", "le", "del", "y", "at",
                           "for", "upon", "on", "and"})
+
+
+def conjunct(tk: "Tokens", run: list[int]) -> list[int]:
+    """The words of a run after its last function word ("composed of extracellular matrix" ->
+    "extracellular matrix"): what a coordinating word right after the run joins; the run itself
+    when it names something (`bare`)."""
+    if bare(tk, run):
+        return run
+    last = max(k for k, i in enumerate(run) if tk.words[i] in STOPWORDS and not _name_word(tk, i))
+    return run[last + 1:] or run
 
 
 def bare(tk: "Tokens", run: list[int]) -> bool:

@@ -1,4 +1,4 @@
-"""Strict accuracy, version 3: credit only when the answer's asserted final answer is the gold.
+"""Strict accuracy, version 4: credit only when the answer's asserted final answer is the gold.
 
 The protocol's matcher (matching.match_closed_book) credits an answer that *contains* a
 reference on token boundaries, or that sits *inside* one, which is right for "The answer is
@@ -37,6 +37,22 @@ training rewards read it. `strict_correct(completion, golds)` is correct only wh
    Tokyo and Beijing", "Seoul but Tokyo", "I say Seoul, but others say Tokyo", "Tokyo is a
    common guess, the answer is Seoul"). A gold that is conceded ("although some say Tokyo")
    or reported of others ("others say Tokyo") is not asserted when a candidate competes.
+   Four readings (v4, each from a false withdrawal of a model's answer, evals/README.md) keep
+   what is context from competing: **the topic as subject**: a run that opens its sentence as
+   the subject of a copula whose sentence goes on to the gold ("The Ramayana is an epic written
+   by Valmiki", "Nuclear energy is used in many countries, particularly in the United States",
+   "The Battle of Lexington and Concord was fought on April 19, 1775"), unless the copula's
+   complement frames an answer ("Seoul is the answer, particularly Tokyo") or the gold stands
+   alone after a coordinating word ("Seoul is big, but Tokyo"); **"and" inside the gold's
+   description**: after a gold that a modifier or predicate follows in its piece ("The nasal
+   septum is a layer of cartilage and bone", "a tale of redemption and the struggle between good
+   and evil"), the lowercase runs of the pieces joined to it by "and" describe it, in an answer
+   that mixes cases (a capitalised name or a number there still competes: "Tokyo of Japan and
+   Seoul"); **a date's month and day** right before a year gold ("September 11, 1939" for
+   1939); and **a closing tag cut off** by the length limit ("...</answer", "...</ans") is the
+   tag, not a "/" that offers an alternative. What an "and" joins to a gold that opens its piece
+   is the last run's words after its last function word ("made of the extracellular matrix and
+   the interstitial fluid": "extracellular matrix" competes).
 6. **Not part of a longer name** (`embedded`): the gold may not be followed, inside its run,
    by a capitalised word ("Tokyo Tower", "Paris Hilton", "George Washington Bridge" for
    "George Washington", "1959 Memorial Stadium"; after a number, eras, clock and unit
@@ -66,20 +82,26 @@ Known limits (tests/evals/test_strict.py): strict v3 reads lists, coordination, 
 and negation, not sentence meaning: "Seoul is near Tokyo" keeps its credit (a clause, not a
 list); a gold-first apposition "Tokyo, Seoul" keeps it (it buys nothing: credited only when the
 first is the gold); a place with two commas ("Springfield, Illinois, USA") reads as a list; a
-capitalised word after the gold in title case ("Left-Handed") reads as a longer name.
+capitalised word after the gold in title case ("Left-Handed") reads as a longer name; the subject
+of a copula is read as the question's topic, so "Seoul is in Asia, as is Tokyo" keeps its credit
+for Tokyo (v4), and after a lowercase gold with a modifier, a lowercase
+wrong answer joined by "and" in a mixed-case answer does too ("It is a tale of old and poem").
 Version history: 1 (leaderboard/diagnostics.py): the hedge rule on the extracted answer; 2:
 rules 1-5 with pieces only at or / nor / "/" / ";" / lines / two commas, and the reverse
-direction credited; 3: this module. Change any rule only with a new STRICT_VERSION.
+direction credited; 3: rules 1-7 without v4's readings; 4 (2026-12-05): rule 5's four readings
+(the topic as subject, "and" in the gold's description, a date's month and day, a cut closing
+tag) and the conjunct before a gold. Change any rule only with a new STRICT_VERSION.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
 from . import asserted as A
 from .matching import STOPWORDS, answer_blocks, extract_answer, has_content, match_closed_book, normalize_answer
 
-STRICT_VERSION = "3"
+STRICT_VERSION = "4"
 REASONS = ("no_answer", "multiple_blocks", "no_match", "retracted", "negated", "candidates", "embedded", "fragment")
 # The reasons that withdraw an answer the protocol's matcher may credit (the gold, or a part of
 # it, is there but not asserted as the answer); the guards that read strict accuracy act on them.
@@ -99,6 +121,7 @@ class _GoldPiece:
     piece: int  # index in the pieces list (-1: a gold of function words standing on a separator)
     ends: bool  # nothing but framing words after the gold in its piece
     conceded: bool  # "although some say X", "others say X"
+    continued: bool = False  # a modifier or predicate follows the gold in its piece ("tale of redemption", "septum is a layer")
 
 
 def _embedded(tk: A.Tokens, span: tuple[int, int], protected: set[int]) -> bool:
@@ -125,7 +148,16 @@ def _competes(tk: A.Tokens, run: list[int], span: tuple[int, int]) -> bool:
     first = tk.words[run[0]]
     if run[0] > span[0] and tk.lettered and not tk.caps[run[0]] and tk.caps[span[0]] and first[0].isalpha():
         return False
-    return not (A.is_number(tk.words[span[0]]) and run[0] > 0 and tk.words[run[0] - 1] in A.MONTHS)
+    if not A.is_number(tk.words[span[0]]):
+        return True
+    if run[0] > 0 and tk.words[run[0] - 1] in A.MONTHS:
+        return False
+    # v4: a month and its day right before a year gold ("September 11, 1939" for 1939): a date
+    words = [tk.words[j] for j in run]
+    between = [w for w in tk.words[run[-1] + 1:span[0]]]
+    year = span[0] == span[1] and tk.words[span[0]].isdigit() and 3 <= len(tk.words[span[0]]) <= 4
+    return not (year and words[0] in A.MONTHS and all(w in A.MONTHS or (w.isdigit() and int(w) <= 31) for w in words)
+                and all(A.sep(w) == "comma" for w in between))
 
 
 def _conceded(words: list[str], piece: A.Piece, at: int) -> bool:
@@ -138,7 +170,13 @@ def _conceded(words: list[str], piece: A.Piece, at: int) -> bool:
     return False
 
 
+# A closing tag cut off by the length limit ("... century.</answer", "...</ans"): the tag, not a "/"
+# that offers an alternative (v4).
+_CUT_TAG = re.compile(r"\s*</?a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?>?\s*$", re.IGNORECASE)
+
+
 def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
+    answer = _CUT_TAG.sub("", answer)
     normal = normalize_answer(answer)
     if not normal:
         return StrictVerdict(False, "no_answer")
@@ -176,7 +214,8 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
         if inside:
             last = max(s[1] for s in inside)
             runs_after = A.content_runs(words, A.Piece(last + 1, piece.stop, "soft"), protected)
-            gold_pieces.append(_GoldPiece(inside[0][0], k, not runs_after, _conceded(words, piece, inside[0][0])))
+            continued = bool(runs_after) and last + 1 < piece.stop and A.function_word(words[last + 1])
+            gold_pieces.append(_GoldPiece(inside[0][0], k, not runs_after, _conceded(words, piece, inside[0][0]), continued))
             plain |= not A.content_runs(words, piece, protected)
     first_gold = min((s[0] for s in asserting), default=stop)
     candidates: list[tuple[int, int, bool]] = []  # (piece index, first token of the run, competes)
@@ -195,8 +234,13 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
         # It is the capital of France.").
         coordinated = offered or plain and (piece.start < first_gold or piece.joint == "coord"
                                             or (k + 1 < len(parts) and parts[k + 1].joint == "coord"))
+        if runs and not coordinated and _conjunct_of_gold(parts, k, asserting):
+            runs[-1] = A.conjunct(tk, runs[-1])  # "composed of the extracellular matrix and GOLD": "extracellular matrix"
         for run in runs:
             if not coordinated and (not A.bare(tk, run) or (all(words[j] in STOPWORDS for j in run) and len(runs) > 1)):
+                continue
+            if not offered and (_subject(tk, parts, k, run, first_gold, coordinated)
+                                or _extends_gold(tk, parts, gold_pieces, k, run)):
                 continue
             text = A.words_of(words, run[0], run[-1] + 1)
             if text in normal_refs:
@@ -228,6 +272,54 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
     return StrictVerdict(True)
 
 
+def _conjunct_of_gold(parts: list[A.Piece], k: int, asserting: list[tuple[int, int]]) -> bool:
+    """v4: the next piece opens with the gold after a coordinating word: piece k ends with its conjunct."""
+    return k + 1 < len(parts) and parts[k + 1].joint == "coord" and any(s[0] == parts[k + 1].start for s in asserting)
+
+
+def _subject(tk: A.Tokens, parts: list[A.Piece], k: int, run: list[int], gold_at: int, coordinated: bool) -> bool:
+    """v4: the run opens its sentence and is the subject of a copula whose sentence goes on to the
+    gold ("The Ramayana is a classic Hindu epic written by ... Valmiki", "Nuclear energy is used in
+    many countries, particularly in the United States"), also as the first of two subjects joined
+    by "and" ("The Battle of Lexington and Concord was fought on April 19, 1775"): the question's
+    topic restated, not an answer. Not when the copula's complement frames an answer ("Seoul is
+    the answer, particularly Tokyo") or the gold stands alone in its piece after a coordinating
+    word ("Seoul is big, but Tokyo")."""
+    words = tk.words
+    if coordinated or not A.sentence_start(words, run[0]):
+        return False
+    verb = run[-1] + 1
+    if verb >= parts[k].stop:  # "X and Y was ...": the verb after the second subject's capitalised run
+        if k + 1 >= len(parts) or parts[k + 1].via != "and":
+            return False
+        verb = parts[k + 1].start
+        while verb < parts[k + 1].stop and tk.caps[verb] and words[verb] not in A.COPULA:
+            verb += 1
+        if verb == parts[k + 1].start:
+            return False
+    if verb >= len(words) or words[verb] not in A.COPULA or verb > gold_at:
+        return False
+    complement = next((w for w in words[verb + 1:gold_at] if A.sep(w) is None), "")
+    return complement not in A.ANSWER_WORDS and not A.sentence_break(words, verb, gold_at)
+
+
+def _extends_gold(tk: A.Tokens, parts: list[A.Piece], gold_pieces: list["_GoldPiece"], k: int, run: list[int]) -> bool:
+    """v4: a lowercase run in a piece joined by "and" to a gold that a modifier or predicate
+    follows in its piece continues that modifier or predicate ("The nasal septum is a thin layer
+    of cartilage and bone", "a classic tale of redemption and the struggle between good and
+    evil"): a description, not a second answer. Only in an answer that mixes cases, so a
+    capitalised name or a number after the "and" still competes ("Tokyo of Japan and Seoul")."""
+    if not tk.lettered or tk.caps[run[0]] or any(A.is_number(tk.words[j]) or any(c.isdigit() for c in tk.words[j])
+                                                  for j in run):
+        return False
+    j = k
+    while j > 0 and parts[j].via == "and":
+        j -= 1
+        if any(g.piece == j and g.continued and not g.conceded for g in gold_pieces):
+            return True
+    return False
+
+
 def _apposition(words: list[str], parts: list[A.Piece], heads: list[_GoldPiece], k: int, at: int) -> bool:
     """Rule 5's one exception: a candidate in the piece right after a gold that ends its piece,
     after a soft mark, with no framing word before it ("Paris, France")."""
@@ -237,7 +329,7 @@ def _apposition(words: list[str], parts: list[A.Piece], heads: list[_GoldPiece],
 
 
 def strict_correct(completion: str, golds: Sequence[str]) -> StrictVerdict:
-    """Strict v3 verdict of a whole completion against its references (module docstring)."""
+    """Strict verdict (STRICT_VERSION) of a whole completion against its references (module docstring)."""
     extraction = extract_answer(completion or "", think=False)
     if extraction.n_answer_tags > 1 or len(answer_blocks(completion or "")) > 1:
         return StrictVerdict(False, "multiple_blocks")
