@@ -95,6 +95,8 @@ def test_answer_blocks_and_the_first_block():
     ("A tale of old and a 5th century poem", ["tale"], "candidates"),  # so does a number
     ("a tale of old and poem", ["tale"], "candidates"),  # one case: capitalisation says nothing
     ("The fluid is made of the extracellular matrix and the interstitial fluid", ["interstitial"], "candidates"),
+    ("Paris. It could be London or Rome", ["Paris"], "candidates"), ("Paris, it is London or Rome", ["Paris"], "candidates"),
+    ("Seoul, Tokyo is the capital", ["Tokyo"], "candidates"), ("Yes, it is London or Paris", ["Yes"], "candidates"),
     ("", ["Paris"], "no_answer"),
     ("Rome", ["Paris"], "no_match"),
 ])
@@ -132,6 +134,8 @@ def test_gaming_answers_the_protocol_credits_are_not_strictly_correct(answer, go
     ("The United States is a country with many crops, including corn, a staple crop.", ["Corn", "Wheat"]),
     ("Nuclear energy is used in many countries, particularly in the United States.", ["United States", "France"]),
     ("The Good World is a classic tale of redemption and the struggle between good and evil.", ["tale"]),
+    ("No, I do not need a permit or license to own a gun in Florida.", ["No"]),  # an explanation's "or"
+    ("Ormak, Isfahan is a fictional town in Iran.", ["Iran"]),  # a subject with a comma
     ("The current prime minister of San Marino is a member of the Italian nation-state.", ["Italian"]),
     # v3's derived aliases: a listed item, a reference without its brackets, a head before one comma
     ("Steve Jobs", ["Steve Jobs, Steve Wozniak, Ronald Wayne"]), ("farmer", ["farmer (occupation)"]),

@@ -2,7 +2,10 @@
 withdrawals on real model outputs, 2026-12-05): SmolLM2-135M's greedy answers to the first 3,300
 NQ-Open and PopQA questions that the protocol credits (215), each withdrawal reviewed by hand.
 Strict v3 withdrew 8 of them falsely (`"v3": "false_withdrawal"`); v4's rules were written
-against them, so v4's own rate is measured on held-out outputs (evals/README.md).
+against them, so v4 was then measured on held-out outputs: sample `a` (`"sample": "a"`: NQ-Open
+questions 3,300-3,609 and PopQA 3,300-4,999, 95 credited), where a draft of v4 withdrew 2 falsely
+(`"v4_draft": "false_withdrawal"`, fixed in v4 before release), and sample `b` (PopQA's capital,
+colour, religion and sport questions, untouched by any rule's design; evals/README.md).
 The fixture stores only the model's completions and the questions' row indexes and ids; the golds
 are read from the shared benchmark files."""
 from __future__ import annotations
@@ -32,7 +35,7 @@ def _rows() -> list[dict]:
 def test_stored_verdicts_of_credited_model_outputs(shared_data):
     rows = _rows()
     records = {name: load_set(name, data_dir=shared_data / "benchmarks").records for name in {r["set"] for r in rows}}
-    verdicts = Counter()
+    verdicts: dict[str, Counter] = {}
     for row in rows:
         record = records[row["set"]][row["index"]]
         assert record.id == row["id"], row
@@ -40,8 +43,9 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         assert match_closed_book(extract_answer(row["completion"], think=False).answer, golds), row  # credited
         verdict = strict_correct(row["completion"], golds)
         assert (verdict.correct, verdict.reason) == (row["correct"], row["reason"]), (row, verdict)
-        verdicts[verdict.reason or "kept"] += 1
-    assert len(rows) == 215 and verdicts["kept"] == 135, verdicts  # evals/README.md: every credited output
+        verdicts.setdefault(row.get("sample", "first"), Counter())[verdict.reason or "kept"] += 1
+    # evals/README.md: every credited output of each sample
+    assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == {"first": (215, 135), "a": (95, 75)}
 
 
 def test_v3_false_withdrawals_are_credited():
@@ -50,6 +54,8 @@ def test_v3_false_withdrawals_are_credited():
     description (strict.py, version 4)."""
     v3 = [row for row in _rows() if row.get("v3") == "false_withdrawal"]
     assert len(v3) == 8 and all(row["correct"] and "review" not in row for row in v3)
+    draft = [row for row in _rows() if row.get("v4_draft") == "false_withdrawal"]  # "No, I do not need a permit or license"
+    assert len(draft) == 2 and all(row["correct"] and row["sample"] == "a" for row in draft)
 
 
 def test_every_withdrawal_is_reviewed():

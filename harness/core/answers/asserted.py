@@ -53,6 +53,7 @@ CONCESSIVE = frozenset({"although", "though", "whereas", "while", "despite"})  #
 REPORTING = frozenset({"say", "says", "said", "claim", "claims", "claimed", "suggest", "suggests", "suggested",
                        "think", "thinks", "believe", "believes", "argue", "argues"})
 FIRST_PERSON = frozenset({"i", "we"})
+PRONOUNS = frozenset({"i", "we", "you", "he", "she", "it", "they", "this", "that", "there"})
 HEDGE_WORDS = frozenset({"possibly", "perhaps", "maybe", "probably", "likely", "either", "think", "believe",
                          "guess", "suppose", "sure", "answer"})
 # Words that never make a piece a candidate of its own: framing ("the answer is", "I think",
@@ -234,12 +235,13 @@ class Piece:
     via: str = ""  # the joining word or mark ("and", "although", "comma", ...)
 
 
-def pieces(tokens_: list[str], start: int, stop: int, protected: set[int]) -> list[Piece]:
+def pieces(tokens_: list[str], start: int, stop: int, protected: set[int], listing_stop: int | None = None) -> list[Piece]:
     """The candidates' places in tokens_[start:stop] (strict.py rule 5): cut at every separator
     outside a gold occurrence; commas are list (coord) separators when the part has an
-    "or"/"nor", else soft (a list of commas alone is caught by the one-apposition rule)."""
+    "or"/"nor" (before `listing_stop`, where given), else soft (a list of commas alone is caught
+    by the one-apposition rule)."""
     free = [i for i in range(start, stop) if i not in protected]
-    listing = any(tokens_[i] in LIST_WORDS for i in free)
+    listing = any(tokens_[i] in LIST_WORDS for i in free if listing_stop is None or i < listing_stop)
     out: list[Piece] = []
     begin, joint, via = start, "start", ""
     for i in free:

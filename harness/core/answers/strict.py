@@ -37,13 +37,17 @@ training rewards read it. `strict_correct(completion, golds)` is correct only wh
    Tokyo and Beijing", "Seoul but Tokyo", "I say Seoul, but others say Tokyo", "Tokyo is a
    common guess, the answer is Seoul"). A gold that is conceded ("although some say Tokyo")
    or reported of others ("others say Tokyo") is not asserted when a candidate competes.
-   Four readings (v4, each from a false withdrawal of a model's answer, evals/README.md) keep
+   Five readings (v4, each from a false withdrawal of a model's answer, evals/README.md) keep
    what is context from competing: **the topic as subject**: a run that opens its sentence as
    the subject of a copula whose sentence goes on to the gold ("The Ramayana is an epic written
    by Valmiki", "Nuclear energy is used in many countries, particularly in the United States",
    "The Battle of Lexington and Concord was fought on April 19, 1775"), unless the copula's
    complement frames an answer ("Seoul is the answer, particularly Tokyo") or the gold stands
-   alone after a coordinating word ("Seoul is big, but Tokyo"); **"and" inside the gold's
+   alone after a coordinating word ("Seoul is big, but Tokyo"); the subject may hold a comma
+   ("Ormak, Isfahan is a town in Iran"); **an explanation**: after a gold that stands alone in
+   its piece, a piece that opens with a pronoun after a soft mark explains it, and an "or" there
+   offers no alternative ("No, I do not need a permit or license ..."; "Paris. It could be London
+   or Rome" still lists London by rule 5's pieces); **"and" inside the gold's
    description**: after a gold that a modifier or predicate follows in its piece ("The nasal
    septum is a layer of cartilage and bone", "a tale of redemption and the struggle between good
    and evil"), the lowercase runs of the pieces joined to it by "and" describe it, in an answer
@@ -88,9 +92,9 @@ for Tokyo (v4), and after a lowercase gold with a modifier, a lowercase
 wrong answer joined by "and" in a mixed-case answer does too ("It is a tale of old and poem").
 Version history: 1 (leaderboard/diagnostics.py): the hedge rule on the extracted answer; 2:
 rules 1-5 with pieces only at or / nor / "/" / ";" / lines / two commas, and the reverse
-direction credited; 3: rules 1-7 without v4's readings; 4 (2026-12-05): rule 5's four readings
-(the topic as subject, "and" in the gold's description, a date's month and day, a cut closing
-tag) and the conjunct before a gold. Change any rule only with a new STRICT_VERSION.
+direction credited; 3: rules 1-7 without v4's readings; 4 (2026-12-05): rule 5's five readings
+(the topic as subject, an explanation's "or", "and" in the gold's description, a date's month
+and day, a cut closing tag) and the conjunct before a gold. Change any rule only with a new STRICT_VERSION.
 """
 from __future__ import annotations
 
@@ -206,17 +210,12 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
     asserting = [span for span in live if not _embedded(tk, span, protected)]  # rule 6
     parts = A.pieces(words, start, stop, protected)
     normal_refs = {normalize_answer(g) for g in refs}
-    offered = A.alternatives(words, start, stop, protected)
-    gold_pieces: list[_GoldPiece] = []
-    plain = False  # a gold piece holds nothing but the gold and framing words ("the answer is X")
-    for k, piece in enumerate(parts):
-        inside = [s for s in asserting if piece.start <= s[0] and s[1] < piece.stop]
-        if inside:
-            last = max(s[1] for s in inside)
-            runs_after = A.content_runs(words, A.Piece(last + 1, piece.stop, "soft"), protected)
-            continued = bool(runs_after) and last + 1 < piece.stop and A.function_word(words[last + 1])
-            gold_pieces.append(_GoldPiece(inside[0][0], k, not runs_after, _conceded(words, piece, inside[0][0]), continued))
-            plain |= not A.content_runs(words, piece, protected)
+    gold_pieces, plain = _gold_pieces(words, parts, asserting, protected)
+    explained = _explained(words, parts, gold_pieces, protected, stop)
+    if explained < stop:  # an "or" in the explanation makes no list of the commas before it
+        parts = A.pieces(words, start, stop, protected, listing_stop=explained)
+        gold_pieces, plain = _gold_pieces(words, parts, asserting, protected)
+    offered = A.alternatives(words, start, explained, protected)
     first_gold = min((s[0] for s in asserting), default=stop)
     candidates: list[tuple[int, int, bool]] = []  # (piece index, first token of the run, competes)
     fragment = said = False  # said: a piece without the gold says something (a run of non-framing words)
@@ -272,6 +271,37 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
     return StrictVerdict(True)
 
 
+def _gold_pieces(words: list[str], parts: list[A.Piece], asserting: list[tuple[int, int]],
+                 protected: set[int]) -> tuple[list[_GoldPiece], bool]:
+    """The pieces holding an asserting gold, and whether one of them holds nothing but the gold
+    and framing words ("the answer is X")."""
+    out: list[_GoldPiece] = []
+    plain = False
+    for k, piece in enumerate(parts):
+        inside = [s for s in asserting if piece.start <= s[0] and s[1] < piece.stop]
+        if inside:
+            last = max(s[1] for s in inside)
+            runs_after = A.content_runs(words, A.Piece(last + 1, piece.stop, "soft"), protected)
+            continued = bool(runs_after) and last + 1 < piece.stop and A.function_word(words[last + 1])
+            out.append(_GoldPiece(inside[0][0], k, not runs_after, _conceded(words, piece, inside[0][0]), continued))
+            plain |= not A.content_runs(words, piece, protected)
+    return out, plain
+
+
+def _explained(words: list[str], parts: list[A.Piece], gold_pieces: list[_GoldPiece], protected: set[int],
+               stop: int) -> int:
+    """v4: where an explanation starts: a piece that opens with a pronoun after a soft mark right
+    after a gold that stands alone in its piece ("No, I do not need a permit or license ..."). An
+    "or" there joins words of the explanation, not answers; an alternative offered there is still
+    a candidate by the rules for pieces ("Paris. It could be London or Rome")."""
+    for gold in gold_pieces:
+        k = gold.piece + 1
+        if gold.piece >= 0 and gold.ends and not gold.conceded and k < len(parts) and parts[k].via in A.SOFT_SEPS \
+                and not A.content_runs(words, parts[gold.piece], protected) and words[parts[k].start] in A.PRONOUNS:
+            return parts[k].start
+    return stop
+
+
 def _conjunct_of_gold(parts: list[A.Piece], k: int, asserting: list[tuple[int, int]]) -> bool:
     """v4: the next piece opens with the gold after a coordinating word: piece k ends with its conjunct."""
     return k + 1 < len(parts) and parts[k + 1].joint == "coord" and any(s[0] == parts[k + 1].start for s in asserting)
@@ -290,7 +320,7 @@ def _subject(tk: A.Tokens, parts: list[A.Piece], k: int, run: list[int], gold_at
         return False
     verb = run[-1] + 1
     if verb >= parts[k].stop:  # "X and Y was ...": the verb after the second subject's capitalised run
-        if k + 1 >= len(parts) or parts[k + 1].via != "and":
+        if k + 1 >= len(parts) or parts[k + 1].via not in ("and", "comma"):
             return False
         verb = parts[k + 1].start
         while verb < parts[k + 1].stop and tk.caps[verb] and words[verb] not in A.COPULA:
