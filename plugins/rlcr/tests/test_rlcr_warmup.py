@@ -73,6 +73,7 @@ def test_every_target_is_well_formed_for_the_reward(pattern):
     ("method.format_warmup.steps=-1", "method.format_warmup.steps"),
     ("method.format_warmup.learning_rate=0", "method.format_warmup.learning_rate"),
     ("method.format_warmup.stepz=2", "method.format_warmup.stepz"),
+    ("model.format_warmup=maybe", "model.format_warmup"),
 ])
 def test_bad_warmup_settings_stop_the_run_with_one_line_before_the_model_loads(tmp_path: Path, override, key):
     result = harness("run", "method=rlcr", override, f"output_dir={tmp_path / 'runs'}",
