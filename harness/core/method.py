@@ -70,6 +70,17 @@ evaluation of the method's runs and in `harness probe`, the same text everywhere
 (`generation.method_prompt`, the `prompt` component); published tables mark such rows. None (the
 default): the shared prompt unchanged, byte for byte.
 
+Format warm-up: a method whose reward needs an output format that a small model does not follow
+from the instruction alone (RLCR's analysis and confidence) returns a `FormatWarmup` from
+`format_warmup()`: a few supervised steps on the same LoRA adapter before the first RL step (the
+paper's SFT+RL variants). The engine (harness/training/format_warmup.py) runs it only where the
+model config asks for it (`model.format_warmup: true`, the embedded SmolLM2-135M) and its `steps`
+are > 0: it generates the policy's own greedy completion to training questions of the pool (the
+method's prompt, never the evaluation sets), hands each to `target(turn, question=, rng=)`, which
+returns the whole target turn (starting with the model's response prefix) or None to skip it, and
+trains on the target's tokens. It is recorded as a stand-in (`format_warmup` component) with its
+losses. None (the default): no warm-up.
+
 Display label (optional): `label = "CorVer"` names the method in published tables; unset, the
 tables show `name`. Like `fidelity`, the tables read it from the source (a string literal)
 without importing the method.
@@ -105,8 +116,11 @@ FIDELITIES = ("original", "reconstructed")  # Method.fidelity
 #    (was `factrl.harness.method`), the services `factrl.harness.services.*` (judge, evidence, nli,
 #    corpus, models), the answer rules `factrl.harness.core.answers`; nothing else changed, so a
 #    plugin adapts by its import lines (docs/ADDING_A_METHOD.md).
+# 7: format_warmup / FormatWarmup (a supervised format warm-up of the adapter before the first RL
+#    step; docs/CONTRACTS.md 2.13). A plugin that returns one needs a harness that runs it: before 7
+#    the hook is never called.
 # No bump: `label` (display name in the tables).
-INTERFACE_VERSION = 6
+INTERFACE_VERSION = 7
 
 
 @dataclass
@@ -233,6 +247,30 @@ class RewardFn(Protocol):
         """Score B completions; `rows[b]` is the pool row (own question and gold) of completion b."""
 
 
+@dataclass(frozen=True)
+class FormatWarmup:
+    """A method's supervised format warm-up (interface 7; the module docstring, "Format warm-up").
+
+    steps, batch_size, learning_rate: AdamW steps over the targets (cross-entropy on the target's
+        tokens only), in a seeded order; examples: how many targets to collect.
+    target(turn, *, question, rng) -> str | None: `turn` is the policy's greedy completion with the
+        model's response prefix in front; return the whole target turn (it must start with that
+        prefix) or None to skip the question. `rng` (a seeded random.Random shared in pool order) is
+        for what the target draws (RLCR's confidence). A target must not read the gold: the hook is
+        given none.
+    label, note: the component's label and why it is a stand-in; facts: more JSON facts for it.
+    """
+
+    steps: int
+    examples: int
+    batch_size: int
+    learning_rate: float
+    target: Callable[..., str | None]
+    label: str
+    note: str
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
 def settings_entry(label: str, values: dict[str, Any]) -> dict[str, Any]:
     """A `settings` component (docs/CONTRACTS.md, "Provenance of reward components"): kind
     settings, no backend, model or revision, not a stand-in, `label`, then `values` in their order
@@ -320,6 +358,11 @@ class Method:
         if self.settings is None:
             raise TypeError(f"method {self.name!r} has no settings_class: build its entry with settings_entry()")
         return settings_entry(f"{self.label} settings", {**self.settings.to_dict(), **facts})
+
+    def format_warmup(self) -> FormatWarmup | None:
+        """The method's supervised format warm-up, or None (the default: none). Run only where
+        `model.format_warmup` is true and `steps` > 0 (interface 7)."""
+        return None
 
     def shape_advantages(self, advantages: Any, *, output: RewardOutput, mask: Any, group_size: int) -> Any:
         """Reshape the token advantages of one generation batch; default: unchanged.

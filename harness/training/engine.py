@@ -17,7 +17,7 @@ from ..core.config_values import config_hash
 from ..core.errors import ConfigError
 from ..core.method import Method, RunContext
 from ..core.prompts import chat_messages, format_prompt, method_prompt, prompt_hash, response_prefix, system_prompt
-from . import model_card
+from . import format_warmup, model_card
 from .args import clip_args, grpo_args, lora_config
 from .components import read_components, write_components
 from .distributed import barrier, is_main, refuse_deepspeed
@@ -179,9 +179,6 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
         if reward is None:
             raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm "
                               f"'{method.algorithm}'")
-        # Rank 0 writes the run directory; the others build the same reward and train.
-        engine_parts = {**engine_components(cfg.train, method.algorithm), **prompt_component(method)}
-        components = write_components(out, method, reward, engine=engine_parts) if is_main() else None
         if is_main():
             announce_fallback(cfg.train)  # one line per run when the 8-bit optimizer falls back
         common = dict(
@@ -204,6 +201,18 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
                                  critic_model=critic_model, **common)
         else:
             trainer = TokenGRPOTrainer(args=grpo_args(cfg, out), **common)
+    engine_parts = {**engine_components(cfg.train, method.algorithm), **prompt_component(method)}
+    plan = format_warmup.planned(method, cfg.model)
+    if plan is not None:  # before the first step and the initial snapshot: RL's movement is its own
+        barrier()  # every process sees the same earlier attempt's files
+        with phase("warmup"):
+            engine_parts[format_warmup.COMPONENT] = format_warmup.run_or_load(
+                plan, trainer.accelerator.unwrap_model(trainer.model), tokenizer, ctx.pool, model_cfg=cfg.model,
+                system=method_system(method), seed=int(cfg.train.seed), out=out, write=is_main(),
+                max_completion_length=int(cfg.train.max_completion_length))
+        barrier()
+    # Rank 0 writes the run directory; the others build the same reward and train.
+    components = write_components(out, method, reward, engine=engine_parts) if is_main() else None
     # The newest complete checkpoint; rank 0 removes newer incomplete ones (training/checkpoints.py).
     checkpoint = resume_point(out, trainer.checkpoint_parts(), clean=False)
     barrier()

@@ -24,7 +24,7 @@ class Plain(Method):
 
 
 def test_the_shared_prompt_keeps_its_bytes_and_its_frozen_hash():
-    assert INTERFACE_VERSION == 6
+    assert INTERFACE_VERSION == 7
     assert system_prompt(False) == SYSTEM_PROMPT and system_prompt(False, addition=None) == SYSTEM_PROMPT
     assert system_prompt(True) == f"{SYSTEM_PROMPT} {ANTI_LOOP_LINE}"
     # leaderboard/store/versions.py freezes this hash for version 1: it must not move.

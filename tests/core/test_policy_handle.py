@@ -60,7 +60,7 @@ TARGETS = [[529, 12011, 29958], [3869, 1338, 829, 22550, 29958, 29871], [13]]
 
 
 def test_interface_version_and_the_hooks_defaults():
-    assert INTERFACE_VERSION == 6  # 2: policy access; 3: settings; 4: kl_reference_adapter; 5: prompt_addition; 6: layer folders
+    assert INTERFACE_VERSION == 7  # 2: policy access; 3: settings; 4: kl_reference_adapter; 5: prompt_addition; 6: layer folders; 7: format_warmup
     assert Method.needs_policy is False and Method.whole_groups is False and Method.kl_reference_adapter is None
 
 

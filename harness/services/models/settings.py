@@ -37,6 +37,7 @@ class ModelSettings(Settings):
     system_role: bool
     enable_thinking: bool | None
     demonstration: bool
+    format_warmup: bool  # a method's format warm-up runs on this model (Method.format_warmup)
     response_prefix: str | None
     chat_template: str | None
     decoding: dict[str, Any]

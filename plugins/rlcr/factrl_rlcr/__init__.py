@@ -12,17 +12,22 @@ from typing import Any
 
 from factrl.harness.core import method as _interface
 from factrl.harness.core.answers import STRICT_VERSION
-from factrl.harness.core.method import Method, RunContext
+from factrl.harness.core.method import FormatWarmup, Method, RunContext
 
 from .fidelity import differences
 from .prompt import PROMPT_ADDITION
 from .reward import DIAGNOSTIC_KEYS, RLCR_DEFAULTS, RLCRReward, RLCRSettings
 from .scoring import paper_reward, stated_confidence, terms
+from .warmup import ANALYSIS, target as warmup_target
 
-REQUIRED_INTERFACE = 5
+WARMUP_NOTE = ("the SFT stage of the paper's SFT+RLCR variant, shortened: a few supervised steps on the policy's own "
+               "greedy answers in the tabc format with confidences drawn at random (no gold), a stand-in for a model "
+               "that does not follow the format from the instruction alone")
+
+REQUIRED_INTERFACE = 7
 if getattr(_interface, "INTERFACE_VERSION", 1) < REQUIRED_INTERFACE:
     raise ImportError(f"factrl-rlcr needs factrl-harness method interface version >= {REQUIRED_INTERFACE} "
-                      f"(settings_class, prompt_addition); this harness has {getattr(_interface, 'INTERFACE_VERSION', 1)}: "
+                      f"(settings_class, prompt_addition, format_warmup); this harness has {getattr(_interface, 'INTERFACE_VERSION', 1)}: "
                       f"upgrade factrl-harness")
 
 
@@ -31,7 +36,7 @@ class RLCRMethod(Method):
     label = "RLCR"
     algorithm = "grpo"
     description = "correctness plus a Brier term on the stated confidence (calibration rewards; GRPO)"
-    version = "2"  # 2: the prompt asks for the analysis and the confidence (prompt_addition)
+    version = "3"  # 3: the format warm-up (format_warmup) where the model asks for it; 2: the prompt addition
     config_defaults = RLCR_DEFAULTS
     settings_class = RLCRSettings
     # The release's request for <analysis> and <confidence> after the answer (prompt.py, from
@@ -68,6 +73,18 @@ class RLCRMethod(Method):
                         self.settings.format_pattern, self.settings.correctness, self.settings.missing_confidence,
                         self.settings.weights)
         return reward
+
+    def format_warmup(self) -> FormatWarmup:
+        """The SFT stage of SFT+RLCR (warmup.py), run by the harness where `model.format_warmup` is true."""
+        w = self.settings.format_warmup
+        pattern, spread = self.settings.format_pattern, tuple(w.confidence)
+        return FormatWarmup(
+            steps=w.steps, examples=w.examples, batch_size=w.batch_size, learning_rate=w.learning_rate,
+            target=lambda turn, *, question, rng: warmup_target(turn, question=question, rng=rng, pattern=pattern,
+                                                               confidence=spread),
+            label="SFT format warm-up (SFT+RLCR)", note=WARMUP_NOTE,
+            facts={"confidence": list(spread), "analysis": ANALYSIS, "format_pattern": pattern,
+                   "answers": "the policy's own greedy answer (no gold)"})
 
     def components(self, reward: RLCRReward) -> dict[str, dict[str, Any]]:
         s = reward.settings

@@ -23,6 +23,7 @@ from factrl.harness.core.method import RewardOutput
 from factrl.harness.core.settings import Settings
 
 from . import scoring
+from .warmup import WARMUP_DEFAULTS, FormatWarmupSettings
 
 RLCR_DEFAULTS = {
     "format_pattern": "tabc",     # configs/Qwen-7B/hotpot/RLCR.yaml:20 (tabc: think, answer, analysis, confidence)
@@ -30,6 +31,8 @@ RLCR_DEFAULTS = {
     "missing_confidence": "no_signal",  # no_signal | released (the release's format failure: every main term 0)
     # configs/Qwen-7B/hotpot/RLCR.yaml:43-44: format, accuracy, brier, mean_confidence, confidence_one_or_zero
     "w_format": 0.5, "w_accuracy": 0.5, "w_brier": 0.5, "w_mean_confidence": 1.0e-6, "w_confidence_extreme": 1.0e-6,
+    # the SFT stage of the paper's SFT+RLCR, a stand-in where model.format_warmup is true (warmup.py)
+    "format_warmup": WARMUP_DEFAULTS,
 }
 CORRECTNESS = ("exact", "matcher", "strict")
 MISSING_RULES = ("no_signal", "released")
@@ -55,6 +58,7 @@ class RLCRSettings(Settings):
     w_brier: float
     w_mean_confidence: float
     w_confidence_extreme: float
+    format_warmup: FormatWarmupSettings
 
     def __post_init__(self) -> None:
         if self.format_pattern not in scoring.PATTERNS:

@@ -33,7 +33,7 @@ def following(answer: str, confidence: str) -> str:
 
 
 def test_the_addition_holds_the_releases_sentences_and_format():
-    assert RLCRMethod.prompt_addition == PROMPT_ADDITION and RLCRMethod.version == "2"
+    assert RLCRMethod.prompt_addition == PROMPT_ADDITION and RLCRMethod.version == "3"
     # system_prompts.py:19 (first sentence), :20 (first sentence), :29 at damanimehul/RLCR@8904bed
     assert PROMPT_ADDITION.startswith("The confidence level is a number between 0 and 1 (inclusive) enclosed "
                                       "within <confidence> </confidence> tags. The analysis about confidence and "
