@@ -17,7 +17,7 @@ for the SFT stage of the papers' SFT+RL variants (RLCR's SFT+RLCR) and is record
    trainable weights) and then train/warmup.json (the component entry). The warm-up is part of
    step 0: a resumed run that finds warmup.json loads the weights instead of training again; one
    killed before it was written reruns the warm-up from the start, which gives the same weights
-   (greedy targets, seeded order and RNG; tests/training/test_format_warmup.py).
+   (greedy targets, seeded order and RNG; tests/core/test_format_warmup.py).
 """
 from __future__ import annotations
 

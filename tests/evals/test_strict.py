@@ -97,6 +97,8 @@ def test_answer_blocks_and_the_first_block():
     ("The fluid is made of the extracellular matrix and the interstitial fluid", ["interstitial"], "candidates"),
     ("Paris. It could be London or Rome", ["Paris"], "candidates"), ("Paris, it is London or Rome", ["Paris"], "candidates"),
     ("Seoul, Tokyo is the capital", ["Tokyo"], "candidates"), ("Yes, it is London or Paris", ["Yes"], "candidates"),
+    ("Seoul is in Asia, Tokyo", ["Tokyo"], "candidates"), ("football in England, basketball", ["football"], "candidates"),
+    ("Tokyo in Japan, Seoul and Beijing", ["Tokyo"], "candidates"),
     ("", ["Paris"], "no_answer"),
     ("Rome", ["Paris"], "no_match"),
 ])
@@ -136,6 +138,9 @@ def test_gaming_answers_the_protocol_credits_are_not_strictly_correct(answer, go
     ("The Good World is a classic tale of redemption and the struggle between good and evil.", ["tale"]),
     ("No, I do not need a permit or license to own a gun in Florida.", ["No"]),  # an explanation's "or"
     ("Ormak, Isfahan is a fictional town in Iran.", ["Iran"]),  # a subject with a comma
+    ("The team is a professional football team based in Doncaster, North Yorkshire, England.", ["football"]),
+    ("Wimbledon Championships are a prestigious tennis tournament held at Wimbledon, London, England.", ["tennis"]),
+    ("Sangrur is a city located in the Sangrur district of Tamil Nadu, India.", ["Sangrur"]),  # a place's qualifiers
     ("The current prime minister of San Marino is a member of the Italian nation-state.", ["Italian"]),
     # v3's derived aliases: a listed item, a reference without its brackets, a head before one comma
     ("Steve Jobs", ["Steve Jobs, Steve Wozniak, Ronald Wayne"]), ("farmer", ["farmer (occupation)"]),
@@ -151,6 +156,7 @@ def test_known_limits_of_v4():
     """What strict v4 credits though a reader might not (strict.py, "Known limits")."""
     assert strict_correct(done("Seoul is in Asia, as is Tokyo"), ["Tokyo"]).correct  # the subject read as the topic
     assert strict_correct(done("It is a tale of old and poem"), ["tale"]).correct  # "and" inside the gold's description
+    assert strict_correct(done("Tokyo is in Asia, Seoul"), ["Tokyo"]).correct  # read as the place's qualifier
 
 
 def test_a_closing_tag_cut_by_the_length_limit_is_no_alternative():

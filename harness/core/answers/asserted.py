@@ -53,6 +53,8 @@ CONCESSIVE = frozenset({"although", "though", "whereas", "while", "despite"})  #
 REPORTING = frozenset({"say", "says", "said", "claim", "claims", "claimed", "suggest", "suggests", "suggested",
                        "think", "thinks", "believe", "believes", "argue", "argues"})
 FIRST_PERSON = frozenset({"i", "we"})
+# Prepositions before a place that the following comma pieces may qualify ("based in Doncaster, England").
+PLACE_PREPOSITIONS = frozenset({"in", "at", "near", "of", "from"})
 PRONOUNS = frozenset({"i", "we", "you", "he", "she", "it", "they", "this", "that", "there"})
 HEDGE_WORDS = frozenset({"possibly", "perhaps", "maybe", "probably", "likely", "either", "think", "believe",
                          "guess", "suppose", "sure", "answer"})

@@ -37,7 +37,7 @@ training rewards read it. `strict_correct(completion, golds)` is correct only wh
    Tokyo and Beijing", "Seoul but Tokyo", "I say Seoul, but others say Tokyo", "Tokyo is a
    common guess, the answer is Seoul"). A gold that is conceded ("although some say Tokyo")
    or reported of others ("others say Tokyo") is not asserted when a candidate competes.
-   Five readings (v4, each from a false withdrawal of a model's answer, evals/README.md) keep
+   Six readings (v4, each from a false withdrawal of a model's answer, evals/README.md) keep
    what is context from competing: **the topic as subject**: a run that opens its sentence as
    the subject of a copula whose sentence goes on to the gold ("The Ramayana is an epic written
    by Valmiki", "Nuclear energy is used in many countries, particularly in the United States",
@@ -54,7 +54,9 @@ training rewards read it. `strict_correct(completion, golds)` is correct only wh
    that mixes cases (a capitalised name or a number there still competes: "Tokyo of Japan and
    Seoul"); **a date's month and day** right before a year gold ("September 11, 1939" for
    1939); and **a closing tag cut off** by the length limit ("...</answer", "...</ans") is the
-   tag, not a "/" that offers an alternative. What an "and" joins to a gold that opens its piece
+   tag, not a "/" that offers an alternative; **a place's qualifiers**: capitalised names after
+   commas that follow a place after a preposition in the gold's piece ("a football team based in
+   Doncaster, North Yorkshire, England") qualify the place. What an "and" joins to a gold that opens its piece
    is the last run's words after its last function word ("made of the extracellular matrix and
    the interstitial fluid": "extracellular matrix" competes).
 6. **Not part of a longer name** (`embedded`): the gold may not be followed, inside its run,
@@ -89,12 +91,13 @@ first is the gold); a place with two commas ("Springfield, Illinois, USA") reads
 capitalised word after the gold in title case ("Left-Handed") reads as a longer name; the subject
 of a copula is read as the question's topic, so "Seoul is in Asia, as is Tokyo" keeps its credit
 for Tokyo (v4), and after a lowercase gold with a modifier, a lowercase
-wrong answer joined by "and" in a mixed-case answer does too ("It is a tale of old and poem").
+wrong answer joined by "and" in a mixed-case answer does too ("It is a tale of old and poem"),
+and a name after a comma that follows a place ("Tokyo is in Asia, Seoul") reads as its qualifier.
 Version history: 1 (leaderboard/diagnostics.py): the hedge rule on the extracted answer; 2:
 rules 1-5 with pieces only at or / nor / "/" / ";" / lines / two commas, and the reverse
-direction credited; 3: rules 1-7 without v4's readings; 4 (2026-12-05): rule 5's five readings
+direction credited; 3: rules 1-7 without v4's readings; 4 (2026-12-05): rule 5's six readings
 (the topic as subject, an explanation's "or", "and" in the gold's description, a date's month
-and day, a cut closing tag) and the conjunct before a gold. Change any rule only with a new STRICT_VERSION.
+and day, a cut closing tag, a place's qualifiers) and the conjunct before a gold. Change any rule only with a new STRICT_VERSION.
 """
 from __future__ import annotations
 
@@ -264,7 +267,7 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
     heads = [g for g in gold_pieces if not g.conceded] or gold_pieces
     first = min(g.start for g in heads)
     for k, at, competes in candidates:
-        if competes and (offered or at < first or not _apposition(words, parts, heads, k, at)):
+        if competes and (offered or at < first or not _apposition(tk, parts, heads, k, at, protected)):
             return StrictVerdict(False, "candidates")
     if not match_closed_book(A.words_of(words, start, stop), golds):  # never more than the protocol credits
         return StrictVerdict(False, "no_match")
@@ -350,12 +353,35 @@ def _extends_gold(tk: A.Tokens, parts: list[A.Piece], gold_pieces: list["_GoldPi
     return False
 
 
-def _apposition(words: list[str], parts: list[A.Piece], heads: list[_GoldPiece], k: int, at: int) -> bool:
+def _apposition(tk: A.Tokens, parts: list[A.Piece], heads: list[_GoldPiece], k: int, at: int,
+                protected: set[int]) -> bool:
     """Rule 5's one exception: a candidate in the piece right after a gold that ends its piece,
-    after a soft mark, with no framing word before it ("Paris, France")."""
+    after a soft mark, with no framing word before it ("Paris, France"). v4: also a capitalised
+    name in a chain of such pieces after a gold's piece that ends in a place after a preposition
+    ("a professional football team based in Doncaster, North Yorkshire, England", "a tennis
+    tournament held at Wimbledon, London": the place's qualifiers, not a second answer)."""
+    words = tk.words
     piece = parts[k]
-    framed = any(words[j] in FILLER for j in range(piece.start, at))
-    return piece.joint == "soft" and not framed and any(g.piece == k - 1 and g.ends for g in heads)
+    if piece.joint != "soft" or any(words[j] in FILLER for j in range(piece.start, at)):
+        return False
+    if any(g.piece == k - 1 and g.ends for g in heads):
+        return True
+    if not tk.caps[at]:
+        return False
+    j = k - 1  # back over the place's other qualifiers ("North Yorkshire" before "England")
+    while j >= 0 and parts[j].joint == "soft" and not any(g.piece == j for g in heads) \
+            and _bare_name(tk, A.content_runs(words, parts[j], protected)):
+        j -= 1
+    gold = next((g for g in heads if g.piece == j), None)
+    if gold is None or gold.ends:
+        return False
+    preps = [i for i in range(gold.start + 1, parts[j].stop) if words[i] in A.PLACE_PREPOSITIONS and i not in protected]
+    place = [i for i in range(preps[-1] + 1, parts[j].stop) if A.sep(words[i]) is None] if preps else []
+    return any(tk.caps[i] for i in place) and all(tk.caps[i] or words[i] in STOPWORDS or i in protected for i in place)
+
+
+def _bare_name(tk: A.Tokens, runs: list[list[int]]) -> bool:
+    return len(runs) == 1 and all(tk.caps[i] for i in runs[0] if tk.words[i] not in STOPWORDS)
 
 
 def strict_correct(completion: str, golds: Sequence[str]) -> StrictVerdict:
