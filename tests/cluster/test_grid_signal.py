@@ -10,16 +10,18 @@ from factrl.harness.engine.grid import load_grid
 from factrl.harness.engine.grid.cli import main
 
 DEMO_METHODS = ["raw", "corver", "fspo", "knowrl", "rlfh", "forag", "nover"]
+BEYOND_PAPER = ["truthrl", "binary_rar", "rlcr"]  # plugins, a block of their own
 
 
 def test_demo_grid_runs_every_method_on_the_embedded_model_and_publishes_the_probe():
     from factrl.harness.core.registry import all_methods
 
     grid = load_grid("demo", [])
-    assert [c.method for c in grid.cells] == DEMO_METHODS and {c.model for c in grid.cells} == {"smollm2-135m"}
-    assert set(DEMO_METHODS) <= set(all_methods())  # NOVER: a plugin, installed by make setup
+    assert [c.method for c in grid.cells] == DEMO_METHODS + BEYOND_PAPER and {c.model for c in grid.cells} == {"smollm2-135m"}
+    assert [c.block for c in grid.cells] == ["demo"] * len(DEMO_METHODS) + ["beyond-paper"] * len(BEYOND_PAPER)
+    assert set(DEMO_METHODS + BEYOND_PAPER) <= set(all_methods())  # NOVER and the three: plugins, installed by make setup
     assert grid.max_no_signal_share == 0.5
-    assert grid.publish["probe"]["methods"] == ["corver", "fspo", "knowrl", "rlfh", "forag"]
+    assert grid.publish["probe"]["methods"] == ["corver", "fspo", "knowrl", "rlfh", "forag", *BEYOND_PAPER]
     assert load_grid("tiny", []).publish is None and load_grid("tiny", []).max_no_signal_share == 0.5  # defaults
 
 
