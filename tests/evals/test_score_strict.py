@@ -7,6 +7,7 @@ import json
 
 from factrl.evals.cli import score_main
 from factrl.evals.sets import load_set
+from factrl.harness.core.answers import STRICT_VERSION
 
 
 def test_score_reports_strict_accuracy_with_the_reasons(tmp_path, capsys):
@@ -29,10 +30,10 @@ def test_score_reports_strict_accuracy_with_the_reasons(tmp_path, capsys):
     doc = json.loads((tmp_path / "demo" / "metrics.json").read_text(encoding="utf-8"))
     assert doc["metrics"]["accuracy"]["value"] == 6 / 8  # the protocol credits every gold it contains
     assert "strict_accuracy" not in doc["metrics"]  # beside the scorer's metrics, never one of them
-    assert doc["strict_accuracy"] == {"value": 2 / 8, "n": 8, "rule": "3",
+    assert doc["strict_accuracy"] == {"value": 2 / 8, "n": 8, "rule": STRICT_VERSION,
                                       "withdrawn": {"candidates": 2, "embedded": 1, "negated": 1}}
     printed = capsys.readouterr().out
     assert "accuracy 0.7500" in printed
-    assert "strict 0.2500 (v3; withdrawn: 2 candidates, 1 embedded, 1 negated)" in printed
+    assert f"strict 0.2500 (v{STRICT_VERSION}; withdrawn: 2 candidates, 1 embedded, 1 negated)" in printed
     samples = [json.loads(line) for line in (tmp_path / "demo" / "samples.jsonl").read_text().splitlines()]
     assert [s["correct"] for s in samples] == [True] * 6 + [False] * 2
