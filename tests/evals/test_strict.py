@@ -141,6 +141,8 @@ def test_gaming_answers_the_protocol_credits_are_not_strictly_correct(answer, go
     ("The team is a professional football team based in Doncaster, North Yorkshire, England.", ["football"]),
     ("Wimbledon Championships are a prestigious tennis tournament held at Wimbledon, London, England.", ["tennis"]),
     ("Sangrur is a city located in the Sangrur district of Tamil Nadu, India.", ["Sangrur"]),  # a place's qualifiers
+    ("Zhenzhou is a large city, with a population of around 4.1 million people, and located in the Henan province.",
+     ["Henan"]),  # a copula's complement before a capitalised gold
     ("The current prime minister of San Marino is a member of the Italian nation-state.", ["Italian"]),
     # v3's derived aliases: a listed item, a reference without its brackets, a head before one comma
     ("Steve Jobs", ["Steve Jobs, Steve Wozniak, Ronald Wayne"]), ("farmer", ["farmer (occupation)"]),
@@ -161,7 +163,7 @@ def test_known_limits_of_v4():
 
 def test_a_closing_tag_cut_by_the_length_limit_is_no_alternative():
     """v4: "...</answer" or "...</ans" at the end of an unclosed answer block is the tag, not a "/"."""
-    for cut in ("</answer", "</ans", "</", "<"):
+    for cut in ("</answer", "</ans", "</", "<", "</explore>", "</reference>"):
         completion = f"<think>t</think><answer>The Ramayana was written by Valmiki.{cut}"
         assert strict_correct(completion, ["Valmiki"]) == StrictVerdict(True), cut
     assert not strict_correct("<think>t</think><answer>Valmiki/Tulsidas", ["Valmiki"]).correct

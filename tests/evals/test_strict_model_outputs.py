@@ -7,6 +7,8 @@ questions 3,300-3,609 and PopQA 3,300-4,999, 95 credited), where a draft of v4 w
 (`"v4_draft": "false_withdrawal"`, fixed in v4 before release), and sample `b` (PopQA's capital,
 colour, religion and sport questions, 369 credited), where the draft withdrew 5 falsely (a place
 and its qualifiers after the gold, "based in Doncaster, North Yorkshire, England"; fixed too).
+Sample `c`: PopQA's country and capital questions sampled at temperature 1.0 (159 credited), where
+the draft withdrew 2 falsely (a stray closing tag, a copula's complement before the gold; fixed).
 Each sample's rate before its fixes is the honest one (evals/README.md).
 The fixture stores only the model's completions and the questions' row indexes and ids; the golds
 are read from the shared benchmark files."""
@@ -47,7 +49,8 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         assert (verdict.correct, verdict.reason) == (row["correct"], row["reason"]), (row, verdict)
         verdicts.setdefault(row.get("sample", "first"), Counter())[verdict.reason or "kept"] += 1
     # evals/README.md: every credited output of each sample
-    assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == {"first": (215, 135), "a": (95, 75), "b": (369, 248)}
+    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 248), "c": (159, 104)}
+    assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == expected
 
 
 def test_v3_false_withdrawals_are_credited():
@@ -57,7 +60,7 @@ def test_v3_false_withdrawals_are_credited():
     v3 = [row for row in _rows() if row.get("v3") == "false_withdrawal"]
     assert len(v3) == 8 and all(row["correct"] and "review" not in row for row in v3)
     draft = [row for row in _rows() if row.get("v4_draft") == "false_withdrawal"]  # "No, I do not need a permit or license"
-    assert Counter(row["sample"] for row in draft) == {"a": 2, "b": 5} and all(row["correct"] for row in draft)
+    assert Counter(row["sample"] for row in draft) == {"a": 2, "b": 5, "c": 2} and all(row["correct"] for row in draft)
 
 
 def test_every_withdrawal_is_reviewed():

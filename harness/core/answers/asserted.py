@@ -311,6 +311,16 @@ def function_word(word: str) -> bool:
     return word in STOPWORDS or word in COPULA
 
 
+def subject_word(word: str) -> bool:
+    """A word that can end a copula's subject: not framing ("the answer is"), not punctuation."""
+    return sep(word) is None and word not in FILLER and word not in STOPWORDS
+
+
+def bare_name(tk: "Tokens", runs: list[list[int]]) -> bool:
+    """One run of capitalised words (function words aside): a place's qualifier ("North Yorkshire")."""
+    return len(runs) == 1 and all(tk.caps[i] for i in runs[0] if tk.words[i] not in STOPWORDS)
+
+
 def sentence_break(words: list[str], start: int, stop: int) -> bool:
     """A sentence ends between the two token indexes (a full stop, question or exclamation mark, new line)."""
     return any(sep(w) in ("stop", "qmark", "bang", "line") for w in words[start:stop])

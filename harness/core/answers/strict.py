@@ -54,7 +54,9 @@ training rewards read it. `strict_correct(completion, golds)` is correct only wh
    that mixes cases (a capitalised name or a number there still competes: "Tokyo of Japan and
    Seoul"); **a date's month and day** right before a year gold ("September 11, 1939" for
    1939); and **a closing tag cut off** by the length limit ("...</answer", "...</ans") is the
-   tag, not a "/" that offers an alternative; **a place's qualifiers**: capitalised names after
+   tag, not a "/" that offers an alternative, and so is a stray closing tag that ends an unclosed
+   block ("... Panama City.</explore>"); a lowercase complement of a copula before a capitalised
+   gold describes, as after it ("X is a large city, ... in the Henan province"); **a place's qualifiers**: capitalised names after
    commas that follow a place after a preposition in the gold's piece ("a football team based in
    Doncaster, North Yorkshire, England") qualify the place. What an "and" joins to a gold that opens its piece
    is the last run's words after its last function word ("made of the extracellular matrix and
@@ -153,8 +155,9 @@ def _competes(tk: A.Tokens, run: list[int], span: tuple[int, int]) -> bool:
     answer that mixes cases (a description: "Paris, but I'm not completely sure") and the day
     after a month before a year gold ("May 8, 1945")."""
     first = tk.words[run[0]]
-    if run[0] > span[0] and tk.lettered and not tk.caps[run[0]] and tk.caps[span[0]] and first[0].isalpha():
-        return False
+    if tk.lettered and not tk.caps[run[0]] and tk.caps[span[0]] and first[0].isalpha() and (
+            run[0] > span[0] or (run[0] > 1 and tk.words[run[0] - 1] in A.COPULA and A.subject_word(tk.words[run[0] - 2]))):
+        return False  # v4: also the complement of a copula before the gold ("X is a large city, ... in Henan")
     if not A.is_number(tk.words[span[0]]):
         return True
     if run[0] > 0 and tk.words[run[0] - 1] in A.MONTHS:
@@ -177,9 +180,10 @@ def _conceded(words: list[str], piece: A.Piece, at: int) -> bool:
     return False
 
 
-# A closing tag cut off by the length limit ("... century.</answer", "...</ans"): the tag, not a "/"
-# that offers an alternative (v4).
-_CUT_TAG = re.compile(r"\s*</?a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?>?\s*$", re.IGNORECASE)
+# A closing tag cut off by the length limit ("... century.</answer", "...</ans") or a stray one that
+# ends an unclosed block ("... Panama City.</explore>"): the tag, not a "/" that offers an
+# alternative (v4).
+_CUT_TAG = re.compile(r"\s*</?[a-z_]*>?\s*$", re.IGNORECASE)
 
 
 def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
@@ -370,7 +374,7 @@ def _apposition(tk: A.Tokens, parts: list[A.Piece], heads: list[_GoldPiece], k: 
         return False
     j = k - 1  # back over the place's other qualifiers ("North Yorkshire" before "England")
     while j >= 0 and parts[j].joint == "soft" and not any(g.piece == j for g in heads) \
-            and _bare_name(tk, A.content_runs(words, parts[j], protected)):
+            and A.bare_name(tk, A.content_runs(words, parts[j], protected)):
         j -= 1
     gold = next((g for g in heads if g.piece == j), None)
     if gold is None or gold.ends:
@@ -379,9 +383,6 @@ def _apposition(tk: A.Tokens, parts: list[A.Piece], heads: list[_GoldPiece], k: 
     place = [i for i in range(preps[-1] + 1, parts[j].stop) if A.sep(words[i]) is None] if preps else []
     return any(tk.caps[i] for i in place) and all(tk.caps[i] or words[i] in STOPWORDS or i in protected for i in place)
 
-
-def _bare_name(tk: A.Tokens, runs: list[list[int]]) -> bool:
-    return len(runs) == 1 and all(tk.caps[i] for i in runs[0] if tk.words[i] not in STOPWORDS)
 
 
 def strict_correct(completion: str, golds: Sequence[str]) -> StrictVerdict:
