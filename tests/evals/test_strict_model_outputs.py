@@ -9,7 +9,9 @@ colour, religion and sport questions, 369 credited), where the draft withdrew 5 
 and its qualifiers after the gold, "based in Doncaster, North Yorkshire, England"; fixed too).
 Sample `c`: PopQA's country and capital questions sampled at temperature 1.0 (159 credited), where
 the draft withdrew 2 falsely (a stray closing tag, a copula's complement before the gold; fixed).
-Each sample's rate before its fixes is the honest one (evals/README.md).
+Each sample's rate before its fixes is the honest one. Sample `d`, read after v4 was final
+(PopQA's capital, colour, religion and sport questions sampled at temperature 1.0, 144
+credited), holds 6 false withdrawals that v4 keeps (`review: false`; evals/README.md).
 The fixture stores only the model's completions and the questions' row indexes and ids; the golds
 are read from the shared benchmark files."""
 from __future__ import annotations
@@ -49,7 +51,7 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         assert (verdict.correct, verdict.reason) == (row["correct"], row["reason"]), (row, verdict)
         verdicts.setdefault(row.get("sample", "first"), Counter())[verdict.reason or "kept"] += 1
     # evals/README.md: every credited output of each sample
-    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 248), "c": (159, 104)}
+    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 248), "c": (159, 104), "d": (144, 94)}
     assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == expected
 
 
@@ -61,6 +63,8 @@ def test_v3_false_withdrawals_are_credited():
     assert len(v3) == 8 and all(row["correct"] and "review" not in row for row in v3)
     draft = [row for row in _rows() if row.get("v4_draft") == "false_withdrawal"]  # "No, I do not need a permit or license"
     assert Counter(row["sample"] for row in draft) == {"a": 2, "b": 5, "c": 2} and all(row["correct"] for row in draft)
+    known = [row for row in _rows() if row.get("review") == "false"]  # v4's known false withdrawals
+    assert len(known) == 6 and {row["sample"] for row in known} == {"d"}
 
 
 def test_every_withdrawal_is_reviewed():
