@@ -108,7 +108,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from . import asserted as A
-from .matching import STOPWORDS, answer_blocks, extract_answer, has_content, match_closed_book, normalize_answer
+from .matching import STOPWORDS, answer_blocks, extract_answer, match_closed_book, normalize_answer
 
 STRICT_VERSION = "4"
 REASONS = ("no_answer", "multiple_blocks", "no_match", "retracted", "negated", "candidates", "embedded", "fragment")
