@@ -31,7 +31,7 @@ def test_answer_blocks_and_the_first_block():
             assert blocks[-1] == extract_answer(completion).answer  # the protocol's block is the last
     with pytest.raises(ValueError, match="block must be"):
         extract_answer("<answer>x</answer>", block="middle")
-    assert defined is strict_correct and STRICT_VERSION == "4"
+    assert defined is strict_correct and STRICT_VERSION == "5"
     assert set(GAMING_REASONS) == set(REASONS) - {"no_answer", "no_match"}
 
 
@@ -99,6 +99,16 @@ def test_answer_blocks_and_the_first_block():
     ("Seoul, Tokyo is the capital", ["Tokyo"], "candidates"), ("Yes, it is London or Paris", ["Yes"], "candidates"),
     ("Seoul is in Asia, Tokyo", ["Tokyo"], "candidates"), ("football in England, basketball", ["football"], "candidates"),
     ("Tokyo in Japan, Seoul and Beijing", ["Tokyo"], "candidates"),
+    # v5: what its readings still withdraw: a name before a colon or dash, a setting before a bare or
+    # framed gold, a name inside a relative clause after another answer, a long or ungolded tail
+    ("Seoul: Tokyo", ["Tokyo"], "candidates"), ("Seoul - Tokyo", ["Tokyo"], "candidates"),
+    ("a city in Korea - Tokyo", ["Tokyo"], "candidates"), ("Capital: Seoul - Tokyo", ["Tokyo"], "candidates"),
+    ("Sport: Seoul or Tokyo", ["Tokyo"], "candidates"), ("Seoul is a city - Tokyo", ["Tokyo"], "candidates"),
+    ("the city of seoul - Tokyo", ["seoul"], "candidates"),  # the label reading's mirror: no double credit
+    ("In Seoul, it is Tokyo", ["Tokyo"], "candidates"), ("In Seoul, Tokyo", ["Tokyo"], "candidates"),
+    ("In Seoul, the capital is Tokyo", ["Seoul"], "candidates"),
+    ("Tokyo, which some call Seoul", ["Seoul"], "candidates"), ("Seoul, which is Tokyo", ["Tokyo"], "candidates"),
+    ("Tokyo, which or Seoul and Beijing", ["Beijing"], "candidates"),
     ("", ["Paris"], "no_answer"),
     ("Rome", ["Paris"], "no_match"),
 ])
@@ -144,6 +154,13 @@ def test_gaming_answers_the_protocol_credits_are_not_strictly_correct(answer, go
     ("Zhenzhou is a large city, with a population of around 4.1 million people, and located in the Henan province.",
      ["Henan"]),  # a copula's complement before a capitalised gold
     ("The current prime minister of San Marino is a member of the Italian nation-state.", ["Italian"]),
+    # v5: SmolLM2's answers strict v4 withdrew (sample d, tests/evals/test_strict_model_outputs.py)
+    ("Sport: Football", ["football"]), ("The capital city - Paris", ["Paris"]),  # a label
+    ("A capital state in a continent - Texas", ["Texas"]),  # a lowercase description before a dash
+    ("In England, the capital of the United Kingdom is London.", ["London"]),  # a prepositional opener
+    ("In Seoul, the capital is Tokyo", ["Tokyo"]),
+    ("Islam in the Arabic language, which translates to 'Premise' or 'Aad'", ["Islam"]),  # a relative clause
+    ("Tokyo, which some call Seoul", ["Tokyo"]),
     # v3's derived aliases: a listed item, a reference without its brackets, a head before one comma
     ("Steve Jobs", ["Steve Jobs, Steve Wozniak, Ronald Wayne"]), ("farmer", ["farmer (occupation)"]),
     ("Bolzano", ["Bolzano, Italy"]), ("8 (eight)", ["eight", "8"]), ("disc jockey (D.J.)", ["disc jockey", "D.J."]),
@@ -154,11 +171,35 @@ def test_honest_answers_stay_correct(answer, golds):
     assert match_closed_book(answer, golds) and strict_correct(done(answer), golds) == StrictVerdict(True)
 
 
-def test_known_limits_of_v4():
-    """What strict v4 credits though a reader might not (strict.py, "Known limits")."""
+def test_known_limits_of_v5():
+    """What strict v5 credits though a reader might not, and what it withdraws though the answer
+    is the gold (strict.py, "Known limits")."""
     assert strict_correct(done("Seoul is in Asia, as is Tokyo"), ["Tokyo"]).correct  # the subject read as the topic
     assert strict_correct(done("It is a tale of old and poem"), ["tale"]).correct  # "and" inside the gold's description
     assert strict_correct(done("Tokyo is in Asia, Seoul"), ["Tokyo"]).correct  # read as the place's qualifier
+    assert strict_correct(done("the city of seoul - Tokyo"), ["Tokyo"]).correct  # a lowercase description's words
+    # the question's entity before a dash reads as a second name (strict_correct does not see the question)
+    assert not strict_correct(done("Scottish 1911–12 Scottish Cup - Football"), ["football"]).correct
+
+
+def test_a_sentence_cut_by_the_length_limit():
+    """v5: in an unclosed answer block, a last sentence of at most three words with no end mark
+    and no gold is cut off, not a second answer; only the answer before the cut is credited."""
+    def cut(answer: str) -> str:
+        return f"<think>t</think><answer>{answer}"
+    assert strict_correct(cut("Soccer is an active sport on the field. The H"), ["soccer"]) == StrictVerdict(True)
+    assert strict_correct(cut("Tokyo. Seoul"), ["Tokyo"]) == StrictVerdict(True)
+    assert strict_correct(cut("Tokyo. Seoul"), ["Seoul"]) == StrictVerdict(False, "candidates")
+    assert strict_correct(cut("Seoul. Tokyo"), ["Tokyo"]) == StrictVerdict(False, "candidates")
+    assert strict_correct(cut("Tokyo is big. Seoul is bigger and older"), ["Tokyo"]).reason == "candidates"  # long
+    assert strict_correct(done("Tokyo is big. The Seo"), ["Tokyo"]).reason == "candidates"  # a closed block is not cut
+    # where the cut falls: an abbreviation's stop before a lowercase word opens no sentence
+    from factrl.harness.core.answers import asserted, readings
+    for answer, kept in (("Tokyo is big. The H", "tokyo is big zqsepstop"), ("Ross Perot, Jr. is a character in Oz", None),
+                         ("Tokyo is big. Seoul is bigger and older", None), ("Tokyo is big. The Tokyo", None)):
+        tk = asserted.tokens(answer)
+        stop = readings.cut_stop(tk, asserted.gold_spans(tk.words, ["Tokyo", "Ross Perot"]))
+        assert " ".join(tk.words[:stop]) == (kept or " ".join(tk.words)), answer
 
 
 def test_a_closing_tag_cut_by_the_length_limit_is_no_alternative():

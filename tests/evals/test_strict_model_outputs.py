@@ -11,7 +11,9 @@ Sample `c`: PopQA's country and capital questions sampled at temperature 1.0 (15
 the draft withdrew 2 falsely (a stray closing tag, a copula's complement before the gold; fixed).
 Each sample's rate before its fixes is the honest one. Sample `d`, read after v4 was final
 (PopQA's capital, colour, religion and sport questions sampled at temperature 1.0, 144
-credited), holds 6 false withdrawals that v4 keeps (`review: false`; evals/README.md).
+credited), held 6 false withdrawals of v4: v5 credits five (`"v4": "false_withdrawal"`: a label,
+a lowercase description before a dash, a prepositional opener, a relative clause, a sentence cut
+by the length limit) and keeps one (`review: false`: the question's entity before a dash).
 The fixture stores only the model's completions and the questions' row indexes and ids; the golds
 are read from the shared benchmark files."""
 from __future__ import annotations
@@ -29,7 +31,7 @@ OUTPUTS = Path(__file__).resolve().parent / "fixtures" / "strict_model_outputs.j
 # is the gold (`list`), a form of the gold no alias lists (`unlisted_form`: "Carl Linnaeus" for
 # "Swedish botanist Carl Linnaeus", "The Conservative Party" for "Conservative"), two answer blocks
 # (`two_blocks`), or exactly one answer that is the gold or one of its aliases (`false`: a false
-# withdrawal; these rows pin strict v3's known false withdrawals, so a rule that fixes them
+# withdrawal; these rows pin the current version's known false withdrawals, so a rule that fixes them
 # changes them here on purpose).
 REVIEW = {"other", "fragment", "list", "unlisted_form", "two_blocks", "false"}
 
@@ -51,7 +53,7 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         assert (verdict.correct, verdict.reason) == (row["correct"], row["reason"]), (row, verdict)
         verdicts.setdefault(row.get("sample", "first"), Counter())[verdict.reason or "kept"] += 1
     # evals/README.md: every credited output of each sample
-    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 248), "c": (159, 104), "d": (144, 94)}
+    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 248), "c": (159, 104), "d": (144, 99)}
     assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == expected
 
 
@@ -63,8 +65,10 @@ def test_v3_false_withdrawals_are_credited():
     assert len(v3) == 8 and all(row["correct"] and "review" not in row for row in v3)
     draft = [row for row in _rows() if row.get("v4_draft") == "false_withdrawal"]  # "No, I do not need a permit or license"
     assert Counter(row["sample"] for row in draft) == {"a": 2, "b": 5, "c": 2} and all(row["correct"] for row in draft)
-    known = [row for row in _rows() if row.get("review") == "false"]  # v4's known false withdrawals
-    assert len(known) == 6 and {row["sample"] for row in known} == {"d"}
+    v4 = [row for row in _rows() if row.get("v4") == "false_withdrawal"]  # "Sport: Football"
+    assert len(v4) == 5 and {row["sample"] for row in v4} == {"d"} and all(row["correct"] for row in v4)
+    known = [row for row in _rows() if row.get("review") == "false"]  # v5's known false withdrawals
+    assert len(known) == 1 and {row["sample"] for row in known} == {"d"}
 
 
 def test_every_withdrawal_is_reviewed():

@@ -1,4 +1,4 @@
-"""Strict accuracy, version 4: credit only when the answer's asserted final answer is the gold.
+"""Strict accuracy, version 5: credit only when the answer's asserted final answer is the gold.
 
 The protocol's matcher (matching.match_closed_book) credits an answer that *contains* a
 reference on token boundaries, or that sits *inside* one, which is right for "The answer is
@@ -61,6 +61,17 @@ training rewards read it. `strict_correct(completion, golds)` is correct only wh
    Doncaster, North Yorkshire, England") qualify the place. What an "and" joins to a gold that opens its piece
    is the last run's words after its last function word ("made of the extracellular matrix and
    the interstitial fluid": "extracellular matrix" competes).
+   Four more (v5, from sample d's false withdrawals; readings.py): **a label** before a colon or
+   dash that the gold's piece opens ("Sport: Football", "A capital state in a continent -
+   Texas": words naming a kind of answer, or a lowercase description of one; a name there still
+   competes: "Seoul: Tokyo"); **a prepositional opener** before a comma and a clause that goes
+   through a copula to the gold ("In England, the capital of the United Kingdom is London"; not
+   before a bare or framed gold: "In Seoul, it is Tokyo"); **a relative clause** ("which",
+   "who", "where") after the piece a gold opens, to the end of its sentence ("Islam in the Arabic
+   language, which translates to 'Premise' or 'Aad'"); and **a sentence cut off** by the length
+   limit: in an unclosed answer block, a last sentence of at most three words that opens with a
+   capital and holds no gold ("... on the field. The H"). Each credits only the position a
+   plain answer would ("Tokyo, which some call Seoul" is credited for Tokyo, never for Seoul).
 6. **Not part of a longer name** (`embedded`): the gold may not be followed, inside its run,
    by a capitalised word ("Tokyo Tower", "Paris Hilton", "George Washington Bridge" for
    "George Washington", "1959 Memorial Stadium"; after a number, eras, clock and unit
@@ -94,12 +105,17 @@ capitalised word after the gold in title case ("Left-Handed") reads as a longer 
 of a copula is read as the question's topic, so "Seoul is in Asia, as is Tokyo" keeps its credit
 for Tokyo (v4), and after a lowercase gold with a modifier, a lowercase
 wrong answer joined by "and" in a mixed-case answer does too ("It is a tale of old and poem"),
-and a name after a comma that follows a place ("Tokyo is in Asia, Seoul") reads as its qualifier.
+and a name after a comma that follows a place ("Tokyo is in Asia, Seoul") reads as its qualifier;
+a lowercase description's words before a dash do not compete with a capitalised gold ("the city
+of seoul - Tokyo", v5); and strict_correct never sees the question, so the question's own entity
+before a dash reads as a second name ("Scottish 1911–12 Scottish Cup - Football": withdrawn).
 Version history: 1 (leaderboard/diagnostics.py): the hedge rule on the extracted answer; 2:
 rules 1-5 with pieces only at or / nor / "/" / ";" / lines / two commas, and the reverse
 direction credited; 3: rules 1-7 without v4's readings; 4 (2026-12-05): rule 5's six readings
 (the topic as subject, an explanation's "or", "and" in the gold's description, a date's month
-and day, a cut closing tag, a place's qualifiers) and the conjunct before a gold. Change any rule only with a new STRICT_VERSION.
+and day, a cut closing tag, a place's qualifiers) and the conjunct before a gold; 5 (2026-12-05):
+a label, a prepositional opener, a relative clause, a sentence cut by the length limit. Change any
+rule only with a new STRICT_VERSION.
 """
 from __future__ import annotations
 
@@ -108,9 +124,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from . import asserted as A
+from .readings import (GoldPiece, apposition, conjunct_of_gold, cut_stop, explained as explanation_start, extends_gold,
+                       label, opener, relative_clause, subject)
 from .matching import STOPWORDS, answer_blocks, extract_answer, match_closed_book, normalize_answer
 
-STRICT_VERSION = "4"
+STRICT_VERSION = "5"
 REASONS = ("no_answer", "multiple_blocks", "no_match", "retracted", "negated", "candidates", "embedded", "fragment")
 # The reasons that withdraw an answer the protocol's matcher may credit (the gold, or a part of
 # it, is there but not asserted as the answer); the guards that read strict accuracy act on them.
@@ -122,15 +140,6 @@ CORRECTION_CUES, FILLER, HEDGE_WORDS, NEGATIONS = A.CORRECTION_CUES, A.FILLER, A
 class StrictVerdict:
     correct: bool
     reason: str | None = None  # None when correct, else one of REASONS
-
-
-@dataclass
-class _GoldPiece:
-    start: int  # token index of its first asserting gold occurrence
-    piece: int  # index in the pieces list (-1: a gold of function words standing on a separator)
-    ends: bool  # nothing but framing words after the gold in its piece
-    conceded: bool  # "although some say X", "others say X"
-    continued: bool = False  # a modifier or predicate follows the gold in its piece ("tale of redemption", "septum is a layer")
 
 
 def _embedded(tk: A.Tokens, span: tuple[int, int], protected: set[int]) -> bool:
@@ -186,7 +195,7 @@ def _conceded(words: list[str], piece: A.Piece, at: int) -> bool:
 _CUT_TAG = re.compile(r"\s*</?[a-z_]*>?\s*$", re.IGNORECASE)
 
 
-def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
+def _verdict(answer: str, golds: Sequence[str], cut: bool = False) -> StrictVerdict:
     answer = _CUT_TAG.sub("", answer)
     normal = normalize_answer(answer)
     if not normal:
@@ -210,7 +219,7 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
             start, i = end, end
         else:
             i += 1
-    stop = len(words)
+    stop = cut_stop(tk, spans) if cut else len(words)  # v5: a sentence cut off by the length limit
     earlier = any(last < start for _, last in spans) or A.inside_gold(A.words_of(words, 0, start), refs)
     mine = [span for span in spans if span[0] >= start]
     live = [span for span in mine if not A.negated(words, span, start, stop)]  # rule 4
@@ -218,7 +227,10 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
     parts = A.pieces(words, start, stop, protected)
     normal_refs = {normalize_answer(g) for g in refs}
     gold_pieces, plain = _gold_pieces(words, parts, asserting, protected)
-    explained = _explained(words, parts, gold_pieces, protected, stop)
+    explained = explanation_start(words, parts, gold_pieces, protected, stop)
+    relative = relative_clause(words, parts, gold_pieces)
+    if relative is not None and relative[0] < explained:
+        explained = relative[0]
     if explained < stop:  # an "or" in the explanation makes no list of the commas before it
         parts = A.pieces(words, start, stop, protected, listing_stop=explained)
         gold_pieces, plain = _gold_pieces(words, parts, asserting, protected)
@@ -240,13 +252,16 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
         # It is the capital of France.").
         coordinated = offered or plain and (piece.start < first_gold or piece.joint == "coord"
                                             or (k + 1 < len(parts) and parts[k + 1].joint == "coord"))
-        if runs and not coordinated and _conjunct_of_gold(parts, k, asserting):
+        if runs and not coordinated and conjunct_of_gold(parts, k, asserting):
             runs[-1] = A.conjunct(tk, runs[-1])  # "composed of the extracellular matrix and GOLD": "extracellular matrix"
         for run in runs:
+            if not offered and relative is not None and relative[0] <= run[0] < relative[1]:
+                continue  # v5: inside a relative clause that describes the gold
             if not coordinated and (not A.bare(tk, run) or (all(words[j] in STOPWORDS for j in run) and len(runs) > 1)):
                 continue
-            if not offered and (_subject(tk, parts, k, run, first_gold, coordinated)
-                                or _extends_gold(tk, parts, gold_pieces, k, run)):
+            if not offered and (subject(tk, parts, k, run, first_gold, coordinated)
+                                or extends_gold(tk, parts, gold_pieces, k, run) or label(tk, parts, gold_pieces, k, run)
+                                or opener(tk, parts, gold_pieces, k, run, protected)):
                 continue
             text = A.words_of(words, run[0], run[-1] + 1)
             if text in normal_refs:
@@ -257,7 +272,7 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
                 candidates.append((k, run[0], offered or not asserting or _competes(tk, run, asserting[0])))
     for span in asserting:  # a gold of function words standing on a separator is a piece of its own
         if not any(g.start <= span[0] for g in gold_pieces) and not any(p.start <= span[0] < p.stop for p in parts):
-            gold_pieces.append(_GoldPiece(span[0], -1, True, False))
+            gold_pieces.append(GoldPiece(span[0], -1, True, False))
     if not gold_pieces:
         if live:
             return StrictVerdict(False, "embedded")
@@ -271,7 +286,7 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
     heads = [g for g in gold_pieces if not g.conceded] or gold_pieces
     first = min(g.start for g in heads)
     for k, at, competes in candidates:
-        if competes and (offered or at < first or not _apposition(tk, parts, heads, k, at, protected)):
+        if competes and (offered or at < first or not apposition(tk, parts, heads, k, at, protected)):
             return StrictVerdict(False, "candidates")
     if not match_closed_book(A.words_of(words, start, stop), golds):  # never more than the protocol credits
         return StrictVerdict(False, "no_match")
@@ -279,10 +294,10 @@ def _verdict(answer: str, golds: Sequence[str]) -> StrictVerdict:
 
 
 def _gold_pieces(words: list[str], parts: list[A.Piece], asserting: list[tuple[int, int]],
-                 protected: set[int]) -> tuple[list[_GoldPiece], bool]:
+                 protected: set[int]) -> tuple[list[GoldPiece], bool]:
     """The pieces holding an asserting gold, and whether one of them holds nothing but the gold
     and framing words ("the answer is X")."""
-    out: list[_GoldPiece] = []
+    out: list[GoldPiece] = []
     plain = False
     for k, piece in enumerate(parts):
         inside = [s for s in asserting if piece.start <= s[0] and s[1] < piece.stop]
@@ -290,99 +305,9 @@ def _gold_pieces(words: list[str], parts: list[A.Piece], asserting: list[tuple[i
             last = max(s[1] for s in inside)
             runs_after = A.content_runs(words, A.Piece(last + 1, piece.stop, "soft"), protected)
             continued = bool(runs_after) and last + 1 < piece.stop and A.function_word(words[last + 1])
-            out.append(_GoldPiece(inside[0][0], k, not runs_after, _conceded(words, piece, inside[0][0]), continued))
+            out.append(GoldPiece(inside[0][0], k, not runs_after, _conceded(words, piece, inside[0][0]), continued))
             plain |= not A.content_runs(words, piece, protected)
     return out, plain
-
-
-def _explained(words: list[str], parts: list[A.Piece], gold_pieces: list[_GoldPiece], protected: set[int],
-               stop: int) -> int:
-    """v4: where an explanation starts: a piece that opens with a pronoun after a soft mark right
-    after a gold that stands alone in its piece ("No, I do not need a permit or license ..."). An
-    "or" there joins words of the explanation, not answers; an alternative offered there is still
-    a candidate by the rules for pieces ("Paris. It could be London or Rome")."""
-    for gold in gold_pieces:
-        k = gold.piece + 1
-        if gold.piece >= 0 and gold.ends and not gold.conceded and k < len(parts) and parts[k].via in A.SOFT_SEPS \
-                and not A.content_runs(words, parts[gold.piece], protected) and words[parts[k].start] in A.PRONOUNS:
-            return parts[k].start
-    return stop
-
-
-def _conjunct_of_gold(parts: list[A.Piece], k: int, asserting: list[tuple[int, int]]) -> bool:
-    """v4: the next piece opens with the gold after a coordinating word: piece k ends with its conjunct."""
-    return k + 1 < len(parts) and parts[k + 1].joint == "coord" and any(s[0] == parts[k + 1].start for s in asserting)
-
-
-def _subject(tk: A.Tokens, parts: list[A.Piece], k: int, run: list[int], gold_at: int, coordinated: bool) -> bool:
-    """v4: the run opens its sentence and is the subject of a copula whose sentence goes on to the
-    gold ("The Ramayana is a classic Hindu epic written by ... Valmiki", "Nuclear energy is used in
-    many countries, particularly in the United States"), also as the first of two subjects joined
-    by "and" ("The Battle of Lexington and Concord was fought on April 19, 1775"): the question's
-    topic restated, not an answer. Not when the copula's complement frames an answer ("Seoul is
-    the answer, particularly Tokyo") or the gold stands alone in its piece after a coordinating
-    word ("Seoul is big, but Tokyo")."""
-    words = tk.words
-    if coordinated or not A.sentence_start(words, run[0]):
-        return False
-    verb = run[-1] + 1
-    if verb >= parts[k].stop:  # "X and Y was ...": the verb after the second subject's capitalised run
-        if k + 1 >= len(parts) or parts[k + 1].via not in ("and", "comma"):
-            return False
-        verb = parts[k + 1].start
-        while verb < parts[k + 1].stop and tk.caps[verb] and words[verb] not in A.COPULA:
-            verb += 1
-        if verb == parts[k + 1].start:
-            return False
-    if verb >= len(words) or words[verb] not in A.COPULA or verb > gold_at:
-        return False
-    complement = next((w for w in words[verb + 1:gold_at] if A.sep(w) is None), "")
-    return complement not in A.ANSWER_WORDS and not A.sentence_break(words, verb, gold_at)
-
-
-def _extends_gold(tk: A.Tokens, parts: list[A.Piece], gold_pieces: list["_GoldPiece"], k: int, run: list[int]) -> bool:
-    """v4: a lowercase run in a piece joined by "and" to a gold that a modifier or predicate
-    follows in its piece continues that modifier or predicate ("The nasal septum is a thin layer
-    of cartilage and bone", "a classic tale of redemption and the struggle between good and
-    evil"): a description, not a second answer. Only in an answer that mixes cases, so a
-    capitalised name or a number after the "and" still competes ("Tokyo of Japan and Seoul")."""
-    if not tk.lettered or tk.caps[run[0]] or any(A.is_number(tk.words[j]) or any(c.isdigit() for c in tk.words[j])
-                                                  for j in run):
-        return False
-    j = k
-    while j > 0 and parts[j].via == "and":
-        j -= 1
-        if any(g.piece == j and g.continued and not g.conceded for g in gold_pieces):
-            return True
-    return False
-
-
-def _apposition(tk: A.Tokens, parts: list[A.Piece], heads: list[_GoldPiece], k: int, at: int,
-                protected: set[int]) -> bool:
-    """Rule 5's one exception: a candidate in the piece right after a gold that ends its piece,
-    after a soft mark, with no framing word before it ("Paris, France"). v4: also a capitalised
-    name in a chain of such pieces after a gold's piece that ends in a place after a preposition
-    ("a professional football team based in Doncaster, North Yorkshire, England", "a tennis
-    tournament held at Wimbledon, London": the place's qualifiers, not a second answer)."""
-    words = tk.words
-    piece = parts[k]
-    if piece.joint != "soft" or any(words[j] in FILLER for j in range(piece.start, at)):
-        return False
-    if any(g.piece == k - 1 and g.ends for g in heads):
-        return True
-    if not tk.caps[at]:
-        return False
-    j = k - 1  # back over the place's other qualifiers ("North Yorkshire" before "England")
-    while j >= 0 and parts[j].joint == "soft" and not any(g.piece == j for g in heads) \
-            and A.bare_name(tk, A.content_runs(words, parts[j], protected)):
-        j -= 1
-    gold = next((g for g in heads if g.piece == j), None)
-    if gold is None or gold.ends:
-        return False
-    preps = [i for i in range(gold.start + 1, parts[j].stop) if words[i] in A.PLACE_PREPOSITIONS and i not in protected]
-    place = [i for i in range(preps[-1] + 1, parts[j].stop) if A.sep(words[i]) is None] if preps else []
-    return any(tk.caps[i] for i in place) and all(tk.caps[i] or words[i] in STOPWORDS or i in protected for i in place)
-
 
 
 def strict_correct(completion: str, golds: Sequence[str]) -> StrictVerdict:
@@ -390,7 +315,7 @@ def strict_correct(completion: str, golds: Sequence[str]) -> StrictVerdict:
     extraction = extract_answer(completion or "", think=False)
     if extraction.n_answer_tags > 1 or len(answer_blocks(completion or "")) > 1:
         return StrictVerdict(False, "multiple_blocks")
-    return _verdict(extraction.answer, tuple(golds))
+    return _verdict(extraction.answer, tuple(golds), cut=extraction.has_answer_block and not extraction.closed)
 
 
 def single_block(completion: str) -> bool:
