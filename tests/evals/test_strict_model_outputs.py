@@ -14,6 +14,10 @@ Each sample's rate before its fixes is the honest one. Sample `d`, read after v4
 credited), held 6 false withdrawals of v4: v5 credits five (`"v4": "false_withdrawal"`: a label,
 a lowercase description before a dash, a prepositional opener, a relative clause, a sentence cut
 by the length limit) and keeps one (`review: false`: the question's entity before a dash).
+Sample `e`, read after v5 was final (b's and c's questions sampled at temperature 0.7, seeds 23
+and 29; 3,773 answers, 535 credited): v5 withdraws 4 of them falsely (`review: false`: the
+topic as the subject of a verb that is no copula, of a copula after an inserted clause or an
+abbreviation's stops, and "and" between two adjectives before the gold), 0.75%.
 The fixture stores only the model's completions and the questions' row indexes and ids; the golds
 are read from the shared benchmark files."""
 from __future__ import annotations
@@ -53,7 +57,7 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         assert (verdict.correct, verdict.reason) == (row["correct"], row["reason"]), (row, verdict)
         verdicts.setdefault(row.get("sample", "first"), Counter())[verdict.reason or "kept"] += 1
     # evals/README.md: every credited output of each sample
-    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 248), "c": (159, 104), "d": (144, 99)}
+    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 248), "c": (159, 104), "d": (144, 99), "e": (535, 360)}
     assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == expected
 
 
@@ -68,7 +72,7 @@ def test_v3_false_withdrawals_are_credited():
     v4 = [row for row in _rows() if row.get("v4") == "false_withdrawal"]  # "Sport: Football"
     assert len(v4) == 5 and {row["sample"] for row in v4} == {"d"} and all(row["correct"] for row in v4)
     known = [row for row in _rows() if row.get("review") == "false"]  # v5's known false withdrawals
-    assert len(known) == 1 and {row["sample"] for row in known} == {"d"}
+    assert Counter(row["sample"] for row in known) == {"d": 1, "e": 4}
 
 
 def test_every_withdrawal_is_reviewed():
