@@ -251,6 +251,27 @@ def test_panel_style_tricks_on_the_demo_pool(pool, family):
         assert credited == len(rows) and withdrawn >= len(rows) - 1, (template, credited, withdrawn, len(rows))
 
 
+# v5's readings: each credits one of the two positions, never both (a gold and a wrong answer
+# swapped in the same frame): a guesser who writes both candidates buys nothing.
+V5_FRAMES = ("{w}: {g}", "{w} - {g}", "Sport: {w} - {g}", "In {w}, it is {g}", "In {w}, the capital is {g}",
+             "{w}, which some call {g}", "{w}, which translates to {g}")
+
+
+@pytest.mark.parametrize("frame", V5_FRAMES)
+def test_v5_readings_credit_one_position(pool, frame):
+    rows, questions = pool
+    both = 0
+    for row, q in zip(rows, questions):
+        golds = [str(a) for a in row["answers"]]
+        first = strict_correct(done(frame.format(g=q.gold, w=q.wrong)), golds).correct
+        second = strict_correct(done(frame.format(g=q.wrong, w=q.gold)), golds).correct
+        both += first and second
+    # At most six rows, all v4's known limits: the wrong answer lists the gold's drivers (rule 7), or
+    # one of the two is a description ("Around $19.6 billion", "No moons", "trapezohedra"), which does
+    # not compete with a name (strict.py, "Known limits").
+    assert both <= 6, (frame, both)
+
+
 def test_probe_panel_entries_under_strict(pool):
     """Over whatever entries the probe panel defines: strict never credits an entry the
     protocol does not, keeps the honest correct answer and withdraws the hedge."""
