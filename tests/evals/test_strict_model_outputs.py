@@ -17,7 +17,11 @@ by the length limit) and keeps one (`review: false`: the question's entity befor
 Sample `e`, read after v5 was final (b's and c's questions sampled at temperature 0.7, seeds 23
 and 29; 3,773 answers, 535 credited): v5 withdraws 4 of them falsely (`review: false`: the
 topic as the subject of a verb that is no copula, of a copula after an inserted clause or an
-abbreviation's stops, and "and" between two adjectives before the gold), 0.75%.
+abbreviation's stops, and "and" between two adjectives before the gold), 0.75%. Sample `f`, read
+after v5 was final too (PopQA's occupation, birthplace and genre questions 1-2,735 at temperature
+0.7, seed 31; lowercase golds, 38 credited): 3 false withdrawals (a topic before an appositive
+that holds the gold, an "or" in a clause describing the gold, the topic's kind before a lowercase
+gold: "a film and TV show based on the psychological thriller genre").
 The fixture stores only the model's completions and the questions' row indexes and ids; the golds
 are read from the shared benchmark files."""
 from __future__ import annotations
@@ -57,7 +61,7 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         assert (verdict.correct, verdict.reason) == (row["correct"], row["reason"]), (row, verdict)
         verdicts.setdefault(row.get("sample", "first"), Counter())[verdict.reason or "kept"] += 1
     # evals/README.md: every credited output of each sample
-    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 248), "c": (159, 104), "d": (144, 99), "e": (535, 360)}
+    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 248), "c": (159, 104), "d": (144, 99), "e": (535, 360), "f": (38, 15)}
     assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == expected
 
 
@@ -72,7 +76,7 @@ def test_v3_false_withdrawals_are_credited():
     v4 = [row for row in _rows() if row.get("v4") == "false_withdrawal"]  # "Sport: Football"
     assert len(v4) == 5 and {row["sample"] for row in v4} == {"d"} and all(row["correct"] for row in v4)
     known = [row for row in _rows() if row.get("review") == "false"]  # v5's known false withdrawals
-    assert Counter(row["sample"] for row in known) == {"d": 1, "e": 4}
+    assert Counter(row["sample"] for row in known) == {"d": 1, "e": 4, "f": 3}
 
 
 def test_every_withdrawal_is_reviewed():
