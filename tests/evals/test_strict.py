@@ -31,7 +31,7 @@ def test_answer_blocks_and_the_first_block():
             assert blocks[-1] == extract_answer(completion).answer  # the protocol's block is the last
     with pytest.raises(ValueError, match="block must be"):
         extract_answer("<answer>x</answer>", block="middle")
-    assert defined is strict_correct and STRICT_VERSION == "5"
+    assert defined is strict_correct and STRICT_VERSION == "6"
     assert set(GAMING_REASONS) == set(REASONS) - {"no_answer", "no_match"}
 
 
@@ -109,6 +109,11 @@ def test_answer_blocks_and_the_first_block():
     ("In Seoul, the capital is Tokyo", ["Seoul"], "candidates"),
     ("Tokyo, which some call Seoul", ["Seoul"], "candidates"), ("Seoul, which is Tokyo", ["Tokyo"], "candidates"),
     ("Tokyo, which or Seoul and Beijing", ["Beijing"], "candidates"),
+    # v6: what its readings still withdraw
+    ("U.S.A. Kiki.", ["Kiki"], "candidates"),  # an initialism's stop before a capital may end a sentence
+    ("An actor and famous director", ["actor"], "candidates"), ("an actor and director", ["director"], "candidates"),
+    ("Seoul, Tokyo, is big", ["Tokyo"], "candidates"),  # an inserted name is no appositive
+    ("Tokyo that is the answer or Seoul", ["Seoul"], "candidates"),
     ("", ["Paris"], "no_answer"),
     ("Rome", ["Paris"], "no_match"),
 ])
@@ -161,6 +166,15 @@ def test_gaming_answers_the_protocol_credits_are_not_strictly_correct(answer, go
     ("In Seoul, the capital is Tokyo", ["Tokyo"]),
     ("Islam in the Arabic language, which translates to 'Premise' or 'Aad'", ["Islam"]),  # a relative clause
     ("Tokyo, which some call Seoul", ["Tokyo"]),
+    # v6: SmolLM2's answers strict v5 withdrew (samples e and f)
+    ("2010–11 Cruz Azul season plays soccer", ["soccer"]),  # a season's range is no dash
+    ("Cheltenham Town F.C. is a professional soccer team.", ["soccer"]),  # an initialism's stops
+    ("The University of Alexandria, founded by Thomas Aquinas, is a university based on the teachings of the "
+     "Catholic Church.", ["Catholic Church"]),  # a clause between the subject and its copula
+    ("Antonius Sharp, a British actor, has played many roles.", ["actor"]),  # an appositive holding the gold
+    ("The 2009 Ukrainian Cup Final is a professional and amateur British football tournament.", ["football"]),
+    ("The science fiction genre is a broad term that encompasses any narrative not grounded in science or "
+     "technology.", ["science fiction"]),  # a relative clause inside the gold's piece
     # v3's derived aliases: a listed item, a reference without its brackets, a head before one comma
     ("Steve Jobs", ["Steve Jobs, Steve Wozniak, Ronald Wayne"]), ("farmer", ["farmer (occupation)"]),
     ("Bolzano", ["Bolzano, Italy"]), ("8 (eight)", ["eight", "8"]), ("disc jockey (D.J.)", ["disc jockey", "D.J."]),
@@ -171,8 +185,8 @@ def test_honest_answers_stay_correct(answer, golds):
     assert match_closed_book(answer, golds) and strict_correct(done(answer), golds) == StrictVerdict(True)
 
 
-def test_known_limits_of_v5():
-    """What strict v5 credits though a reader might not, and what it withdraws though the answer
+def test_known_limits_of_v6():
+    """What strict v6 credits though a reader might not, and what it withdraws though the answer
     is the gold (strict.py, "Known limits")."""
     assert strict_correct(done("Seoul is in Asia, as is Tokyo"), ["Tokyo"]).correct  # the subject read as the topic
     assert strict_correct(done("It is a tale of old and poem"), ["tale"]).correct  # "and" inside the gold's description
@@ -180,6 +194,10 @@ def test_known_limits_of_v5():
     assert strict_correct(done("the city of seoul - Tokyo"), ["Tokyo"]).correct  # a lowercase description's words
     # the question's entity before a dash reads as a second name (strict_correct does not see the question)
     assert not strict_correct(done("Scottish 1911–12 Scottish Cup - Football"), ["football"]).correct
+    assert strict_correct(done("2011–12 Elon Phoenix Men's Basketball"), ["basketball"]).correct  # a name ending in it
+    # the topic's kind before a lowercase gold reads as a second answer
+    assert not strict_correct(done("Brain is a film and TV show based on the psychological thriller genre."),
+                              ["thriller"]).correct
 
 
 def test_a_sentence_cut_by_the_length_limit():
@@ -251,10 +269,13 @@ def test_panel_style_tricks_on_the_demo_pool(pool, family):
         assert credited == len(rows) and withdrawn >= len(rows) - 1, (template, credited, withdrawn, len(rows))
 
 
-# v5's readings: each credits one of the two positions, never both (a gold and a wrong answer
+# v5's and v6's readings: each credits one of the two positions, never both (a gold and a wrong answer
 # swapped in the same frame): a guesser who writes both candidates buys nothing.
 V5_FRAMES = ("{w}: {g}", "{w} - {g}", "Sport: {w} - {g}", "In {w}, it is {g}", "In {w}, the capital is {g}",
-             "{w}, which some call {g}", "{w}, which translates to {g}")
+             "{w}, which some call {g}", "{w}, which translates to {g}",
+             # v6
+             "A {w} and famous {g}", "{g} that some call {w} or Atlantis", "Antonius, a famous {g}, has {w}",
+             "The Final of {w}, held in May, is {g}")
 
 
 @pytest.mark.parametrize("frame", V5_FRAMES)

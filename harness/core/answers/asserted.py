@@ -21,6 +21,10 @@ _PUNCT = {",": "comma", ";": "semi", "/": "slash", "?": "qmark", "!": "bang", ".
 _DASH = re.compile(r"\s[-\u2010-\u2015]+\s|[\u2013-\u2015]")
 _PUNCT_RE = re.compile("[" + re.escape("".join(_PUNCT)) + "]")
 _DIGIT_MARK = re.compile(r"(?<=\d)[.,](?=\d)")  # "1.5", "29,137": one number, its parts adjacent tokens
+_RANGE = re.compile(r"(?<=\d)[\u2010-\u2015](?=\d)")  # v6: "2010–11" is one season, not a dash between pieces
+# v6: the stops of an initialism before a lowercase word end no sentence ("Cheltenham Town F.C. is a team");
+# before a capital they still may ("U.S.A. Kiki.": two answers)
+_INITIALISM = re.compile(r"(?<![A-Za-z])(?:[A-Z]\.){2,}(?=\s+[a-z])")
 _WORD_SPLIT = re.compile(r"[\W_]+")
 _PARENS = re.compile(r"\s*[(\[][^)\]]*[)\]]\s*")
 
@@ -94,7 +98,7 @@ def tokens(answer: str) -> Tokens:
     """normalize_answer tokens of `answer`, with punctuation kept as `zqsep<name>` tokens and the
     capitalisation of each token's word. When per-word normalisation disagrees with the whole
     (a rare Unicode composition across a word boundary), capitalisation is left unknown."""
-    text = _DIGIT_MARK.sub(" ", answer)
+    text = _DIGIT_MARK.sub(" ", _RANGE.sub(" ", _INITIALISM.sub(lambda m: m.group(0).replace(".", " "), answer)))
     text = _DASH.sub(f" {SEP}dash ", text)
     text = _PUNCT_RE.sub(lambda m: f" {SEP}{_PUNCT[m.group(0)]} ", text)
     words = normalize_answer(text).split()

@@ -51,7 +51,14 @@ def subject(tk: A.Tokens, parts: list[A.Piece], k: int, run: list[int], gold_at:
     if coordinated or not A.sentence_start(words, run[0]):
         return False
     verb = run[-1] + 1
-    if verb >= parts[k].stop:  # "X and Y was ...": the verb after the second subject's capitalised run
+    while verb < parts[k].stop and tk.caps[verb] and words[verb] in FILLER and words[verb] not in A.COPULA:
+        verb += 1  # v6: a capitalised framing word inside the subject's name ("The 2009 Ukrainian Cup Final is")
+    inserted = _inserted_verb(tk, parts, k, run, gold_at)
+    if inserted is not None:  # v6: "X, founded by Y, is ...", "X, a British actor, has played ..."
+        if inserted < 0:
+            return True
+        verb = inserted
+    elif verb >= parts[k].stop:  # "X and Y was ...": the verb after the second subject's capitalised run
         if k + 1 >= len(parts) or parts[k + 1].via not in ("and", "comma"):
             return False
         verb = parts[k + 1].start
@@ -63,6 +70,49 @@ def subject(tk: A.Tokens, parts: list[A.Piece], k: int, run: list[int], gold_at:
         return False
     complement = next((w for w in words[verb + 1:gold_at] if A.sep(w) is None), "")
     return complement not in A.ANSWER_WORDS and not A.sentence_break(words, verb, gold_at)
+
+
+def modifier_of_gold(tk: A.Tokens, parts: list[A.Piece], gold_pieces: list[GoldPiece], k: int, run: list[int],
+                     protected: set[int]) -> bool:
+    """v6: one lowercase word that ends its piece, joined by "and" to a piece in which a
+    lowercase gold follows one or more modifiers with no function word between ("a professional and amateur
+    British football tournament", "a mystic and spiritual female poet"): both words modify the
+    gold. A gold that opens the next piece is still a second answer ("an actor and director"),
+    and only the later position is credited ("an actor and famous director": director, never
+    actor)."""
+    words = tk.words
+    if len(run) != 1 or run[0] + 1 != parts[k].stop or tk.caps[run[0]] or not tk.lettered \
+            or not words[run[0]].isalpha():
+        return False
+    if k + 1 >= len(parts) or parts[k + 1].via != "and":
+        return False
+    gold = next((g for g in gold_pieces if g.piece == k + 1 and not g.conceded), None)
+    if gold is None or gold.start == parts[k + 1].start or tk.caps[gold.start]:
+        return False  # a name there is a second answer
+    return all(A.sep(words[i]) is None and words[i] not in STOPWORDS and i not in protected
+               for i in range(parts[k + 1].start, gold.start))
+
+
+AUXILIARIES = frozenset({"has", "had", "have"})  # v6: what may open a predicate after an inserted clause
+
+
+def _inserted_verb(tk: A.Tokens, parts: list[A.Piece], k: int, run: list[int], gold_at: int) -> int | None:
+    """v6: a subject run that ends its piece, then a clause between commas, then a piece that
+    opens with a copula or "has"/"had"/"have": the subject's verb (its index), or -1 when the
+    inserted clause is an appositive that holds a lowercase gold after a modifier ("Antonius Sharp,
+    a British actor, has played ...": the gold, not a second answer); None otherwise. The clause
+    opens in lowercase ("X, founded by Y, is ...") or holds that gold."""
+    words = tk.words
+    if run[-1] + 1 != parts[k].stop or k + 2 >= len(parts) or parts[k + 1].via != "comma" \
+            or parts[k + 2].via != "comma":
+        return None
+    verb = parts[k + 2].start
+    if words[verb] not in A.COPULA | AUXILIARIES:
+        return None
+    inside = parts[k + 1].start < gold_at < parts[k + 1].stop and not tk.caps[gold_at] and tk.lettered
+    if inside:
+        return -1
+    return verb if not tk.caps[parts[k + 1].start] else None
 
 
 def extends_gold(tk: A.Tokens, parts: list[A.Piece], gold_pieces: list[GoldPiece], k: int, run: list[int]) -> bool:
@@ -172,10 +222,18 @@ def relative_clause(words: list[str], parts: list[A.Piece], gold_pieces: list[Go
     call Seoul": Seoul's verdict still has Tokyo before it)."""
     for gold in gold_pieces:
         k = gold.piece + 1
-        if gold.piece >= 0 and not gold.conceded and gold.start == parts[gold.piece].start and k < len(parts) \
-                and parts[k].via == "comma" and words[parts[k].start] in RELATIVES:
-            end = next((i for i in range(parts[k].start, len(words)) if A.sentence_break(words, i, i + 1)), len(words))
-            return parts[k].start, end
+        if gold.piece < 0 or gold.conceded or gold.start != parts[gold.piece].start:
+            continue
+        opens = None
+        if k < len(parts) and parts[k].via == "comma" and words[parts[k].start] in RELATIVES:
+            opens = parts[k].start
+        else:  # v6: "that" / "which" / "who" inside the gold's own piece ("The science fiction genre is a
+            # broad term that encompasses any narrative that is not grounded in science or technology")
+            opens = next((i for i in range(gold.start + 1, parts[gold.piece].stop)
+                          if words[i] in RELATIVES or words[i] == "that"), None)
+        if opens is not None:
+            end = next((i for i in range(opens, len(words)) if A.sentence_break(words, i, i + 1)), len(words))
+            return opens, end
     return None
 
 

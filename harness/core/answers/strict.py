@@ -1,4 +1,4 @@
-"""Strict accuracy, version 5: credit only when the answer's asserted final answer is the gold.
+"""Strict accuracy, version 6: credit only when the answer's asserted final answer is the gold.
 
 The protocol's matcher (matching.match_closed_book) credits an answer that *contains* a
 reference on token boundaries, or that sits *inside* one, which is right for "The answer is
@@ -72,6 +72,15 @@ training rewards read it. `strict_correct(completion, golds)` is correct only wh
    limit: in an unclosed answer block, a last sentence of at most three words that opens with a
    capital and holds no gold ("... on the field. The H"). Each credits only the position a
    plain answer would ("Tokyo, which some call Seoul" is credited for Tokyo, never for Seoul).
+   And (v6, from samples e and f): a season's range and an initialism's stops before a lowercase
+   word split nothing ("2010–11 Cruz Azul season plays soccer", "Cheltenham Town F.C. is a soccer
+   team"); the subject may be followed by a clause between commas before its copula or "has"
+   ("X, founded by Y, is ..."), and when that clause holds a lowercase gold it is an appositive
+   ("Antonius Sharp, a British actor, has played ..."); a lowercase word joined by "and" to
+   the modifiers before a lowercase gold modifies it ("a professional and amateur British
+   football tournament"; "an actor and director" still lists two); and a "that"/"which"/"who"
+   clause inside the piece the gold opens describes it ("The science fiction genre is a broad
+   term that encompasses any narrative not grounded in science or technology").
 6. **Not part of a longer name** (`embedded`): the gold may not be followed, inside its run,
    by a capitalised word ("Tokyo Tower", "Paris Hilton", "George Washington Bridge" for
    "George Washington", "1959 Memorial Stadium"; after a number, eras, clock and unit
@@ -108,14 +117,20 @@ wrong answer joined by "and" in a mixed-case answer does too ("It is a tale of o
 and a name after a comma that follows a place ("Tokyo is in Asia, Seoul") reads as its qualifier;
 a lowercase description's words before a dash do not compete with a capitalised gold ("the city
 of seoul - Tokyo", v5); and strict_correct never sees the question, so the question's own entity
-before a dash reads as a second name ("Scottish 1911–12 Scottish Cup - Football": withdrawn).
+before a dash reads as a second name ("Scottish 1911–12 Scottish Cup - Football": withdrawn), and
+so does the topic's kind before a lowercase gold ("Brain is a film and TV show based on the
+psychological thriller genre"); v6 credits a team's name that ends in the gold ("2011–12 Elon
+Phoenix Men's Basketball", as "New York" for "York") and reads "A mystic and spiritual poet" as
+one poet.
 Version history: 1 (leaderboard/diagnostics.py): the hedge rule on the extracted answer; 2:
 rules 1-5 with pieces only at or / nor / "/" / ";" / lines / two commas, and the reverse
 direction credited; 3: rules 1-7 without v4's readings; 4 (2026-12-05): rule 5's six readings
 (the topic as subject, an explanation's "or", "and" in the gold's description, a date's month
 and day, a cut closing tag, a place's qualifiers) and the conjunct before a gold; 5 (2026-12-05):
-a label, a prepositional opener, a relative clause, a sentence cut by the length limit. Change any
-rule only with a new STRICT_VERSION.
+a label, a prepositional opener, a relative clause, a sentence cut by the length limit; 6
+(2026-12-05): ranges and initialisms, an inserted clause or appositive after the subject, modifiers
+joined by "and", a relative clause inside the gold's piece. Change any rule only with a new
+STRICT_VERSION.
 """
 from __future__ import annotations
 
@@ -125,10 +140,10 @@ from typing import Sequence
 
 from . import asserted as A
 from .readings import (GoldPiece, apposition, conjunct_of_gold, cut_stop, explained as explanation_start, extends_gold,
-                       label, opener, relative_clause, subject)
+                       label, modifier_of_gold, opener, relative_clause, subject)
 from .matching import STOPWORDS, answer_blocks, extract_answer, match_closed_book, normalize_answer
 
-STRICT_VERSION = "5"
+STRICT_VERSION = "6"
 REASONS = ("no_answer", "multiple_blocks", "no_match", "retracted", "negated", "candidates", "embedded", "fragment")
 # The reasons that withdraw an answer the protocol's matcher may credit (the gold, or a part of
 # it, is there but not asserted as the answer); the guards that read strict accuracy act on them.
@@ -261,7 +276,8 @@ def _verdict(answer: str, golds: Sequence[str], cut: bool = False) -> StrictVerd
                 continue
             if not offered and (subject(tk, parts, k, run, first_gold, coordinated)
                                 or extends_gold(tk, parts, gold_pieces, k, run) or label(tk, parts, gold_pieces, k, run)
-                                or opener(tk, parts, gold_pieces, k, run, protected)):
+                                or opener(tk, parts, gold_pieces, k, run, protected)
+                                or modifier_of_gold(tk, parts, gold_pieces, k, run, protected)):
                 continue
             text = A.words_of(words, run[0], run[-1] + 1)
             if text in normal_refs:
