@@ -22,7 +22,9 @@ after v5 was final too (PopQA's occupation, birthplace and genre questions 1-2,7
 0.7, seed 31; lowercase golds, 38 credited): 3 false withdrawals (a topic before an appositive
 that holds the gold, an "or" in a clause describing the gold, the topic's kind before a lowercase
 gold: "a film and TV show based on the psychological thriller genre"). Strict v6 credits six of
-e's and f's seven (`"v5": "false_withdrawal"`) and keeps the last (`review: false`).
+e's and f's seven (`"v5": "false_withdrawal"`) and keeps the last (`review: false`). Sample `g`,
+read after v6 was final (b's questions at temperature 0.7, seed 41, 265 credited, and the first
+1,872 of f's questions at seed 43, 28 credited): 3 false withdrawals of 293 (1.0%).
 The fixture stores only the model's completions and the questions' row indexes and ids; the golds
 are read from the shared benchmark files."""
 from __future__ import annotations
@@ -62,7 +64,7 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         assert (verdict.correct, verdict.reason) == (row["correct"], row["reason"]), (row, verdict)
         verdicts.setdefault(row.get("sample", "first"), Counter())[verdict.reason or "kept"] += 1
     # evals/README.md: every credited output of each sample
-    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 249), "c": (159, 104), "d": (144, 99), "e": (535, 364), "f": (38, 18)}
+    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 249), "c": (159, 104), "d": (144, 99), "e": (535, 364), "f": (38, 18), "g": (293, 189)}
     assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == expected
 
 
@@ -77,7 +79,7 @@ def test_v3_false_withdrawals_are_credited():
     v4 = [row for row in _rows() if row.get("v4") == "false_withdrawal"]  # "Sport: Football"
     assert len(v4) == 5 and {row["sample"] for row in v4} == {"d"} and all(row["correct"] for row in v4)
     known = [row for row in _rows() if row.get("review") == "false"]  # v5's known false withdrawals
-    assert Counter(row["sample"] for row in known) == {"d": 1, "f": 1}
+    assert Counter(row["sample"] for row in known) == {"d": 1, "f": 1, "g": 3}
     v5 = [row for row in _rows() if row.get("v5") == "false_withdrawal"]  # "2010–11 Cruz Azul season plays soccer"
     assert Counter(row["sample"] for row in v5) == {"e": 4, "f": 2} and all(row["correct"] for row in v5)
     # v5 withdrew these rightly; v6 credits them (strict.py, "Known limits"): a team's name that ends in
