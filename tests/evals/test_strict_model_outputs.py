@@ -24,7 +24,9 @@ that holds the gold, an "or" in a clause describing the gold, the topic's kind b
 gold: "a film and TV show based on the psychological thriller genre"). Strict v6 credits six of
 e's and f's seven (`"v5": "false_withdrawal"`) and keeps the last (`review: false`). Sample `g`,
 read after v6 was final (b's questions at temperature 0.7, seed 41, 265 credited, and the first
-1,872 of f's questions at seed 43, 28 credited): 3 false withdrawals of 293 (1.0%).
+1,872 of f's questions at seed 43, 28 credited): 3 false withdrawals of 293 (1.0%). Sample `h`,
+read after v6 was final too (the first 641 of b's questions at seed 47 and 735 of c's at seed 53;
+178 credited): 2 false withdrawals.
 The fixture stores only the model's completions and the questions' row indexes and ids; the golds
 are read from the shared benchmark files."""
 from __future__ import annotations
@@ -64,7 +66,7 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         assert (verdict.correct, verdict.reason) == (row["correct"], row["reason"]), (row, verdict)
         verdicts.setdefault(row.get("sample", "first"), Counter())[verdict.reason or "kept"] += 1
     # evals/README.md: every credited output of each sample
-    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 249), "c": (159, 104), "d": (144, 99), "e": (535, 364), "f": (38, 18), "g": (293, 189)}
+    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 249), "c": (159, 104), "d": (144, 99), "e": (535, 364), "f": (38, 18), "g": (293, 189), "h": (178, 123)}
     assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == expected
 
 
@@ -79,7 +81,7 @@ def test_v3_false_withdrawals_are_credited():
     v4 = [row for row in _rows() if row.get("v4") == "false_withdrawal"]  # "Sport: Football"
     assert len(v4) == 5 and {row["sample"] for row in v4} == {"d"} and all(row["correct"] for row in v4)
     known = [row for row in _rows() if row.get("review") == "false"]  # v5's known false withdrawals
-    assert Counter(row["sample"] for row in known) == {"d": 1, "f": 1, "g": 3}
+    assert Counter(row["sample"] for row in known) == {"d": 1, "f": 1, "g": 3, "h": 2}
     v5 = [row for row in _rows() if row.get("v5") == "false_withdrawal"]  # "2010–11 Cruz Azul season plays soccer"
     assert Counter(row["sample"] for row in v5) == {"e": 4, "f": 2} and all(row["correct"] for row in v5)
     # v5 withdrew these rightly; v6 credits them (strict.py, "Known limits"): a team's name that ends in
