@@ -99,8 +99,8 @@ AUXILIARIES = frozenset({"has", "had", "have"})  # v6: what may open a predicate
 def _inserted_verb(tk: A.Tokens, parts: list[A.Piece], k: int, run: list[int], gold_at: int) -> int | None:
     """v6: a subject run that ends its piece, then a clause between commas, then a piece that
     opens with a copula or "has"/"had"/"have": the subject's verb (its index), or -1 when the
-    inserted clause is an appositive that holds a lowercase gold after a modifier ("Antonius Sharp,
-    a British actor, has played ...": the gold, not a second answer); None otherwise. The clause
+    inserted clause is an appositive that holds a lowercase gold in an answer that mixes cases
+    ("Antonius Sharp, a British actor, has played ...": the gold, not a second answer); None otherwise. The clause
     opens in lowercase ("X, founded by Y, is ...") or holds that gold."""
     words = tk.words
     if run[-1] + 1 != parts[k].stop or k + 2 >= len(parts) or parts[k + 1].via != "comma" \
