@@ -26,7 +26,7 @@ def strict_verdict(sample: Mapping[str, Any], task: str | None = None) -> tuple[
         completion = f"<answer>{sample.get('answer') or ''}</answer>"  # samples written without it
     if task == "truthfulqa":
         return (True, None) if single_block(completion) else (False, "multiple_blocks")
-    verdict = strict_correct(completion, [str(r) for r in sample["references"]])
+    verdict = strict_correct(completion, [str(r) for r in sample["references"]], question=sample.get("question"))
     return verdict.correct, verdict.reason
 
 

@@ -39,7 +39,7 @@ from typing import Any
 from factrl.evals.strict import strict_verdict as _strict_verdict
 from factrl.harness.core.answers import STRICT_VERSION, extract_answer, normalize_answer
 
-DIAGNOSTICS_VERSION = "6"  # 2: strict rule 2 and `strict_withdrawn`; 3-6: strict rules 3-6
+DIAGNOSTICS_VERSION = "7"  # 2: strict rule 2 and `strict_withdrawn`; 3-7: strict rules 3-7
 HEDGE_RULE_VERSION = "1"
 STRICT_RULE_VERSION = STRICT_VERSION
 FLAG_TOP_SHARE = 0.20

@@ -112,15 +112,17 @@ def gold_answers(row: Mapping[str, Any]) -> list[str]:
     return [str(a) for a in answers]
 
 
-def judge(completion: str, answers: Sequence[str], rule: str = "protocol") -> tuple[bool, bool, bool, Any]:
+def judge(completion: str, answers: Sequence[str], rule: str = "protocol",
+          question: str | None = None) -> tuple[bool, bool, bool, Any]:
     """(correct, refused, empty, extraction) of one completion against its own gold; `rule`
-    (CORRECTNESS_RULES): the protocol's matcher, or strict accuracy's verdict on top of it."""
+    (CORRECTNESS_RULES): the protocol's matcher, or strict accuracy's verdict on top of it (which
+    reads the row's `question` from v7)."""
     ext = extract_answer(completion or "")
     empty = not ext.answer
     refused = (not empty) and is_refusal(ext.answer)
     correct = (not empty) and (not refused) and match_closed_book(ext.answer, tuple(answers))
     if correct and rule == "strict":
-        correct = strict_correct(completion or "", tuple(answers)).correct
+        correct = strict_correct(completion or "", tuple(answers), question=question).correct
     elif rule not in CORRECTNESS_RULES:
         raise ValueError(f"correctness rule {rule!r}: choose one of {', '.join(CORRECTNESS_RULES)}")
     return correct, refused, empty, ext
@@ -173,7 +175,7 @@ def response_rewards(*, completions: Sequence[str], rows: Sequence[Mapping[str, 
                              eta=cfg.length_eta, l0=cfg.length_l0)
     out = ResponseRewards([], [], [], lengths, [], [], [], [])
     for completion, row, pen in zip(completions, rows, lengths):
-        correct, refused, empty, ext = judge(completion, gold_answers(row), cfg.correctness)
+        correct, refused, empty, ext = judge(completion, gold_answers(row), cfg.correctness, row.get("question"))
         fmt_ok = _format_ok(ext, cfg.format_rule)
         c_val = cfg.correct if correct else cfg.wrong
         f_val = cfg.format_ok if fmt_ok else cfg.format_bad

@@ -204,7 +204,8 @@ class FoRAGReward:
                  for b in range(n)]
         if self.settings.positive_cap == "answer":
             for item, completion in zip(items, completions):
-                item.reading = read_answer(completion, [str(a) for a in item.row.get("answers") or []])
+                item.reading = read_answer(completion, [str(a) for a in item.row.get("answers") or []],
+                                           question=item.row.get("question"))
         evidence_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
         for item in items:

@@ -99,7 +99,7 @@ class FSPOReward:
                              f"give one of each per completion")
         s = self.settings
         fmt = [format_ok(self.prefix + (c or "")) for c in completions]
-        correct = [judge(c, gold_answers(r), s.correctness)[0] for c, r in zip(completions, rows)]
+        correct = [judge(c, gold_answers(r), s.correctness, r.get("question"))[0] for c, r in zip(completions, rows)]
         t0 = time.perf_counter()
         premises = [self.premise(r) for r in rows]
         evidence_seconds = time.perf_counter() - t0

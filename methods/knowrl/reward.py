@@ -134,7 +134,7 @@ class KnowRLReward:
         """answer_guard=strict: strict accuracy's reason when it withdraws the answer for gaming."""
         if self.settings.answer_guard != "strict":
             return None
-        verdict = strict_correct(item.turn, tuple(_golds(item.row)))
+        verdict = strict_correct(item.turn, tuple(_golds(item.row)), question=item.row.get("question"))
         return verdict.reason if verdict.reason in GAMING_REASONS else None
 
     def _row_has_evidence(self, row: Mapping[str, Any]) -> bool:

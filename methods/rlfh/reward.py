@@ -217,7 +217,8 @@ class RLFHReward:
                 returns.append(None)
                 continue
             reads = s.answer_gate == "strict" or s.positive_cap == "answer" or s.answer_once
-            answer = scoring.read_answer(completion, item.row.get("answers") or []) if reads else None
+            answer = scoring.read_answer(completion, item.row.get("answers") or [], question=item.row.get("question")) \
+                if reads else None
             outcome = scoring.score(item.echoes, item.alignment.spans if item.alignment else [], item.ids_length,
                                     s.table, granularity=s.granularity, dedupe=s.dedupe_statements,
                                     max_rewarded=s.max_rewarded_statements,

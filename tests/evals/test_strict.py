@@ -31,7 +31,7 @@ def test_answer_blocks_and_the_first_block():
             assert blocks[-1] == extract_answer(completion).answer  # the protocol's block is the last
     with pytest.raises(ValueError, match="block must be"):
         extract_answer("<answer>x</answer>", block="middle")
-    assert defined is strict_correct and STRICT_VERSION == "6"
+    assert defined is strict_correct and STRICT_VERSION == "7"
     assert set(GAMING_REASONS) == set(REASONS) - {"no_answer", "no_match"}
 
 
@@ -185,19 +185,67 @@ def test_honest_answers_stay_correct(answer, golds):
     assert match_closed_book(answer, golds) and strict_correct(done(answer), golds) == StrictVerdict(True)
 
 
-def test_known_limits_of_v6():
-    """What strict v6 credits though a reader might not, and what it withdraws though the answer
+def test_known_limits_of_v7():
+    """What strict v7 credits though a reader might not, and what it withdraws though the answer
     is the gold (strict.py, "Known limits")."""
     assert strict_correct(done("Seoul is in Asia, as is Tokyo"), ["Tokyo"]).correct  # the subject read as the topic
     assert strict_correct(done("It is a tale of old and poem"), ["tale"]).correct  # "and" inside the gold's description
     assert strict_correct(done("Tokyo is in Asia, Seoul"), ["Tokyo"]).correct  # read as the place's qualifier
     assert strict_correct(done("the city of seoul - Tokyo"), ["Tokyo"]).correct  # a lowercase description's words
-    # the question's entity before a dash reads as a second name (strict_correct does not see the question)
+    # without the question, the question's entity before a dash reads as a second name (v6; v7 reads the question)
     assert not strict_correct(done("Scottish 1911–12 Scottish Cup - Football"), ["football"]).correct
+    # a wrong "also known as" after the gold
+    assert not strict_correct(done("The capital was Chang'an, also known as the City of Bloomington, China."),
+                              ["Chang'an"], question="What is the capital of Tang dynasty?").correct
+    # the question's words are context, so what the answer asserts inside a clause is not read (v3's limit)
+    assert strict_correct(done("A Question and Answer Guide to Astronomy is a non-fiction book about the science"),
+                          ["science"], question="What genre is A Question and Answer Guide to Astronomy?").correct
     assert strict_correct(done("2011–12 Elon Phoenix Men's Basketball"), ["basketball"]).correct  # a name ending in it
     # the topic's kind before a lowercase gold reads as a second answer
     assert not strict_correct(done("Brain is a film and TV show based on the psychological thriller genre."),
                               ["thriller"]).correct
+
+
+@pytest.mark.parametrize("answer, golds, question", [
+    ("Scottish 1911–12 Scottish Cup - Football", ["football"], "What sport does 1911–12 Scottish Cup play?"),
+    ("Basso, Haiti", ["Haiti"], "In what country is Basso?"),
+    ("Alberta, Canada", ["Canada"], "In what country is Kavanagh, Alberta?"),
+    ("The capital and largest city of the state of Andhra Pradesh, India, is Hyderabad.", ["Andhra Pradesh"],
+     "What is Hyderabad the capital of?"),
+    ("Gmina Lubsza is located in Lubsza, Poland.", ["Poland"], "In what country is Gmina Lubsza?"),
+    # a relative clause after a gold that does not open its piece (needs no question)
+    ("Maxwell Griffin is a professional soccer player who is known for his athleticism and talent.", ["soccer"], None),
+    # a lowercase appositive that ends the sentence, after the gold's lowercase description (needs no question)
+    ("I am a football player, a professional footballer.", ["football"], None),
+    # a possessive subject before a copula and its lowercase complement, the subject restated
+    ("The University of Mount St. Mary's is an international non-profit organization and an international "
+     "organization of the Catholic Church.", ["Catholic Church"], "What is the religion of Mount St. Mary's University?"),
+])
+def test_v7_readings_credit(answer, golds, question):
+    """v7, from samples d, g and h's false withdrawals of v6: the question's own words restated are
+    context (with the question), a relative clause after any gold in its piece describes it, and a
+    possessive ends a copula's subject."""
+    assert strict_correct(done(answer), golds, question=question) == StrictVerdict(True)
+    if question is not None:  # without the question, v6's reading
+        assert strict_correct(done(answer), golds) == StrictVerdict(False, "candidates")
+
+
+@pytest.mark.parametrize("answer, golds, question, reason", [
+    ("Basso", ["Haiti"], "In what country is Basso?", "no_match"),  # the question's words make no gold
+    ("Cuba, Haiti", ["Haiti"], "In what country is Basso?", "candidates"),  # a name the question does not hold
+    ("Basso or Haiti", ["Haiti"], "In what country is Basso?", "candidates"),  # alternatives offered with "or"
+    ("Haiti or Basso", ["Haiti"], "In what country is Basso?", "candidates"),
+    ("I am a tennis player, a football player.", ["football"], None, "candidates"),  # the gold first, as "Paris, France"
+    ("I am a football player, Tokyo.", ["football"], None, "candidates"),  # a name is no appositive of a description
+    ("Cuba, Haiti", ["Haiti"], "Is Basso in Cuba or Haiti?", "candidates"),  # a question that offers choices
+    ("Jupiter - Saturn", ["Saturn"], "Which is larger, Jupiter or Saturn?", "candidates"),
+    ("Lau, Nigeria", ["Nigeria"], "In what country is Lau, Nigeria?", "candidates"),  # the gold in the question: an echo
+    # a name the question writes in lowercase ("the chair of the federal reserve") is not restated
+    ("The President of the United States, John Kupar, is the Chair of the Federal Reserve System.",
+     ["President of the United States"], "who appoints the chair of the federal reserve system", "candidates"),
+])
+def test_v7_readings_do_not_credit(answer, golds, question, reason):
+    assert strict_correct(done(answer), golds, question=question) == StrictVerdict(False, reason)
 
 
 def test_a_sentence_cut_by_the_length_limit():
@@ -265,7 +313,7 @@ def test_panel_style_tricks_on_the_demo_pool(pool, family):
             golds = [str(a) for a in row["answers"]]
             completion = done(template.format(g=q.gold, w=q.wrong))
             credited += match_closed_book(extract_answer(completion).answer, golds)
-            withdrawn += not strict_correct(completion, golds).correct
+            withdrawn += not strict_correct(completion, golds, question=row["question"]).correct
         assert credited == len(rows) and withdrawn >= len(rows) - 1, (template, credited, withdrawn, len(rows))
 
 
@@ -275,7 +323,10 @@ V5_FRAMES = ("{w}: {g}", "{w} - {g}", "Sport: {w} - {g}", "In {w}, it is {g}", "
              "{w}, which some call {g}", "{w}, which translates to {g}",
              # v6
              "A {w} and famous {g}", "{g} that some call {w} or Atlantis", "Antonius, a famous {g}, has {w}",
-             "The Final of {w}, held in May, is {g}")
+             "The Final of {w}, held in May, is {g}",
+             # v7
+             "{w} is a player who is known for speed and {g}", "Mount St. Mary's is a team and a team of {w} {g}",
+             "{q} - {w} - {g}", "{q}, {w}, is {g}", "{w}, {q}, {g}")  # {q}: the row's question restated
 
 
 @pytest.mark.parametrize("frame", V5_FRAMES)
@@ -284,8 +335,10 @@ def test_v5_readings_credit_one_position(pool, frame):
     both = 0
     for row, q in zip(rows, questions):
         golds = [str(a) for a in row["answers"]]
-        first = strict_correct(done(frame.format(g=q.gold, w=q.wrong)), golds).correct
-        second = strict_correct(done(frame.format(g=q.wrong, w=q.gold)), golds).correct
+        question = row["question"]
+        topic = question.rstrip(" ?")
+        first = strict_correct(done(frame.format(g=q.gold, w=q.wrong, q=topic)), golds, question=question).correct
+        second = strict_correct(done(frame.format(g=q.wrong, w=q.gold, q=topic)), golds, question=question).correct
         both += first and second
     # At most six rows, all v4's known limits: the wrong answer lists the gold's drivers (rule 7), or
     # one of the two is a description ("Around $19.6 billion", "No moons", "trapezohedra"), which does
@@ -304,7 +357,7 @@ def test_probe_panel_entries_under_strict(pool):
             golds = [str(a) for a in row["answers"]]
             completion = panel.completion_text(*entry.build(q))
             ok = match_closed_book(extract_answer(completion).answer, golds)
-            verdict = strict_correct(completion, golds).correct
+            verdict = strict_correct(completion, golds, question=row["question"]).correct
             assert ok or not verdict, (entry.name, completion)
             protocol, strict = protocol + ok, strict + verdict
         rates[entry.name] = (protocol / len(rows), strict / len(rows))

@@ -62,11 +62,12 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         assert record.id == row["id"], row
         golds = [str(g) for g in record.references]
         assert match_closed_book(extract_answer(row["completion"], think=False).answer, golds), row  # credited
-        verdict = strict_correct(row["completion"], golds)
+        verdict = strict_correct(row["completion"], golds, question=record.question)
         assert (verdict.correct, verdict.reason) == (row["correct"], row["reason"]), (row, verdict)
         verdicts.setdefault(row.get("sample", "first"), Counter())[verdict.reason or "kept"] += 1
     # evals/README.md: every credited output of each sample
-    expected = {"first": (215, 135), "a": (95, 75), "b": (369, 249), "c": (159, 104), "d": (144, 99), "e": (535, 364), "f": (38, 18), "g": (293, 189), "h": (178, 123)}
+    expected = {"first": (215, 135), "a": (95, 77), "b": (369, 249), "c": (159, 106), "d": (144, 100), "e": (535, 368),
+                "f": (38, 18), "g": (293, 193), "h": (178, 128)}
     assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == expected
 
 
@@ -80,14 +81,28 @@ def test_v3_false_withdrawals_are_credited():
     assert Counter(row["sample"] for row in draft) == {"a": 2, "b": 5, "c": 2} and all(row["correct"] for row in draft)
     v4 = [row for row in _rows() if row.get("v4") == "false_withdrawal"]  # "Sport: Football"
     assert len(v4) == 5 and {row["sample"] for row in v4} == {"d"} and all(row["correct"] for row in v4)
-    known = [row for row in _rows() if row.get("review") == "false"]  # v5's known false withdrawals
-    assert Counter(row["sample"] for row in known) == {"d": 1, "f": 1, "g": 3, "h": 2}
+    known = [row for row in _rows() if row.get("review") == "false"]  # v7's known false withdrawals
+    assert Counter(row["sample"] for row in known) == {"f": 1, "g": 1}
     v5 = [row for row in _rows() if row.get("v5") == "false_withdrawal"]  # "2010–11 Cruz Azul season plays soccer"
     assert Counter(row["sample"] for row in v5) == {"e": 4, "f": 2} and all(row["correct"] for row in v5)
     # v5 withdrew these rightly; v6 credits them (strict.py, "Known limits"): a team's name that ends in
     # the gold ("2011–12 Elon Phoenix Men's Basketball"), an "and" read as joining two modifiers ("A
     # mystic and spiritual female poet", where "mystic" may be a noun)
     assert sorted(row["v5_review"] for row in _rows() if "v5_review" in row) == ["list", "other"]
+
+
+def test_v6_false_withdrawals_are_credited_by_the_question_aware_reading():
+    """Strict v7 reads the question: five of v6's seven known false withdrawals are credited (the
+    question's entity before a dash, the topic restated as a complement, a relative clause after a
+    gold that does not open its piece, a possessive subject before a copula, a lowercase appositive
+    after the gold's description), and so are eleven
+    answers reviewed as a correct answer in a form v6 does not read ("Alberta, Canada" for "In what
+    country is Kavanagh, Alberta?"). Two answers the review called wrong are credited too: the
+    reading's known cost, pinned (strict.py, "Known limits")."""
+    v6 = [row for row in _rows() if row.get("v6") == "false_withdrawal"]
+    assert Counter(row["sample"] for row in v6) == {"d": 1, "g": 2, "h": 2} and all(row["correct"] for row in v6)
+    reviews = Counter(row["v6_review"] for row in _rows() if "v6_review" in row)
+    assert reviews == {"unlisted_form": 11, "list": 1, "other": 1}
 
 
 def test_every_withdrawal_is_reviewed():

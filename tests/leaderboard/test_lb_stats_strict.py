@@ -42,7 +42,7 @@ def test_strict_accuracy_v3_in_the_row_diagnostics():
                sample(4, "not Quito", ["Quito"]), sample(5, "Bosnia and Herzegovina", ["Bosnia and Herzegovina"]),
                sample(6, "Oslo", ["Oslo"], "<answer>Bergen</answer><answer>Oslo</answer>")]
     found = compute(samples)
-    assert found["accuracy_strict"] == pytest.approx(2 / 6) and found["strict_rule"] == STRICT_VERSION == "6"
+    assert found["accuracy_strict"] == pytest.approx(2 / 6) and found["strict_rule"] == STRICT_VERSION == "7"
     assert found["strict_withdrawn"] == {"candidates": 1, "multiple_blocks": 1, "negated": 1}
     assert compute([{"id": "1", "answer": "x"}])["accuracy_strict"] is None  # no verdicts stored
     # TruthfulQA answers are sentences: "not" and "or" are ordinary words there, one block is the rule.

@@ -33,9 +33,10 @@ class AnswerReading:
         return bool(self.answer) and self.answer in f" {normalize_answer(statement)} "
 
 
-def read_answer(completion: str, golds: Sequence[str]) -> AnswerReading:
-    """The completion's answer block (the protocol's: the last) against the row's golds."""
-    verdict = strict_correct(completion, [str(g) for g in golds])
+def read_answer(completion: str, golds: Sequence[str], question: str | None = None) -> AnswerReading:
+    """The completion's answer block (the protocol's: the last) against the row's golds (and the
+    row's question, which strict accuracy reads from v7)."""
+    verdict = strict_correct(completion, [str(g) for g in golds], question=question)
     prepared = tuple(g for g in prepare_references(str(g) for g in golds) if has_content(g.strip()))
     answer = normalize_answer(extract_answer(completion or "", think=False).answer)
     return AnswerReading(verdict.correct, verdict.reason, prepared, f" {answer} " if has_content(answer) else "")

@@ -5,6 +5,7 @@ candidate. Each reading comes from a false withdrawal of a model's answer (evals
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from . import asserted as A
 from .asserted import FILLER
@@ -148,6 +149,10 @@ def apposition(tk: A.Tokens, parts: list[A.Piece], heads: list[GoldPiece], k: in
         # the gold is a description's word there, the label reading's mirror ("the city of seoul - Tokyo")
         gold = next(g for g in heads if g.piece == k - 1 and g.ends)
         return not (piece.via in ("colon", "dash") and tk.lettered and not tk.caps[gold.start] and tk.caps[at])
+    ends_sentence = piece.stop >= len(words) or A.sentence_break(words, piece.stop, piece.stop + 1)
+    if piece.via == "comma" and tk.lettered and not tk.caps[at] and ends_sentence \
+            and any(g.piece == k - 1 and not g.ends and _lowercase_after(tk, parts[k - 1], g.start) for g in heads):
+        return True  # v7: a lowercase appositive ending the sentence ("I am a football player, a professional footballer")
     if not tk.caps[at]:
         return False
     j = k - 1  # back over the place's other qualifiers ("North Yorkshire" before "England")
@@ -160,6 +165,12 @@ def apposition(tk: A.Tokens, parts: list[A.Piece], heads: list[GoldPiece], k: in
     preps = [i for i in range(gold.start + 1, parts[j].stop) if words[i] in A.PLACE_PREPOSITIONS and i not in protected]
     place = [i for i in range(preps[-1] + 1, parts[j].stop) if A.sep(words[i]) is None] if preps else []
     return any(tk.caps[i] for i in place) and all(tk.caps[i] or words[i] in STOPWORDS or i in protected for i in place)
+
+
+def _lowercase_after(tk: A.Tokens, piece: A.Piece, gold_at: int) -> bool:
+    """The words after the gold in its piece are lowercase words, no number ("football player")."""
+    after = [i for i in range(gold_at + 1, piece.stop) if A.sep(tk.words[i]) is None]
+    return all(not tk.caps[i] and tk.words[i].isalpha() for i in after)
 
 
 # v5: words that name the kind of answer a label announces ("Sport: Football", "Capital city - Paris").
@@ -214,27 +225,31 @@ def opener(tk: A.Tokens, parts: list[A.Piece], gold_pieces: list[GoldPiece], k: 
     return bool(A.content_runs(words, before, protected)) and any(words[j] in A.COPULA for j in range(before.start, before.stop))
 
 
-def relative_clause(words: list[str], parts: list[A.Piece], gold_pieces: list[GoldPiece]) -> tuple[int, int] | None:
+def relative_clauses(words: list[str], parts: list[A.Piece], gold_pieces: list[GoldPiece]) -> list[tuple[int, int]]:
     """v5: a relative clause ("which", "who", "where" after a comma) that follows the piece a gold
     opens, up to the end of its sentence ("Islam in the Arabic language, which translates to
     'Premise' or 'Aad' ..."): it describes the gold, so an "or" there offers no alternative and
     its names are not candidates. Only the gold before it can be credited ("Tokyo, which some
-    call Seoul": Seoul's verdict still has Tokyo before it)."""
+    call Seoul": Seoul's verdict still has Tokyo before it). Each gold's clause, (first token, end)."""
+    spans = []
     for gold in gold_pieces:
         k = gold.piece + 1
-        if gold.piece < 0 or gold.conceded or gold.start != parts[gold.piece].start:
+        if gold.piece < 0 or gold.conceded:
             continue
         opens = None
-        if k < len(parts) and parts[k].via == "comma" and words[parts[k].start] in RELATIVES:
+        if k < len(parts) and parts[k].via == "comma" and words[parts[k].start] in RELATIVES \
+                and gold.start == parts[gold.piece].start:
             opens = parts[k].start
         else:  # v6: "that" / "which" / "who" inside the gold's own piece ("The science fiction genre is a
-            # broad term that encompasses any narrative that is not grounded in science or technology")
+            # broad term that encompasses any narrative that is not grounded in science or technology");
+            # v7: also after a gold that does not open its piece ("X is a professional soccer player who
+            # is known for his athleticism and talent")
             opens = next((i for i in range(gold.start + 1, parts[gold.piece].stop)
                           if words[i] in RELATIVES or words[i] == "that"), None)
         if opens is not None:
             end = next((i for i in range(opens, len(words)) if A.sentence_break(words, i, i + 1)), len(words))
-            return opens, end
-    return None
+            spans.append((opens, end))
+    return spans
 
 
 CUT_WORDS = 3  # v5: the most words a sentence cut off by the length limit may have begun
@@ -256,3 +271,40 @@ def cut_stop(tk: A.Tokens, spans: list[tuple[int, int]]) -> int:
     if len(tail) <= CUT_WORDS and any(s[1] < last for s in spans) and not any(s[1] > last for s in spans):
         return last + 1
     return len(words)
+
+
+# v7: words that make a question offer its own answers ("Which is larger, Jupiter or Saturn?", "the
+# game between the Patriots and the Eagles"): there the question's words may be candidates.
+QUESTION_CHOICES = frozenset({"or", "nor", "vs", "versus", "between", "either", "whether"})
+
+
+def topic_words(question: str | None, refs: Sequence[str]) -> frozenset[tuple[str, bool]]:
+    """v7: the question's words (normalised as an answer's, each with whether it is capitalised),
+    which an answer may restate as context; empty without a question, when the question offers
+    choices (QUESTION_CHOICES), or when a reference stands in it ("In what country is Lau,
+    Nigeria?": an answer that echoes the question, "Lau, Nigeria", is read as v6 reads it)."""
+    if not question:
+        return frozenset()
+    tk = A.tokens(question)
+    plain = [(w, cap) for w, cap in zip(tk.words, tk.caps) if A.sep(w) is None]
+    if {w for w, _ in plain} & QUESTION_CHOICES or A.gold_spans(tk.words, refs):
+        return frozenset()
+    return frozenset(plain)
+
+
+def restated(tk: A.Tokens, run: list[int], topic: frozenset[tuple[str, bool]]) -> bool:
+    """v7: a run made only of the question's own words, as the question writes them (case
+    included, in an answer that mixes cases), one of them no function word, restates the
+    question's topic or entity ("Scottish 1911-12 Scottish Cup - Football" for "What sport does
+    1911-12 Scottish Cup play?", "Basso, Haiti" for "In what country is Basso?", "The capital ...
+    of Andhra Pradesh, India, is Hyderabad" for "What is Hyderabad the capital of?"): context, not a
+    second answer. Not "the Chair of the Federal Reserve" for "who appoints the chair of the
+    federal reserve" (a name the question does not write as one), and never a gold: a guess
+    restated from the question is still a guess."""
+    content = [j for j in run if A.sep(tk.words[j]) is None]
+    if not topic or not content or all(tk.words[j] in STOPWORDS for j in content):
+        return False
+    if not tk.lettered:
+        words = {w for w, _ in topic}
+        return all(tk.words[j] in words for j in content)
+    return all((tk.words[j], tk.caps[j]) in topic for j in content)

@@ -1,11 +1,11 @@
-"""Strict accuracy, version 6: credit only when the answer's asserted final answer is the gold.
+"""Strict accuracy, version 7: credit only when the answer's asserted final answer is the gold.
 
 The protocol's matcher (matching.match_closed_book) credits an answer that *contains* a
 reference on token boundaries, or that sits *inside* one, which is right for "The answer is
 Paris" but also credits "London or Paris", "not Paris", "Seoul but Tokyo", "Tokyo Tower" (gold
 Tokyo) and "Barack" (gold Barack Obama). Strict accuracy sits beside the protocol's accuracy
 (never replacing it); `primary - strict` is the tables' gaming signal, and the guards of the
-training rewards read it. `strict_correct(completion, golds)` is correct only when all hold
+training rewards read it. `strict_correct(completion, golds, question=None)` is correct only when all hold
 (reason of the first rule that fails, in brackets):
 
 1. **One answer block** (`multiple_blocks`).
@@ -81,6 +81,20 @@ training rewards read it. `strict_correct(completion, golds)` is correct only wh
    football tournament"; "an actor and director" still lists two); and a "that"/"which"/"who"
    clause inside the piece the gold opens describes it ("The science fiction genre is a broad
    term that encompasses any narrative not grounded in science or technology").
+   And (v7, from samples d, g and h; readings.py): **the question's words restated**: with the
+   question (every caller in the harness passes the row's), a run made only of the question's own
+   words, capitalised as the question writes them, is context ("Scottish 1911–12 Scottish Cup -
+   Football" for "What sport does 1911–12 Scottish Cup play?", "Alberta, Canada" for "In what
+   country is Kavanagh, Alberta?", "The capital ... of Andhra Pradesh, India, is Hyderabad" for
+   "What is Hyderabad the capital of?"); not when the question offers choices ("or", "between",
+   "vs", ...), when a reference stands in the question (an echo: "Lau, Nigeria" for "In what
+   country is Lau, Nigeria?") or when the answer lists alternatives with "or"; such a run never
+   makes a gold. A relative clause inside the gold's piece describes it after any gold, not only
+   one that opens the piece ("a professional soccer player who is known for his athleticism and
+   talent"); a possessive ends a copula's subject ("Mount St. Mary's is an international
+   organization of the Catholic Church"); and a lowercase appositive that ends its sentence
+   after a gold and its lowercase description is the gold's ("I am a football player, a
+   professional footballer"; only the gold first, as "Paris, France").
 6. **Not part of a longer name** (`embedded`): the gold may not be followed, inside its run,
    by a capitalised word ("Tokyo Tower", "Paris Hilton", "George Washington Bridge" for
    "George Washington", "1959 Memorial Stadium"; after a number, eras, clock and unit
@@ -116,10 +130,13 @@ for Tokyo (v4), and after a lowercase gold with a modifier, a lowercase
 wrong answer joined by "and" in a mixed-case answer does too ("It is a tale of old and poem"),
 and a name after a comma that follows a place ("Tokyo is in Asia, Seoul") reads as its qualifier;
 a lowercase description's words before a dash do not compete with a capitalised gold ("the city
-of seoul - Tokyo", v5); and strict_correct never sees the question, so the question's own entity
-before a dash reads as a second name ("Scottish 1911–12 Scottish Cup - Football": withdrawn), and
-so does the topic's kind before a lowercase gold ("Brain is a film and TV show based on the
-psychological thriller genre"); v6 credits a team's name that ends in the gold ("2011–12 Elon
+of seoul - Tokyo", v5); without the question (a caller that has none), the question's own entity
+before a dash reads as a second name ("Scottish 1911–12 Scottish Cup - Football": withdrawn); the
+topic's kind before a lowercase gold reads as a second answer ("Brain is a film and TV show based
+on the psychological thriller genre"), and so does a wrong "also known as" after the gold
+("Chang'an, also known as the City of Bloomington, China"); with the question's words as context,
+what a clause asserts is still not read ("A Question and Answer Guide to Astronomy is a
+non-fiction book about the science": credited for "science", v3's limit); v6 credits a team's name that ends in the gold ("2011–12 Elon
 Phoenix Men's Basketball", as "New York" for "York") and reads "A mystic and spiritual poet" as
 one poet.
 Version history: 1 (leaderboard/diagnostics.py): the hedge rule on the extracted answer; 2:
@@ -129,8 +146,9 @@ direction credited; 3: rules 1-7 without v4's readings; 4 (2026-12-05): rule 5's
 and day, a cut closing tag, a place's qualifiers) and the conjunct before a gold; 5 (2026-12-05):
 a label, a prepositional opener, a relative clause, a sentence cut by the length limit; 6
 (2026-12-05): ranges and initialisms, an inserted clause or appositive after the subject, modifiers
-joined by "and", a relative clause inside the gold's piece. Change any rule only with a new
-STRICT_VERSION.
+joined by "and", a relative clause inside the gold's piece; 7 (2026-12-05): the question's words
+restated, a relative clause after any gold, a possessive subject, a lowercase appositive after the
+gold's description. Change any rule only with a new STRICT_VERSION.
 """
 from __future__ import annotations
 
@@ -140,10 +158,10 @@ from typing import Sequence
 
 from . import asserted as A
 from .readings import (GoldPiece, apposition, conjunct_of_gold, cut_stop, explained as explanation_start, extends_gold,
-                       label, modifier_of_gold, opener, relative_clause, subject)
+                       label, modifier_of_gold, opener, relative_clauses, restated, subject, topic_words)
 from .matching import STOPWORDS, answer_blocks, extract_answer, match_closed_book, normalize_answer
 
-STRICT_VERSION = "6"
+STRICT_VERSION = "7"
 REASONS = ("no_answer", "multiple_blocks", "no_match", "retracted", "negated", "candidates", "embedded", "fragment")
 # The reasons that withdraw an answer the protocol's matcher may credit (the gold, or a part of
 # it, is there but not asserted as the answer); the guards that read strict accuracy act on them.
@@ -180,7 +198,7 @@ def _competes(tk: A.Tokens, run: list[int], span: tuple[int, int]) -> bool:
     after a month before a year gold ("May 8, 1945")."""
     first = tk.words[run[0]]
     if tk.lettered and not tk.caps[run[0]] and tk.caps[span[0]] and first[0].isalpha() and (
-            run[0] > span[0] or (run[0] > 1 and tk.words[run[0] - 1] in A.COPULA and A.subject_word(tk.words[run[0] - 2]))):
+            run[0] > span[0] or (run[0] > 1 and tk.words[run[0] - 1] in A.COPULA and _subject_end(tk, run[0] - 2))):
         return False  # v4: also the complement of a copula before the gold ("X is a large city, ... in Henan")
     if not A.is_number(tk.words[span[0]]):
         return True
@@ -192,6 +210,13 @@ def _competes(tk: A.Tokens, run: list[int], span: tuple[int, int]) -> bool:
     year = span[0] == span[1] and tk.words[span[0]].isdigit() and 3 <= len(tk.words[span[0]]) <= 4
     return not (year and words[0] in A.MONTHS and all(w in A.MONTHS or (w.isdigit() and int(w) <= 31) for w in words)
                 and all(A.sep(w) == "comma" for w in between))
+
+
+def _subject_end(tk: A.Tokens, i: int) -> bool:
+    """Token i can end a copula's subject: a subject word, or (v7) a possessive's "s" after a
+    capitalised word ("The University of Mount St. Mary's is ...")."""
+    word = tk.words[i]
+    return A.subject_word(word) or (word == "s" and i > 0 and tk.caps[i - 1])
 
 
 def _conceded(words: list[str], piece: A.Piece, at: int) -> bool:
@@ -210,7 +235,7 @@ def _conceded(words: list[str], piece: A.Piece, at: int) -> bool:
 _CUT_TAG = re.compile(r"\s*</?[a-z_]*>?\s*$", re.IGNORECASE)
 
 
-def _verdict(answer: str, golds: Sequence[str], cut: bool = False) -> StrictVerdict:
+def _verdict(answer: str, golds: Sequence[str], cut: bool = False, question: str | None = None) -> StrictVerdict:
     answer = _CUT_TAG.sub("", answer)
     normal = normalize_answer(answer)
     if not normal:
@@ -241,11 +266,13 @@ def _verdict(answer: str, golds: Sequence[str], cut: bool = False) -> StrictVerd
     asserting = [span for span in live if not _embedded(tk, span, protected)]  # rule 6
     parts = A.pieces(words, start, stop, protected)
     normal_refs = {normalize_answer(g) for g in refs}
+    # v7: the question's words restated are context, unless the answer lists alternatives with "or"
+    listing = any(words[i] in A.LIST_WORDS and i not in protected for i in range(start, stop))
+    topic = frozenset() if listing else topic_words(question, refs)
     gold_pieces, plain = _gold_pieces(words, parts, asserting, protected)
     explained = explanation_start(words, parts, gold_pieces, protected, stop)
-    relative = relative_clause(words, parts, gold_pieces)
-    if relative is not None and relative[0] < explained:
-        explained = relative[0]
+    relatives = relative_clauses(words, parts, gold_pieces)
+    explained = min([explained] + [opens for opens, _ in relatives])
     if explained < stop:  # an "or" in the explanation makes no list of the commas before it
         parts = A.pieces(words, start, stop, protected, listing_stop=explained)
         gold_pieces, plain = _gold_pieces(words, parts, asserting, protected)
@@ -270,7 +297,7 @@ def _verdict(answer: str, golds: Sequence[str], cut: bool = False) -> StrictVerd
         if runs and not coordinated and conjunct_of_gold(parts, k, asserting):
             runs[-1] = A.conjunct(tk, runs[-1])  # "composed of the extracellular matrix and GOLD": "extracellular matrix"
         for run in runs:
-            if not offered and relative is not None and relative[0] <= run[0] < relative[1]:
+            if not offered and any(opens <= run[0] < end for opens, end in relatives):
                 continue  # v5: inside a relative clause that describes the gold
             if not coordinated and (not A.bare(tk, run) or (all(words[j] in STOPWORDS for j in run) and len(runs) > 1)):
                 continue
@@ -284,6 +311,8 @@ def _verdict(answer: str, golds: Sequence[str], cut: bool = False) -> StrictVerd
                 continue  # a reference of function words only ("CAN (Canada)", "US, the United States")
             if A.inside_gold(text, refs):
                 fragment = True
+            elif not offered and restated(tk, run, topic):
+                continue  # v7: the question's own words restated
             elif not A.negated(words, (run[0], run[-1]), piece.start, piece.stop):
                 candidates.append((k, run[0], offered or not asserting or _competes(tk, run, asserting[0])))
     for span in asserting:  # a gold of function words standing on a separator is a piece of its own
@@ -326,12 +355,15 @@ def _gold_pieces(words: list[str], parts: list[A.Piece], asserting: list[tuple[i
     return out, plain
 
 
-def strict_correct(completion: str, golds: Sequence[str]) -> StrictVerdict:
-    """Strict verdict (STRICT_VERSION) of a whole completion against its references (module docstring)."""
+def strict_correct(completion: str, golds: Sequence[str], question: str | None = None) -> StrictVerdict:
+    """Strict verdict (STRICT_VERSION) of a whole completion against its references (module
+    docstring); `question`, where the caller has it, lets the answer restate the question's words
+    as context (v7; without it those words are read as v6 reads them)."""
     extraction = extract_answer(completion or "", think=False)
     if extraction.n_answer_tags > 1 or len(answer_blocks(completion or "")) > 1:
         return StrictVerdict(False, "multiple_blocks")
-    return _verdict(extraction.answer, tuple(golds), cut=extraction.has_answer_block and not extraction.closed)
+    return _verdict(extraction.answer, tuple(golds), cut=extraction.has_answer_block and not extraction.closed,
+                    question=question)
 
 
 def single_block(completion: str) -> bool:

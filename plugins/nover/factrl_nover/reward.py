@@ -145,7 +145,7 @@ class NoverReward:
             return False
         golds = [str(a) for a in row.get("answers") or []]
         if gate == "strict":
-            return not strict_correct(self.prefix + (completion or ""), golds).correct
+            return not strict_correct(self.prefix + (completion or ""), golds, question=row.get("question")).correct
         answer = extract_answer(self.prefix + (completion or ""), think=False).answer
         return not match_closed_book(answer or "", golds)
 

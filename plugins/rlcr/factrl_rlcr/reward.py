@@ -104,7 +104,7 @@ class RLCRReward:
             return scoring.exact_match(scoring.last_answer(turn), golds)
         if rule == "matcher":
             return match_closed_book(scoring.last_answer(turn).strip(), golds)
-        return strict_correct(turn, tuple(golds)).correct
+        return strict_correct(turn, tuple(golds), question=row.get("question")).correct
 
     def score(self, index: int, text: str, row: Mapping[str, Any]) -> dict[str, Any]:
         """One completion's record: stated confidence, verdict, terms, total (None: no signal)."""

@@ -115,7 +115,7 @@ class TruthRLReward:
         answer = extraction.answer if extraction.closed else None
         golds = golds_of(row)
         if answer is not None and self.settings.answer_guard == "strict":
-            reason = strict_correct(turn, tuple(golds)).reason
+            reason = strict_correct(turn, tuple(golds), question=row.get("question")).reason
             if reason in GAMING_REASONS:
                 return _Item(index, row, answer, scoring.GUARDED, guarded=reason)
         return _Item(index, row, answer, scoring.first_decision(answer, golds, abstention=self.settings.abstention))
