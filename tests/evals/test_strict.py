@@ -197,6 +197,13 @@ def test_known_limits_of_v7():
     # a wrong "also known as" after the gold
     assert not strict_correct(done("The capital was Chang'an, also known as the City of Bloomington, China."),
                               ["Chang'an"], question="What is the capital of Tang dynasty?").correct
+    # sample i's false withdrawals of v7: a unit conversion in brackets, a saint's "St." read as a sentence's
+    # end, a title-case "Football Player" read as a longer name
+    assert strict_correct(done("Chiprovtsi is a small city located 1.242 km (0.841 mi) north"), ["Chiprovtsi"]).reason \
+        == "candidates"
+    assert strict_correct(done("St. Patrick is a Christian missionary who spread Christianity"), ["Christianity"],
+                          question="What is the religion of Saint Patrick?").reason == "candidates"
+    assert strict_correct(done("Philanthropic Football Player"), ["football"]).reason == "embedded"
     # the question's words are context, so what the answer asserts inside a clause is not read (v3's limit)
     assert strict_correct(done("A Question and Answer Guide to Astronomy is a non-fiction book about the science"),
                           ["science"], question="What genre is A Question and Answer Guide to Astronomy?").correct

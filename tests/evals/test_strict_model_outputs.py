@@ -26,7 +26,11 @@ e's and f's seven (`"v5": "false_withdrawal"`) and keeps the last (`review: fals
 read after v6 was final (b's questions at temperature 0.7, seed 41, 265 credited, and the first
 1,872 of f's questions at seed 43, 28 credited): 3 false withdrawals of 293 (1.0%). Sample `h`,
 read after v6 was final too (the first 641 of b's questions at seed 47 and 735 of c's at seed 53;
-178 credited): 2 false withdrawals.
+178 credited): 2 false withdrawals. Strict v7 reads the question and credits five of g's and h's
+(`"v6": "false_withdrawal"`). Sample `i`, read after v7 was final (b's questions at seed 59 and c's
+at seed 61, temperature 0.7; 3,773 answers, 529 credited): 4 false withdrawals (0.76%; `review:
+false`: a unit conversion in brackets after the gold, a saint's "St." read as a sentence's end, a
+stray tag naming the question's entity after the gold, a title-case "Football Player").
 The fixture stores only the model's completions and the questions' row indexes and ids; the golds
 are read from the shared benchmark files."""
 from __future__ import annotations
@@ -67,7 +71,7 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
         verdicts.setdefault(row.get("sample", "first"), Counter())[verdict.reason or "kept"] += 1
     # evals/README.md: every credited output of each sample
     expected = {"first": (215, 135), "a": (95, 77), "b": (369, 249), "c": (159, 106), "d": (144, 100), "e": (535, 368),
-                "f": (38, 18), "g": (293, 193), "h": (178, 128)}
+                "f": (38, 18), "g": (293, 193), "h": (178, 128), "i": (529, 365)}
     assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == expected
 
 
@@ -82,7 +86,7 @@ def test_v3_false_withdrawals_are_credited():
     v4 = [row for row in _rows() if row.get("v4") == "false_withdrawal"]  # "Sport: Football"
     assert len(v4) == 5 and {row["sample"] for row in v4} == {"d"} and all(row["correct"] for row in v4)
     known = [row for row in _rows() if row.get("review") == "false"]  # v7's known false withdrawals
-    assert Counter(row["sample"] for row in known) == {"f": 1, "g": 1}
+    assert Counter(row["sample"] for row in known) == {"f": 1, "g": 1, "i": 4}
     v5 = [row for row in _rows() if row.get("v5") == "false_withdrawal"]  # "2010–11 Cruz Azul season plays soccer"
     assert Counter(row["sample"] for row in v5) == {"e": 4, "f": 2} and all(row["correct"] for row in v5)
     # v5 withdrew these rightly; v6 credits them (strict.py, "Known limits"): a team's name that ends in
