@@ -32,7 +32,9 @@ at seed 61, temperature 0.7; 3,773 answers, 529 credited): 4 false withdrawals (
 false`: a unit conversion in brackets after the gold, a saint's "St." read as a sentence's end, a
 stray tag naming the question's entity after the gold, a title-case "Football Player"). Sample `j`,
 read after v7 was final too, its stop fixed beforehand (b's questions at seed 67, c's at seed 71;
-532 credited): 3 false withdrawals (two saints' "St.", "a Spanish city and capital of Spain").
+532 credited): 3 false withdrawals (two saints' "St.", "a Spanish city and capital of Spain"). Sample
+`k`, read after v7 was final too (seeds 73 and 79, stopped at a time fixed beforehand: 3,456
+answers, 443 credited): 1 ("The Japanese believe in Shintoism, who believes in the Japanese, ...").
 The fixture stores only the model's completions and the questions' row indexes and ids; the golds
 are read from the shared benchmark files."""
 from __future__ import annotations
@@ -74,7 +76,7 @@ def test_stored_verdicts_of_credited_model_outputs(shared_data):
     # evals/README.md: every credited output of each sample
     expected = {"first": (215, 135), "a": (95, 77), "b": (369, 249), "c": (159, 106), "d": (144, 100), "e": (535, 368),
                 "f": (38, 18), "g": (293, 193), "h": (178, 128), "i": (529, 365),
-                "j": (532, 365)}
+                "j": (532, 365), "k": (443, 312)}
     assert {name: (sum(c.values()), c["kept"]) for name, c in verdicts.items()} == expected
 
 
@@ -89,7 +91,7 @@ def test_v3_false_withdrawals_are_credited():
     v4 = [row for row in _rows() if row.get("v4") == "false_withdrawal"]  # "Sport: Football"
     assert len(v4) == 5 and {row["sample"] for row in v4} == {"d"} and all(row["correct"] for row in v4)
     known = [row for row in _rows() if row.get("review") == "false"]  # v7's known false withdrawals
-    assert Counter(row["sample"] for row in known) == {"f": 1, "g": 1, "i": 4, "j": 3}
+    assert Counter(row["sample"] for row in known) == {"f": 1, "g": 1, "i": 4, "j": 3, "k": 1}
     v5 = [row for row in _rows() if row.get("v5") == "false_withdrawal"]  # "2010–11 Cruz Azul season plays soccer"
     assert Counter(row["sample"] for row in v5) == {"e": 4, "f": 2} and all(row["correct"] for row in v5)
     # v5 withdrew these rightly; v6 credits them (strict.py, "Known limits"): a team's name that ends in
