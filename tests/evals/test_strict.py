@@ -255,6 +255,20 @@ def test_v7_readings_do_not_credit(answer, golds, question, reason):
     assert strict_correct(done(answer), golds, question=question) == StrictVerdict(False, reason)
 
 
+def test_the_callers_pass_the_rows_question():
+    """The evaluator's samples, the reward guards' judge and the fact-level guards' reading all hand
+    strict accuracy the row's question (v7): "Basso, Haiti" is credited with it, withdrawn without."""
+    from factrl.evals.strict import strict_verdict
+    from factrl.harness.core.answers.reading import read_answer
+    from factrl.harness.core.rewards import judge
+    completion, golds, question = done("Basso, Haiti"), ["Haiti"], "In what country is Basso?"
+    sample = {"completion": completion, "references": golds, "correct": True}
+    assert strict_verdict(sample) == (False, "candidates")
+    assert strict_verdict({**sample, "question": question}) == (True, None)
+    assert not judge(completion, golds, "strict")[0] and judge(completion, golds, "strict", question)[0]
+    assert read_answer(completion, golds).reason == "candidates" and read_answer(completion, golds, question).credited
+
+
 def test_a_sentence_cut_by_the_length_limit():
     """v5: in an unclosed answer block, a last sentence of at most three words with no end mark
     and no gold is cut off, not a second answer; only the answer before the cut is credited."""
