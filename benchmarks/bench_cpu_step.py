@@ -7,10 +7,12 @@ Variants (same model, LoRA, pool, seed, batch of Q questions x C completions, co
 learning rate and torch threads; each warms up one step, then `--steps` steps are measured):
   trl    the anchor: TRL 1.16's stock GRPOTrainer with a plain response-level reward (the
          harness's correctness + format reward as one scalar per completion)
-  stock  the harness's CorVer step on TRL's stock HF path (train.rollout.merge_lora=false,
-         train.logprob.head=fused, train.logprob.shared_prefix=false): the step before the fast path
-  fast   the harness's CorVer step with its defaults (merged, oneDNN-prepacked rollouts; plain LM
-         head and shared prompt prefix for the log-probs)
+  stock  the harness's CorVer step on TRL's stock HF path (train.rollout.merge_lora, shared_prefill
+         and grouped_sdpa false, train.logprob.head=fused, train.logprob.shared_prefix=false): the
+         step before the fast path
+  fast   the harness's CorVer step with its defaults (merged, oneDNN-prepacked rollouts with fused
+         sibling projections and grouped-query SDPA; plain LM head and shared prompt prefix for
+         the log-probs)
 
 Per step: generation, the other rollout passes (reference / old-policy log-probs), the reward,
 the loss's forward, the backward, the optimizer, and the whole step; generated tokens/s (the
@@ -37,7 +39,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parent.parent
-STOCK = ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false", "train.logprob.head=fused", "train.logprob.shared_prefix=false"]
+STOCK = ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false", "train.rollout.grouped_sdpa=false",
+         "train.logprob.head=fused", "train.logprob.shared_prefix=false"]
 VARIANTS = {"trl": [], "stock": STOCK, "fast": []}
 PHASES = ("generate", "logps_rollout", "reward", "forward", "backward", "optimizer", "step")
 

@@ -95,15 +95,21 @@ class HFBackend(Backend):
 
     def _fast_layers(self, rows: int):
         """eval.hf_fast: an adapter merged into a copy of the weights and every linear prepacked for
-        oneDNN (harness/services/models/merged_linears.py), kept for the next batch: the same greedy tokens
-        up to float rounding, at about twice the decode rate on the CPU."""
+        oneDNN (harness/services/models/merged_linears.py, sibling projections as one matmul), kept
+        for the next batch, and grouped-query attention without key/value copies
+        (grouped_attention.py): the same greedy tokens up to float rounding, at about twice the
+        decode rate on the CPU."""
         import contextlib
 
         if not self.fast:
             return contextlib.nullcontext()
+        from factrl.harness.services.models.grouped_attention import grouped_query_sdpa
         from factrl.harness.services.models.merged_linears import merged_linears
 
-        return merged_linears(self.model, rows=rows, prepack=True, keep=True)
+        stack = contextlib.ExitStack()
+        stack.enter_context(merged_linears(self.model, rows=rows, prepack=True, keep=True))
+        stack.enter_context(grouped_query_sdpa())
+        return stack
 
     def _decode(self, ids: list[int], eos_ids: set[int]) -> Generation:
         cut = next((k for k, t in enumerate(ids) if t in eos_ids), None)

@@ -189,6 +189,10 @@ class TokenGRPOTrainer(GRPOTrainer):
                 pack = resolved["prepack"]
                 stack.enter_context(merged_linears(model, rows=len(prompt_ids), prepack=pack, inplace=not pack,
                                                    report=self.merge_report))
+            if resolved["grouped_sdpa"]:
+                from ..services.models.grouped_attention import grouped_query_sdpa
+
+                stack.enter_context(grouped_query_sdpa())
             if resolved["static_cache"]:
                 from .fast_generate import static_generation
 

@@ -125,9 +125,10 @@ class RolloutSettings(Settings):
     static_cache: bool | str  # auto: on CUDA; a preallocated KV cache (no growth by concatenation)
     compile: bool | str  # auto: on CUDA with a static cache and triton; the decode step compiled (CUDA graphs)
     prompt_bucket: int  # with a static cache: prompts left-padded to a multiple of this (0: off)
+    grouped_sdpa: bool | str  # auto: on the CPU; grouped-query attention without copying keys and values
 
     def __post_init__(self) -> None:
-        for key in ("merge_lora", "prepack", "static_cache", "compile"):
+        for key in ("merge_lora", "prepack", "static_cache", "compile", "grouped_sdpa"):
             if getattr(self, key) not in AUTO_BOOL:
                 raise ValueError(f"{key}={getattr(self, key)!r}: use auto, true or false")
         if self.compile is True and self.static_cache is False:
@@ -161,7 +162,8 @@ class RolloutSettings(Settings):
         return {"device": device_type, "merge_lora": self.merge(device_type),
                 "prepack": self.pack(device_type) and not compiled, "static_cache": static, "compile": compiled,
                 "prompt_bucket": int(self.prompt_bucket) if static else 0,
-                "shared_prefill": bool(self.shared_prefill) and not static}
+                "shared_prefill": bool(self.shared_prefill) and not static,
+                "grouped_sdpa": self.grouped_sdpa is True or (self.grouped_sdpa == "auto" and device_type == "cpu")}
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,8 @@ def test_settings_resolve_auto_by_device():
     auto = RolloutSettings.from_mapping({})
     cpu, cuda = auto.resolved("cpu"), auto.resolved("cuda")
     assert cpu == {"device": "cpu", "merge_lora": True, "prepack": True, "static_cache": False, "compile": False,
-                   "prompt_bucket": 0, "shared_prefill": True}
+                   "prompt_bucket": 0, "shared_prefill": True, "grouped_sdpa": True}
+    assert cuda["grouped_sdpa"] is False  # CUDA keeps transformers' own rule
     assert cuda["merge_lora"] and not cuda["prepack"] and cuda["static_cache"] and cuda["prompt_bucket"] == 64
     assert cuda["shared_prefill"] is False  # the static path prefills whole prompts
     import importlib.util
@@ -202,7 +203,8 @@ def test_static_rollouts_sample_the_same_tokens_through_trl(tmp_path, variant):
     adapter merged in place) samples what the stock dynamic path samples."""
     trainer, dataset = _trainer(tmp_path / "fast", variant)
     fast = _rollout(trainer, dataset)
-    stock, _ = _trainer(tmp_path / "stock", ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false"])
+    stock, _ = _trainer(tmp_path / "stock", ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false",
+                                             "train.rollout.grouped_sdpa=false"])
     slow = _rollout(stock, dataset)
     assert torch.equal(fast["completion_ids"], slow["completion_ids"])
     assert torch.allclose(fast["ref_per_token_logps"], slow["ref_per_token_logps"], rtol=0, atol=ATOL)

@@ -73,6 +73,7 @@ def test_merged_layers_give_peft_logits_and_write_nothing(tmp_path, prepack):
     lora_layers = 2 * 7  # tiny-llama: 2 layers x the seven projections
     assert report.merged == lora_layers and report.left == 0 and report.skipped is None
     assert report.prepacked is prepack and report.head == (1 if prepack else 0)
+    assert report.fused == (2 * 2 if prepack else 0)  # q/k/v and gate/up of each layer as one matmul
     scale = float(reference.abs().max())
     assert torch.allclose(merged, reference, rtol=0, atol=ATOL * scale), float((merged - reference).abs().max())
     assert torch.equal(after_exit, reference)  # every forward restored
@@ -108,7 +109,8 @@ def test_fast_rollouts_sample_the_same_tokens_through_trl(tmp_path, variant):
     fast = _rollout(trainer, dataset)
     merging = "train.rollout.merge_lora=false" not in variant
     assert trainer.merge_report.merged == (14 if merging else 0) and trainer.merge_report.prepacked is merging
-    stock, _ = _trainer(tmp_path / "stock", ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false"])
+    stock, _ = _trainer(tmp_path / "stock", ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false",
+                                             "train.rollout.grouped_sdpa=false"])
     slow = _rollout(stock, dataset)
     assert stock.merge_report.merged == 0
     assert fast["prompt_mask"].sum(1).unique().numel() == 2  # the prompts differ in length: left padding
@@ -198,7 +200,8 @@ def _run(tmp_path, overrides):
 
 
 def test_a_two_step_run_equals_the_stock_path(tmp_path):
-    stock_overrides = ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false", "train.logprob.head=fused", "train.logprob.shared_prefix=false"]
+    stock_overrides = ["train.rollout.merge_lora=false", "train.rollout.shared_prefill=false", "train.rollout.grouped_sdpa=false",
+                       "train.logprob.head=fused", "train.logprob.shared_prefix=false"]
     fast = _run(tmp_path / "fast", [])
     stock = _run(tmp_path / "stock", stock_overrides)
     assert [r["completion"] for r in fast[2]] == [r["completion"] for r in stock[2]]  # the same sampled text
@@ -213,9 +216,10 @@ def test_a_two_step_run_equals_the_stock_path(tmp_path):
         assert torch.allclose(fast[0][key], value, rtol=0, atol=ATOL * largest), key
     recorded = fast[3]["components"]["fast_path"]
     assert recorded["rollout"] == {"merge_lora": "auto", "prepack": "auto", "shared_prefill": True, "static_cache": "auto",
-                                   "compile": "auto", "prompt_bucket": 64} and not recorded["stand_in"]
+                                   "compile": "auto", "prompt_bucket": 64, "grouped_sdpa": "auto"} and not recorded["stand_in"]
     assert recorded["rollout_resolved"] == {"device": "cpu", "merge_lora": True, "prepack": True, "static_cache": False,
-                                            "compile": False, "prompt_bucket": 0, "shared_prefill": True}
+                                            "compile": False, "prompt_bucket": 0, "shared_prefill": True,
+                                            "grouped_sdpa": True}
     assert stock[3]["components"]["fast_path"]["logprob"] == {"shared_prefix": False, "head": "fused"}
 
 

@@ -44,6 +44,8 @@ from typing import Any, Callable, Iterator
 import torch
 import torch.nn.functional as F
 
+from .fused_projections import FusedGroup, sibling_groups, stacked
+
 log = logging.getLogger(__name__)
 
 
@@ -57,6 +59,7 @@ class MergeReport:
     left: int = 0            # LoRA linears left on their own forward (variants, fan_in_fan_out, ...)
     prepacked: bool = False  # weights prepacked for oneDNN (CPU)
     skipped: str | None = None  # why nothing was merged (active dropout, no LoRA layer)
+    fused: int = 0           # groups of sibling projections computed as one matmul (q/k/v, gate/up)
     seconds: float = 0.0     # building the merged (and prepacked) weights
     notes: list[str] = field(default_factory=list)
 
@@ -125,16 +128,81 @@ def _version_key(*tensors: torch.Tensor) -> tuple:
     return tuple((t.data_ptr(), t._version, tuple(t.shape), t.dtype) for t in tensors)
 
 
-def _plain_pack(module: torch.nn.Linear, rows: int) -> Any:
-    """The prepacked weight of a plain linear, kept on the module while its weight is unchanged
-    (a frozen weight, such as the output head under LoRA, is packed once, not once per call)."""
+@dataclass
+class _Target:
+    """A linear computed inside the context from one plain weight: a LoRA layer's merged weight or
+    a plain linear's own. `key`: what the weight depends on; `cached`: (weight, packed) kept from
+    an earlier context under the same key (the weight is built only when needed)."""
+
+    module: Any
+    lora: bool
+    key: tuple
+    build: Callable[[], torch.Tensor]
+    cached: tuple | None = None
+    _weight: torch.Tensor | None = None
+
+    @property
+    def base(self) -> torch.nn.Linear:
+        return self.module.base_layer if self.lora else self.module
+
+    def weight(self) -> torch.Tensor:
+        if self._weight is None:
+            self._weight = self.cached[0] if self.cached is not None else self.build()
+        return self._weight
+
+    def packed(self, rows: int) -> Any:
+        if self.cached is not None and self.cached[1] is not None:
+            return self.cached[1]
+        return _pack(self.weight(), rows)
+
+
+def _lora_target(module: Any, adapters: list[str], use_pack: bool) -> _Target:
+    key = (_lora_key(module, adapters), use_pack)
+    cached = getattr(module, "_factrl_merged", None)
+    return _Target(module, True, key, lambda: _merged_weight(module, adapters),
+                   cached[1:] if cached is not None and cached[0] == key else None)
+
+
+def _plain_target(module: torch.nn.Linear) -> _Target:
+    """A frozen weight, such as the output head under LoRA, is packed once, not once per context."""
     key = _version_key(module.weight)
     cached = getattr(module, "_factrl_packed", None)
+    return _Target(module, False, key, lambda: module.weight.detach(),
+                   (module.weight.detach(), cached[1]) if cached is not None and cached[0] == key else None)
+
+
+def _single(target: _Target, rows: int, use_pack: bool, keep: bool) -> Callable[..., torch.Tensor]:
+    """The target's own forward; caches what `keep` (LoRA) or an unchanged weight (plain) allows."""
+    packed = target.packed(rows) if use_pack else None
+    if not target.lora:
+        target.module._factrl_packed = (target.key, packed)
+    elif keep:
+        target.module._factrl_merged = (target.key, target.weight(), packed)
+    else:
+        vars(target.module).pop("_factrl_merged", None)
+    return _forward_with(target.weight(), target.base.bias, packed)
+
+
+def _fused(parent: torch.nn.Module, names: tuple[str, ...], members: list[_Target], rows: int,
+           keep: bool) -> FusedGroup:
+    """The members as one prepacked matmul (models/fused_projections.py), kept on `parent` while
+    no member's weight changes where `keep` (or no member has an adapter) allows it."""
+    key = tuple(t.key for t in members)
+    store = vars(parent).setdefault("_factrl_fused", {})
+    cached = store.get(names)
     if cached is not None and cached[0] == key:
-        return cached[1]
-    packed = _pack(module.weight.detach(), rows)
-    module._factrl_packed = (key, packed)
-    return packed
+        bias, packed = cached[1], cached[2]
+    else:
+        weight, bias = stacked([t.weight() for t in members], [t.base.bias for t in members])
+        packed = _pack(weight, rows)
+    for target in members:  # the group's cache replaces the members' own
+        vars(target.module).pop("_factrl_merged", None)
+        vars(target.module).pop("_factrl_packed", None)
+    if keep or not any(t.lora for t in members):
+        store[names] = (key, bias, packed)
+    else:
+        store.pop(names, None)
+    return FusedGroup([int(t.base.weight.shape[0]) for t in members], bias, packed)
 
 
 def _lora_key(module: Any, adapters: list[str]) -> tuple:
@@ -166,12 +234,15 @@ def _restore(saved: list) -> None:
 
 @contextlib.contextmanager
 def merged_linears(model: torch.nn.Module, *, rows: int, prepack: bool, keep: bool = False, inplace: bool = False,
-                   report: MergeReport | None = None) -> Iterator[MergeReport]:
+                   fuse: bool = True, report: MergeReport | None = None) -> Iterator[MergeReport]:
     """Inside: the model's LoRA linears run on merged weights and, with `prepack`, every linear on
     oneDNN-prepacked ones. `rows`: the sequences generated at once (a packing hint only).
     `keep`: keep the merged weights on the modules after leaving, reused while no weight changes
     (evaluation); training leaves it off, its adapter changes every step. Prepacked plain weights
     are always kept while unchanged.
+
+    `fuse` (with prepack): sibling projections that read one input (q/k/v, gate/up) run as one
+    matmul of their stacked weights (models/fused_projections.py).
 
     `inplace`: merge into the base weights themselves (no prepack, no keep; see the module
     docstring), each restored bit for bit on leaving, also on an exception.
@@ -188,6 +259,7 @@ def merged_linears(model: torch.nn.Module, *, rows: int, prepack: bool, keep: bo
     lora = [m for m in model.modules() if lora_type is not None and isinstance(m, lora_type)]
     patched: list[torch.nn.Module] = []
     saved: list = []
+    groups: list[FusedGroup] = []
     start = time.perf_counter()
     try:
         plan = [(m, _mergeable(m)) for m in lora]
@@ -200,39 +272,40 @@ def merged_linears(model: torch.nn.Module, *, rows: int, prepack: bool, keep: bo
         else:
             report.prepacked, report.inplace = use_pack, inplace
             inside = {id(sub) for m in lora for sub in m.modules()}  # base layers, lora_A / lora_B
+            targets: dict[int, _Target] = {}
             with torch.no_grad():
                 for module, adapters in plan:
                     if adapters is None:
                         report.left += 1
-                        continue
-                    if inplace:
+                    elif inplace:
                         _merge_in_place(module, adapters, saved)
                         report.merged += 1
-                        continue
-                    key = _lora_key(module, adapters)
-                    cached = getattr(module, "_factrl_merged", None)
-                    if cached is not None and cached[0] == (key, use_pack):
-                        weight, packed = cached[1], cached[2]
                     else:
-                        weight = _merged_weight(module, adapters)
-                        packed = _pack(weight, rows) if use_pack else None
-                    if keep:
-                        module._factrl_merged = ((key, use_pack), weight, packed)
-                    else:
-                        vars(module).pop("_factrl_merged", None)
-                    module.forward = _forward_with(weight, module.base_layer.bias, packed)
-                    patched.append(module)
-                    report.merged += 1
+                        targets[id(module)] = _lora_target(module, adapters, use_pack)
+                        report.merged += 1
                 if use_pack:  # plain linears outside LoRA (the output head): prepacking is their only gain
                     for module in model.modules():
                         if type(module) is torch.nn.Linear and id(module) not in inside:
-                            module.forward = _forward_with(module.weight, module.bias, _plain_pack(module, rows))
-                            patched.append(module)
+                            targets[id(module)] = _plain_target(module)
                             report.head += 1
+                if use_pack and fuse:
+                    for parent, names in sibling_groups(model, {i: t.base.weight for i, t in targets.items()}):
+                        members = [targets.pop(id(getattr(parent, name))) for name in names]
+                        group = _fused(parent, names, members, rows, keep)
+                        groups.append(group)
+                        for index, target in enumerate(members):
+                            target.module.forward = group.forward_of(index)
+                            patched.append(target.module)
+                        report.fused += 1
+                for target in targets.values():
+                    target.module.forward = _single(target, rows, use_pack, keep)
+                    patched.append(target.module)
         report.seconds = time.perf_counter() - start
         yield report
     finally:
         for module in patched:
             vars(module).pop("forward", None)  # the instance attribute shadowed the class's forward
+        for group in groups:
+            group.release()
         with torch.no_grad():
             _restore(saved)
