@@ -16,9 +16,8 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml setup.py $(PLUGIN_PROJEC
 TORCH_INDEX ?=
 ARGS   ?=
 PYTEST_ARGS ?=
-# Test worker processes (pytest-xdist; one file per worker at a time, the longest files first:
-# tests/file_costs.py): many tests wait on servers and subprocesses, so 2 workers on 2 cores take
-# about half the serial time. TEST_WORKERS=0: serial.
+# Test worker processes (pytest-xdist; one file per worker at a time): many tests wait on servers
+# and subprocesses, so 2 workers on 2 cores take ~8 min where one takes ~14. TEST_WORKERS=0: serial.
 TEST_WORKERS ?= 2
 
 .PHONY: setup run test bench clean
@@ -41,7 +40,7 @@ run: setup
 	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(BIN)/harness run $(ARGS)
 
 test: setup
-	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 bench: setup
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -58,11 +58,3 @@ def _no_writes_into_the_checkout():
     changed = [name for name, stamp in _stamps().items() if stamp != before[name]]
     assert not changed, (f"this test wrote {', '.join(changed)} in the checkout ({REPO}); give its harness "
                          f"commands output_dir= and leaderboard.store= (or leaderboard=rundir) under tmp_path")
-
-
-def pytest_collection_modifyitems(config, items):
-    """The longest test files first (tests/file_costs.py): `make test` hands files to its workers
-    in this order (--no-loadscope-reorder), so no worker is left alone with a long file at the end."""
-    from tests.file_costs import ordered
-
-    items[:] = ordered(items)
