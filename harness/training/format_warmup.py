@@ -124,8 +124,15 @@ def collect_targets(plan: FormatWarmup, model: Any, tokenizer: Any, rows: list[d
 
 
 def greedy(model: Any, tokenizer: Any, prompts: list[str], max_new_tokens: int) -> list[str]:
-    """The model's greedy completions (special tokens dropped, as the rollouts decode them)."""
+    """The model's greedy completions (special tokens dropped, as the rollouts decode them). On the
+    CPU through the rollouts' fast path (the adapter merged, weights prepacked, grouped-query SDPA:
+    harness/training/README.md, "Speed on the CPU"): the same tokens up to float rounding."""
+    import contextlib
+
     import torch
+
+    from ..services.models.grouped_attention import grouped_query_sdpa
+    from ..services.models.merged_linears import merged_linears, prepack_available
 
     side, tokenizer.padding_side = tokenizer.padding_side, "left"
     was_training = model.training
@@ -133,7 +140,11 @@ def greedy(model: Any, tokenizer: Any, prompts: list[str], max_new_tokens: int) 
     try:
         batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(_device(model))
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        with torch.no_grad():
+        weight = next(model.parameters())
+        with torch.no_grad(), contextlib.ExitStack() as fast:
+            if prepack_available(weight.device, weight.dtype):
+                fast.enter_context(merged_linears(model, rows=len(prompts), prepack=True))
+                fast.enter_context(grouped_query_sdpa())
             ids = model.generate(**batch, max_new_tokens=int(max_new_tokens), do_sample=False, pad_token_id=pad,
                                  use_cache=True)
     finally:

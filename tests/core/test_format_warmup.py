@@ -98,3 +98,35 @@ def test_a_kill_after_the_warmup_resumes_to_the_uninterrupted_adapter_and_a_reru
     mine, theirs = (json.loads((folder / "components.json").read_text())["components"] for folder in (run / "train", straight))
     assert mine["format_warmup"].pop("seconds") > 0 and theirs["format_warmup"].pop("seconds") > 0
     assert mine == theirs
+
+
+def test_greedy_targets_come_through_the_cpu_fast_path_with_the_stock_tokens(monkeypatch):
+    """The warm-up's greedy completions merge the adapter and prepack the weights on the CPU (as
+    the rollouts do): the same tokens as PEFT's own generate on a trained-looking adapter."""
+    from peft import get_peft_model
+
+    from factrl.harness.services import models
+    from factrl.harness.services.models import merged_linears as merged_module
+    from factrl.harness.training.args import lora_config
+
+    cfg = compose(["model=tiny-llama"])
+    identity = models.resolve(cfg.model)
+    tokenizer = models.load_tokenizer(identity, cfg.model)
+    model = get_peft_model(models.load_model(identity, cfg.model), lora_config(cfg.lora))
+    with torch.no_grad():
+        generator = torch.Generator().manual_seed(0)
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.copy_(torch.randn(p.shape, generator=generator) * 0.3)
+    prompts = ["Who wrote Hamlet?", "In what country is Basso, a small town on the coast?"]
+    entered = []
+    real = merged_module.merged_linears
+    monkeypatch.setattr(merged_module, "merged_linears", lambda *a, **k: entered.append(k) or real(*a, **k))
+    fast = format_warmup.greedy(model, tokenizer, prompts, 12)
+    assert entered and entered[0]["prepack"] is True
+    tokenizer.padding_side = "left"
+    batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    model.eval()
+    with torch.no_grad():
+        ids = model.generate(**batch, max_new_tokens=12, do_sample=False, pad_token_id=tokenizer.pad_token_id)
+    assert fast == tokenizer.batch_decode(ids[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
