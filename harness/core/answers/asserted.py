@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 from .matching import STOPWORDS, has_content, normalize_answer
@@ -98,6 +99,12 @@ def tokens(answer: str) -> Tokens:
     """normalize_answer tokens of `answer`, with punctuation kept as `zqsep<name>` tokens and the
     capitalisation of each token's word. When per-word normalisation disagrees with the whole
     (a rare Unicode composition across a word boundary), capitalisation is left unknown."""
+    words, caps, lettered = _tokens(answer)
+    return Tokens(list(words), list(caps), lettered)  # fresh lists: the cached tuples stay as computed
+
+
+@lru_cache(maxsize=1 << 14)  # a row's golds are tokenised again for every answer and every reading
+def _tokens(answer: str) -> tuple[tuple[str, ...], tuple[bool, ...], bool]:
     text = _DIGIT_MARK.sub(" ", _RANGE.sub(" ", _INITIALISM.sub(lambda m: m.group(0).replace(".", " "), answer)))
     text = _DASH.sub(f" {SEP}dash ", text)
     text = _PUNCT_RE.sub(lambda m: f" {SEP}{_PUNCT[m.group(0)]} ", text)
@@ -110,7 +117,7 @@ def tokens(answer: str) -> Tokens:
     lettered = any(c.isupper() for c in letters) and any(c.islower() for c in letters)
     if len(caps) != len(words):
         caps, lettered = [False] * len(words), False
-    return Tokens(words, caps, lettered)
+    return tuple(words), tuple(caps), lettered
 
 
 def words_of(tokens_: Sequence[str], start: int, stop: int) -> str:

@@ -57,6 +57,7 @@ def _drop_marks(text: str) -> str:
 _BASE_LETTERS = str.maketrans({"ı": "i", "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŧ": "t"})
 
 
+@lru_cache(maxsize=1 << 16)  # pure; strict accuracy normalises each word of an answer, and words repeat
 def normalize_answer(text: str) -> str:
     """Normalised token string of `text` ("" when nothing is left).
 
