@@ -91,5 +91,4 @@ def test_harness_run_stops_before_training_with_one_line(tmp_path):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert any(line.startswith("harness run: ") and "evidence.store:" in line and "harness evidence build" in line
                for line in lines), result.stderr[-2000:]
-    run = next((tmp_path / "runs").glob("*-fspo-tiny-llama-*"))
-    assert not (run / "train" / "log.jsonl").exists()  # no training step ran
+    assert not list(tmp_path.glob("runs/*-fspo-tiny-llama-*"))  # refused before a run directory or a model

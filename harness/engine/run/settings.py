@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ...core.settings import Settings, option_defaults, plain
@@ -134,6 +135,12 @@ def check_run_settings(cfg: Any) -> dict[str, Any]:
         if group == "corpus" and _plugin_corpus(cfg.get(group)):
             continue  # a plugin's corpus backend reads its own node when a method opens it
         parsed[group] = cls.from_mapping(cfg.get(group))  # a group left out: its YAML's values
+    store = getattr(parsed.get("evidence"), "store", None)
+    if store is not None and not Path(store).is_file():  # before the model loads, not when the reward opens it
+        from ...core.errors import ConfigError
+        from ...services.evidence.schema import BUILD_HINT
+
+        raise ConfigError(f"evidence.store: evidence store {store} does not exist; build it with {BUILD_HINT}.")
     parsed["eval"] = EvalSettings.from_config(cfg.eval)
     if cfg.get("model") is not None:
         parsed["model"] = ModelSettings.from_mapping(cfg.model)
