@@ -103,13 +103,9 @@ class HFBackend(Backend):
 
         if not self.fast:
             return contextlib.nullcontext()
-        from factrl.harness.services.models.grouped_attention import grouped_query_sdpa
-        from factrl.harness.services.models.merged_linears import merged_linears
+        from factrl.harness.services.models.merged_linears import fast_decoding
 
-        stack = contextlib.ExitStack()
-        stack.enter_context(merged_linears(self.model, rows=rows, prepack=True, keep=True))
-        stack.enter_context(grouped_query_sdpa())
-        return stack
+        return fast_decoding(self.model, rows=rows, keep=True)
 
     def _decode(self, ids: list[int], eos_ids: set[int]) -> Generation:
         cut = next((k for k, t in enumerate(ids) if t in eos_ids), None)

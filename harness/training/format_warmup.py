@@ -131,8 +131,7 @@ def greedy(model: Any, tokenizer: Any, prompts: list[str], max_new_tokens: int) 
 
     import torch
 
-    from ..services.models.grouped_attention import grouped_query_sdpa
-    from ..services.models.merged_linears import merged_linears, prepack_available
+    from ..services.models.merged_linears import fast_decoding, prepack_available
 
     side, tokenizer.padding_side = tokenizer.padding_side, "left"
     was_training = model.training
@@ -143,8 +142,7 @@ def greedy(model: Any, tokenizer: Any, prompts: list[str], max_new_tokens: int) 
         weight = next(model.parameters())
         with torch.no_grad(), contextlib.ExitStack() as fast:
             if prepack_available(weight.device, weight.dtype):
-                fast.enter_context(merged_linears(model, rows=len(prompts), prepack=True))
-                fast.enter_context(grouped_query_sdpa())
+                fast.enter_context(fast_decoding(model, rows=len(prompts)))
             ids = model.generate(**batch, max_new_tokens=int(max_new_tokens), do_sample=False, pad_token_id=pad,
                                  use_cache=True)
     finally:

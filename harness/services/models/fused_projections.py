@@ -7,7 +7,7 @@ has its own fixed cost: measured on 2 cores, the 211 prepacked linears of a Smol
 step at 8 rows take ~50 ms, the 121 of the fused layout ~42 ms (`benchmarks/bench_cpu_step.py`
 times the whole step). Concatenating the siblings' weights along the output dimension leaves
 every output element the same dot product over the same input; oneDNN computes it bit for bit as
-the separate matmuls do on this machine (tests/core/test_fast_step.py checks the logits).
+the separate matmuls do on this machine (tests/core/test_fast_decode_layers.py checks the logits).
 
 `FusedGroup.forward_of(i)` is member i's forward: whichever member sees a new input first
 computes the whole group's output once (keyed by the input tensor's identity and version, so an

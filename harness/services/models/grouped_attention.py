@@ -5,7 +5,7 @@ transformers' SDPA attention copies each layer's keys and values `num_key_value_
 `enable_gqa`, which it does only without an attention mask (a padded batch always has one) and
 for CUDA kernels. On the CPU, torch's SDPA with `enable_gqa=True` and a mask reads each key/value
 head for its group in place and returns the same output bit for bit
-(tests/core/test_fast_step.py); at the demo shape (SmolLM2-135M: 9 query heads on 3 key/value
+(tests/core/test_fast_decode_layers.py); at the demo shape (SmolLM2-135M: 9 query heads on 3 key/value
 heads, ~120-token prompts, 8 rows) the copies cost ~8 ms of a ~120 ms decode step.
 
 `grouped_query_sdpa()` is a context manager: inside it, transformers' SDPA path uses

@@ -233,6 +233,17 @@ def _restore(saved: list) -> None:
 
 
 @contextlib.contextmanager
+def fast_decoding(model: torch.nn.Module, *, rows: int, keep: bool = False) -> Iterator[MergeReport]:
+    """The CPU decode path outside training's settings (evaluation's `eval.hf_fast`, the format
+    warm-up's greedy targets): `merged_linears` with prepacked, fused weights and grouped-query
+    SDPA (grouped_attention.py). The same tokens up to float rounding."""
+    from .grouped_attention import grouped_query_sdpa
+
+    with merged_linears(model, rows=rows, prepack=True, keep=keep) as report, grouped_query_sdpa():
+        yield report
+
+
+@contextlib.contextmanager
 def merged_linears(model: torch.nn.Module, *, rows: int, prepack: bool, keep: bool = False, inplace: bool = False,
                    fuse: bool = True, report: MergeReport | None = None) -> Iterator[MergeReport]:
     """Inside: the model's LoRA linears run on merged weights and, with `prepack`, every linear on
