@@ -129,30 +129,37 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     phase = timer.phase if timer is not None else (lambda _name: contextlib.nullcontext())
     with phase("init"):
         tokenizer = models.load_tokenizer(identity, cfg.model)
-        model = models.load_model(identity, cfg.model)
-        if bool(cfg.train.use_vllm) and not getattr(model, "name_or_path", ""):
-            # TRL's vLLM engine loads the weights from model.name_or_path, which from_config leaves empty.
-            raise ConfigError("train.use_vllm=true: vLLM loads the model from disk, and this random model "
-                              "(model.source=random) has no folder; `harness run` saves it first "
-                              "(disk_models.save_random), or pass a saved copy as model.path=DIR")
         dataset = build_dataset(rows, cfg.model, tokenizer=tokenizer, system=method_system(method))
         thinking = cfg.model.get("enable_thinking")
         _check_max_prompt_length(tokenizer, dataset, int(cfg.train.max_prompt_length),
                                  {"enable_thinking": bool(thinking)} if thinking is not None else None)
-        # train.ppo.critic=full: the critic is a second, separately trained copy of the model.
-        full_critic = method.algorithm == "ppo" and str(cfg.train.ppo.critic) == "full"
-        if full_critic:
-            from .memory_plan import check_full_critic
-
-            check_full_critic(cfg)  # on a GPU: refused when the planned peak exceeds it (an estimate)
-        critic_model = models.load_model(identity, cfg.model) if full_critic else None
     ctx = RunContext(config=cfg, tokenizer=tokenizer, pool=rows, run_dir=Path(run_dir),
                      logger=logging.getLogger(f"factrl.methods.{method.name}"))
     card = model_card.card_text(method=method, identity=identity, steps=int(cfg.train.steps),
                                 config_hash=config_hash(cfg), run_dir=Path(run_dir))
     try:
-        result = _train_with_reward(cfg, method, ctx, model, dataset, out, adapter_dir, phase, timer, critic_model,
-                                    card=card)
+        with phase("init"):
+            # The reward before the weights: a reward-side bad input (a judge that does not answer,
+            # a store that does not open) is its one-line error without waiting for a model load.
+            reward = ctx.build_reward(method)  # its close() runs with the other cleanups
+            if reward is None:
+                raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm "
+                                  f"'{method.algorithm}'")
+            model = models.load_model(identity, cfg.model)
+            if bool(cfg.train.use_vllm) and not getattr(model, "name_or_path", ""):
+                # TRL's vLLM engine loads the weights from model.name_or_path, which from_config leaves empty.
+                raise ConfigError("train.use_vllm=true: vLLM loads the model from disk, and this random model "
+                                  "(model.source=random) has no folder; `harness run` saves it first "
+                                  "(disk_models.save_random), or pass a saved copy as model.path=DIR")
+            # train.ppo.critic=full: the critic is a second, separately trained copy of the model.
+            full_critic = method.algorithm == "ppo" and str(cfg.train.ppo.critic) == "full"
+            if full_critic:
+                from .memory_plan import check_full_critic
+
+                check_full_critic(cfg)  # on a GPU: refused when the planned peak exceeds it (an estimate)
+            critic_model = models.load_model(identity, cfg.model) if full_critic else None
+        result = _train_with_reward(cfg, method, ctx, model, reward, dataset, out, adapter_dir, phase, timer,
+                                    critic_model, card=card)
     except BaseException:
         ctx.close(raise_errors=False)  # the training error is the one to report
         raise
@@ -161,10 +168,10 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
     return result
 
 
-def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, dataset: Any, out: Path,
+def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, reward: Any, dataset: Any, out: Path,
                        adapter_dir: Path, phase: Any, timer: Any, critic_model: Any = None,
                        card: str | None = None) -> TrainResult:
-    """Reward, trainer, resume, train, save: the part of `train` whose cleanups ctx holds."""
+    """Trainer, resume, train, save with the built reward: the part of `train` whose cleanups ctx holds."""
     from .advantages import advantage_std_floor
     from .checkpoints import resume_point
     from .callbacks import JsonlLogCallback, KillSwitchCallback, TimingsCallback
@@ -175,10 +182,6 @@ def _train_with_reward(cfg: Any, method: Method, ctx: RunContext, model: Any, da
 
     run_dir, tokenizer = ctx.run_dir, ctx.tokenizer
     with phase("init"):
-        reward = ctx.build_reward(method)  # its close() runs with the other cleanups
-        if reward is None:
-            raise ConfigError(f"method '{method.name}' returned no reward function but declares algorithm "
-                              f"'{method.algorithm}'")
         if is_main():
             announce_fallback(cfg.train)  # one line per run when the 8-bit optimizer falls back
         common = dict(

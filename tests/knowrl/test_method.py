@@ -101,6 +101,18 @@ def test_bad_services_stop_before_training(store_path, tmp_path, deberta_dirs):
         build(compose("judge=none", "evidence=file", f"evidence.store={store_path}"))
 
 
+def test_a_dead_judge_stops_training_before_the_model_loads(store_path, tmp_path, monkeypatch):
+    """engine.train builds the reward before it loads the weights, so a reward-side bad input
+    costs no model load (minutes for a 3B model on a GPU)."""
+    from factrl.harness.services import models
+    from factrl.harness.training import engine
+
+    monkeypatch.setattr(models, "load_model", lambda *a, **k: pytest.fail("the model was loaded"))
+    cfg = compose(*services(f"http://127.0.0.1:{free_port()}/v1", store_path))
+    with pytest.raises(ConfigError, match=r"judge.base_url=http://127.0.0.1:\d+/v1 does not answer"):
+        engine.train(cfg, METHOD(cfg.method), models.resolve(cfg.model), tmp_path / "run", [ROWS["curie"]])
+
+
 @pytest.mark.slow  # two CLI processes (about 20 s on 2 shared cores)
 def test_cli_lists_it_and_prints_one_line_errors(store_path, tmp_path):
     from tests.helpers import harness
