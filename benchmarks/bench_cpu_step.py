@@ -1,7 +1,8 @@
 """One CorVer GRPO step at the demo shape on the CPU: the harness's fast path against its stock path
 and against TRL's own GRPOTrainer, each in a process of its own, in one run.
 
-    python benchmarks/bench_cpu_step.py [--steps 2] [--rounds 2] [--model smollm2-135m] [--threads N] [--out FILE]
+    python benchmarks/bench_cpu_step.py [--steps 2] [--rounds 2] [--variants trl,stock,fast,floor] [--model smollm2-135m]
+        [--threads N] [--out FILE]
 
 Variants (same model, LoRA, pool, seed, batch of Q questions x C completions, completion limit,
 learning rate and torch threads; each warms up one step, then `--steps` steps are measured):
@@ -13,6 +14,9 @@ learning rate and torch threads; each warms up one step, then `--steps` steps ar
   fast   the harness's CorVer step with its defaults (merged, oneDNN-prepacked rollouts with fused
          sibling projections and grouped-query SDPA; plain LM head and shared prompt prefix for
          the log-probs)
+  floor  after the rounds: what float32 decoding cannot go below here, every linear of one decode
+         step on the fast path's weights alone and one read of those weights (`linear_floor`),
+         turned into the most rollout tokens/s a rollout made of nothing else could reach
 
 Per step: generation, the other rollout passes (reference / old-policy log-probs), the reward,
 the loss's forward, the backward, the optimizer, and the whole step; generated tokens/s (the
@@ -72,6 +76,7 @@ def _instrument(trainer, reward_fn):
         ids, logprobs = original_generate(*args, **kwargs)
         current["generate"] += time.perf_counter() - start
         current["tokens"] += sum(len(x) for x in ids)
+        current["decode_steps"] += max((len(x) for x in ids), default=0)  # one forward per token of the longest row
         current["completions"] += len(ids)
         current["sample"] = [list(map(int, x)) for x in ids]
         return ids, logprobs
@@ -175,12 +180,70 @@ def run_variant(name: str, steps: int, model: str, threads: int) -> dict:
     return {"variant": name, "threads": threads, "shape": shape, "steps": records}
 
 
+def linear_floor(model_name: str, rows: int, threads: int, repeats: int = 30) -> dict:
+    """What float32 decoding cannot go below here: the time of every linear layer of one decode
+    step at `rows` rows on the fast path's merged, prepacked, fused weights (nothing else of the
+    step: no attention, sampler or Python), and the time to read those weights once (a sum: the
+    memory's own rate). Medians over `repeats` passes, fresh inputs each pass."""
+    import torch
+    from peft import get_peft_model
+
+    torch.set_num_threads(threads)
+    from factrl.harness.engine.config import compose
+    from factrl.harness.services import models
+    from factrl.harness.services.models.merged_linears import fast_decoding
+    from factrl.harness.training.args import lora_config
+
+    cfg = compose([f"model={model_name}", "method=corver"])
+    model = get_peft_model(models.load_model(models.resolve(cfg.model), cfg.model), lora_config(cfg.lora)).eval()
+    linears, passes, reads = [], [], []
+    with torch.no_grad(), fast_decoding(model, rows=rows):
+        for module in model.modules():
+            if "forward" in vars(module):  # the layers fast_decoding computes (merged, prepacked, fused)
+                base = getattr(module, "base_layer", module)
+                linears.append((module, base.weight.shape[1]))
+        weights = [getattr(m, "base_layer", m).weight.detach() for m, _ in linears]
+        for _ in range(repeats + 3):  # 3 warm-up passes
+            inputs = {w: torch.randn(rows, 1, w) for w in {width for _, width in linears}}
+            start = time.perf_counter()
+            for module, width in linears:
+                module(inputs[width])  # siblings share an input object, so a fused group computes once
+            passes.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            for weight in weights:
+                weight.sum()
+            reads.append(time.perf_counter() - start)
+    return {"variant": "floor", "rows": rows, "linears": len(linears),
+            "weight_bytes": sum(w.numel() * w.element_size() for w in weights),
+            "linears_s": statistics.median(passes[3:]), "read_s": statistics.median(reads[3:])}
+
+
+def _floor_report(floor: dict, stock: dict, fast: dict) -> dict:
+    """Upper bounds on float32 rollout speed from the measured floor: the rollout's real tokens
+    (stock and fast draw the same) over as many decode steps as the fast path ran, each costing
+    only its linears (or only one read of their weights), with no prefill, attention, sampler or
+    log-prob pass, against the stock path's rollout tokens/s."""
+    steps, tokens = fast["decode_steps"], fast["tokens"]
+    bound = {key: tokens / (steps * floor[key]) for key in ("linears_s", "read_s")}
+    out = {"decode_step_ms": 1000 * fast["generate"] / steps, "linears_ms": 1000 * floor["linears_s"],
+           "read_ms": 1000 * floor["read_s"], "weight_mb": floor["weight_bytes"] / 2**20,
+           "max_rollout_x_linears": bound["linears_s"] / stock["rollout_tokens_per_s"],
+           "max_rollout_x_read": bound["read_s"] / stock["rollout_tokens_per_s"]}
+    print(f"float32 floor here ({floor['linears']} linears, {out['weight_mb']:.0f} MiB of weights, {floor['rows']} rows): "
+          f"a fast decode step takes {out['decode_step_ms']:.1f} ms (generation / decode steps), its linears alone {out['linears_ms']:.1f} ms, "
+          f"one read of their weights {out['read_ms']:.1f} ms; a rollout doing nothing but those would reach at most "
+          f"x{out['max_rollout_x_linears']:.2f} (linears) / x{out['max_rollout_x_read']:.2f} (read) the stock "
+          f"rollout's tokens/s")
+    return out
+
+
 def _summary(runs: list[dict]) -> dict:
     """Means over the measured steps of `runs` (one variant's processes; each warms up one step)."""
     measured = [step for run in runs for step in run["steps"][1:]]
     mean = lambda key: statistics.mean(s.get(key, 0.0) for s in measured)  # noqa: E731
     out = {key: mean(key) for key in PHASES}
     out["tokens"] = mean("tokens")
+    out["decode_steps"] = mean("decode_steps")
     rollout = out["generate"] + out["logps_rollout"] + out["reward"]
     out["rollout"] = rollout
     out["gen_tokens_per_s"] = out["tokens"] / out["generate"] if out["generate"] else 0.0
@@ -189,11 +252,11 @@ def _summary(runs: list[dict]) -> dict:
     return out
 
 
-def _run(name: str, args: argparse.Namespace) -> dict:
+def _run(name: str, args: argparse.Namespace, *extra: str) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, __file__, "--variant", name, "--steps", str(args.steps),
-                           "--model", args.model, "--threads", str(args.threads)],
+                           "--model", args.model, "--threads", str(args.threads), *extra],
                           capture_output=True, text=True, env=env, cwd=REPO)
     line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
     if proc.returncode or line is None:
@@ -218,28 +281,37 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2, help="measured steps per variant (after one warm-up)")
     parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--variants", default="trl,stock,fast")
+    parser.add_argument("--variants", default="trl,stock,fast,floor",
+                        help="floor: the float32 floor of a decode step here (its linears alone), after the rounds")
     parser.add_argument("--rounds", type=int, default=2,
                         help="runs of every variant, alternating; ratios are taken per round and their median reported")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "bench_cpu_step.json")
+    parser.add_argument("--rows", type=int, default=8, help=argparse.SUPPRESS)  # internal: the floor's rows
     parser.add_argument("--variant", help=argparse.SUPPRESS)  # internal: run one variant, print JSON
     args = parser.parse_args()
+    if args.variant == "floor":
+        print("RESULT " + json.dumps(linear_floor(args.model, args.rows, args.threads)), flush=True)
+        return
     if args.variant:
         print("RESULT " + json.dumps(run_variant(args.variant, args.steps, args.model, args.threads)), flush=True)
         return
-    names = args.variants.split(",")
+    names = [n for n in args.variants.split(",") if n != "floor"]
     results: dict[str, list[dict]] = {name: [] for name in names}
     for _ in range(args.rounds):  # the variants alternate, so each round compares neighbours in time
         for name in names:
             results[name].append(_run(name, args))
     summary = {name: _summary(runs) for name, runs in results.items()}
+    floor = None
+    if "floor" in args.variants.split(",") and "fast" in results:
+        shape = results["fast"][0]["shape"]
+        floor = _run("floor", args, "--rows", str(shape["questions"] * shape["completions"]))
     shape = results[names[0]][0]["shape"]
     print(f"\nCorVer GRPO step, {args.model}, {shape['questions']} questions x {shape['completions']} completions, "
           f"<= {shape['max_completion_length']} tokens, LoRA r {shape['lora_r']}, {args.threads} threads, "
           f"{args.rounds} round(s) of {args.steps} measured steps after 1 warm-up (means over all rounds)")
     header = f"{'phase (s)':<22}" + "".join(f"{n:>10}" for n in summary)
     print(header)
-    for key in (*PHASES, "rollout", "tokens", "gen_tokens_per_s", "rollout_tokens_per_s"):
+    for key in (*PHASES, "rollout", "tokens", "decode_steps", "gen_tokens_per_s", "rollout_tokens_per_s"):
         print(f"{key:<22}" + "".join(f"{s[key]:>10.2f}" for s in summary.values()))
     verdicts: dict = {}
     if "stock" in summary and "fast" in summary:
@@ -254,6 +326,8 @@ def main() -> None:
         print(f"\nfast vs stock path (median of the rounds): rollout tokens/s {_spread(rollout)} (target >= 5), "
               f"generation tokens/s {_spread(generation)}, whole step {_spread(step)} faster (target >= 3); "
               f"same sampled completions in every step: {'yes' if same else 'NO'}")
+        if floor is not None:
+            verdicts["float32_floor"] = _floor_report(floor, summary["stock"], summary["fast"])
     if "trl" in summary and "fast" in summary:
         step = _per_round(results, "trl", "fast", lambda t, f: f["step"] / t["step"])
         token = _per_round(results, "trl", "fast", lambda t, f: f["seconds_per_token"] / t["seconds_per_token"])
@@ -262,7 +336,7 @@ def main() -> None:
         print(f"fast vs TRL's stock GRPOTrainer: step time ratio {_spread(step)[1:]} (target <= 1), per generated "
               f"token {_spread(token)[1:]} (the two draw different completions after the first update)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"summary": summary, "verdicts": verdicts, "runs": results}, indent=1) + "\n")
+    args.out.write_text(json.dumps({"summary": summary, "verdicts": verdicts, "runs": results, "floor": floor}, indent=1) + "\n")
     print(f"written {args.out}")
 
 
