@@ -139,6 +139,12 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
                                 config_hash=config_hash(cfg), run_dir=Path(run_dir))
     try:
         with phase("init"):
+            # train.ppo.critic=full: the critic is a second, separately trained copy of the model.
+            full_critic = method.algorithm == "ppo" and str(cfg.train.ppo.critic) == "full"
+            if full_critic:
+                from .memory_plan import check_full_critic
+
+                check_full_critic(cfg)  # on a GPU: refused when the planned peak exceeds it (an estimate)
             # The reward before the weights: a reward-side bad input (a judge that does not answer,
             # a store that does not open) is its one-line error without waiting for a model load.
             reward = ctx.build_reward(method)  # its close() runs with the other cleanups
@@ -151,12 +157,6 @@ def train(cfg: Any, method: Method, identity: Any, run_dir: Path, rows: list[dic
                 raise ConfigError("train.use_vllm=true: vLLM loads the model from disk, and this random model "
                                   "(model.source=random) has no folder; `harness run` saves it first "
                                   "(disk_models.save_random), or pass a saved copy as model.path=DIR")
-            # train.ppo.critic=full: the critic is a second, separately trained copy of the model.
-            full_critic = method.algorithm == "ppo" and str(cfg.train.ppo.critic) == "full"
-            if full_critic:
-                from .memory_plan import check_full_critic
-
-                check_full_critic(cfg)  # on a GPU: refused when the planned peak exceeds it (an estimate)
             critic_model = models.load_model(identity, cfg.model) if full_critic else None
         result = _train_with_reward(cfg, method, ctx, model, reward, dataset, out, adapter_dir, phase, timer,
                                     critic_model, card=card)
