@@ -90,7 +90,7 @@ def _generate(cfg, settings, jobs, descriptor, system, identity, model_cfg, deco
         return build_backend(settings.backend, identity, model_cfg, decoding, adapter=adapter,
                              settings=getattr(settings, settings.backend, None),  # eval.vllm, eval.openai; hf has none
                              batch_size=settings.batch_size, device=cfg.get("device"), model=model,
-                             tokenizer=tokenizer, hf_fast=settings.hf_fast)
+                             tokenizer=tokenizer, hf_fast=settings.hf_fast, hf_shared_prefix=settings.hf_shared_prefix)
 
     try:
         return generate_sets(jobs, system=system, descriptor=descriptor, make_backend=make_backend, cache=cache,

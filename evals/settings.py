@@ -31,6 +31,7 @@ class EvalSettings(Settings):
     backend: str
     batch_size: int
     hf_fast: bool | str  # hf on the CPU: merged, oneDNN-prepacked weights (auto: on the CPU)
+    hf_shared_prefix: bool  # hf: a batch's common prompt prefix prefilled once (services/models/common_prefix.py)
     processes: int  # data-parallel generation: N processes, one GPU each (harness/engine/run/eval_process.py)
     limit: int | None
     max_new_tokens: int | None

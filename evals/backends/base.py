@@ -105,7 +105,8 @@ class GenerationEntry:
     """What the registry's `generation` kind names (evals/backends/__init__.py).
 
     build(identity, model_cfg, decoding, options) -> Backend: `options` holds adapter, settings
-    (the backend's `eval.<name>` node), batch_size, device, model, tokenizer, hf_fast; each
+    (the backend's `eval.<name>` node), batch_size, device, model, tokenizer, hf_fast,
+    hf_shared_prefix; each
     backend takes what it uses.
     provenance(eval settings, cfg, model_cfg, processes) -> dict: what about the backend can change a
     completion (recorded, and part of the response cache key); `processes` is the data-parallel

@@ -24,7 +24,7 @@ class HFBackend(Backend):
 
     def __init__(self, identity: ModelIdentity, model_cfg: Any, decoding: Decoding, *,
                  adapter: str | Path | None = None, batch_size: int = 16, device: str | None = None,
-                 model: Any = None, tokenizer: Any = None, fast: bool | str = False):
+                 model: Any = None, tokenizer: Any = None, fast: bool | str = False, shared_prefix: bool = False):
         import torch
 
         self.identity, self.model_cfg, self.decoding = identity, model_cfg, decoding
@@ -42,6 +42,7 @@ class HFBackend(Backend):
         self.dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
         self.adapter = str(adapter) if adapter else None
         self.fast = fast_active(fast, self.device.type)
+        self.shared_prefix = bool(shared_prefix)
         self._torch = torch
 
     def _generate_kwargs(self) -> dict:
@@ -76,15 +77,15 @@ class HFBackend(Backend):
         try:
             for start in range(0, len(order), self.batch_size):
                 batch = order[start:start + self.batch_size]
-                inputs = tok.pad({"input_ids": [encoded[i] for i in batch]}, padding=True,
-                                 return_tensors="pt").to(self.device)
-                if self.decoding.seed is not None:
-                    torch.manual_seed(self.decoding.seed + start)  # reproducible sampled batches
-                extra = {}
-                if self.decoding.presence_penalty:
-                    extra["logits_processor"] = _presence_penalty(self.decoding.presence_penalty,
-                                                                  inputs["input_ids"].shape[1])
+                rows = [encoded[i] for i in batch]
                 with torch.inference_mode(), self._fast_layers(len(batch)):
+                    inputs = self._inputs(rows)
+                    if self.decoding.seed is not None:
+                        torch.manual_seed(self.decoding.seed + start)  # reproducible sampled batches
+                    extra = {}
+                    if self.decoding.presence_penalty:
+                        extra["logits_processor"] = _presence_penalty(self.decoding.presence_penalty,
+                                                                      inputs["input_ids"].shape[1])
                     out = self.model.generate(**inputs, **kwargs, **extra)
                 new = out[:, inputs["input_ids"].shape[1]:].tolist()
                 for i, ids in zip(batch, new):
@@ -92,6 +93,19 @@ class HFBackend(Backend):
         finally:
             tok.padding_side = saved_side
             self.model.train(was_training)
+
+    def _inputs(self, rows: list[list[int]]) -> dict[str, Any]:
+        """`generate`'s inputs for one batch: with eval.hf_shared_prefix the rows' common prompt
+        prefix (chat template, system prompt, few-shot turn) prefilled once and the padding after it
+        (harness/services/models/common_prefix.py: the same positions and visible keys, the same
+        greedy tokens up to float rounding); otherwise, or where nothing is shared, left-padded."""
+        if self.shared_prefix:
+            from factrl.harness.services.models.common_prefix import shared_prefix_inputs
+
+            shared = shared_prefix_inputs(self.model, rows, self.tokenizer.pad_token_id)
+            if shared is not None:
+                return shared[0]
+        return self.tokenizer.pad({"input_ids": rows}, padding=True, return_tensors="pt").to(self.device)
 
     def _fast_layers(self, rows: int):
         """eval.hf_fast: an adapter merged into a copy of the weights and every linear prepacked for
@@ -148,11 +162,12 @@ def build(identity: ModelIdentity, model_cfg: Any, decoding: Decoding, options: 
     """The registry's `generation` entry `hf` (evals/backends/__init__.py build_backend)."""
     return HFBackend(identity, model_cfg, decoding, adapter=options["adapter"], batch_size=options["batch_size"],
                      device=options["device"], model=options["model"], tokenizer=options["tokenizer"],
-                     fast=options["hf_fast"])
+                     fast=options["hf_fast"], shared_prefix=options["hf_shared_prefix"])
 
 
 def provenance(settings: Any, cfg: Any, model_cfg: Any, processes: dict[str, Any]) -> dict[str, Any]:
-    """Device, dtype, batch size (the batch changes padding), the fast path when on, processes."""
+    """Device, dtype, batch size (the batch changes padding), the fast path and the shared prefix
+    when on, processes."""
     import torch
 
     from factrl.harness.services.models.shapes import torch_dtype
@@ -163,6 +178,8 @@ def provenance(settings: Any, cfg: Any, model_cfg: Any, processes: dict[str, Any
     dtype = torch_dtype(model_cfg.get("dtype") if model_cfg is not None else None)
     # Recorded (and in the cache key) only when on, so descriptors without it keep their keys.
     fast = {"hf_fast": True} if fast_active(settings.hf_fast, device) else {}
+    if settings.hf_shared_prefix:
+        fast["hf_shared_prefix"] = True
     return {"device": device, "dtype": str(dtype).removeprefix("torch."), "batch_size": settings.batch_size,
             **fast, **processes}
 

@@ -30,6 +30,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from ..services.models.common_prefix import full_attention_cache
+
 
 def prompt_groups(input_ids: torch.Tensor, attention_mask: torch.Tensor, width: int
                   ) -> tuple[torch.Tensor, torch.Tensor] | None:
@@ -52,17 +54,6 @@ def prompt_groups(input_ids: torch.Tensor, attention_mask: torch.Tensor, width: 
     first = torch.full((groups,), rows, dtype=index.dtype, device=inverse.device)
     first = first.scatter_reduce(0, inverse, index, reduce="amin")
     return first, inverse
-
-
-def full_attention_cache(config: Any):
-    """An empty DynamicCache for `config`, or None when a layer is not plain full attention."""
-    from transformers import DynamicCache
-    from transformers.cache_utils import DynamicLayer
-
-    cache = DynamicCache(config=config)
-    if not cache.layers or not all(type(layer) is DynamicLayer for layer in cache.layers):
-        return None
-    return cache
 
 
 def checkpointing(module: torch.nn.Module) -> bool:

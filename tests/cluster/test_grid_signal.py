@@ -16,13 +16,34 @@ BEYOND_PAPER = ["truthrl", "binary_rar", "rlcr"]  # plugins, a block of their ow
 def test_demo_grid_runs_every_method_on_the_embedded_model_and_publishes_the_probe():
     from factrl.harness.core.registry import all_methods
 
-    grid = load_grid("demo", [])
-    assert [c.method for c in grid.cells] == DEMO_METHODS + BEYOND_PAPER and {c.model for c in grid.cells} == {"smollm2-135m"}
+    grid = load_grid("demo", [])  # the paper's rows; the plugins' block is optional (the 30-minute budget)
+    assert [c.method for c in grid.cells] == DEMO_METHODS and {c.model for c in grid.cells} == {"smollm2-135m"}
+    assert grid.left_out == ["beyond-paper"]
+    grid = load_grid("demo", [], blocks=["demo", "beyond-paper"])
+    assert [c.method for c in grid.cells] == DEMO_METHODS + BEYOND_PAPER and grid.left_out == []
     assert [c.block for c in grid.cells] == ["demo"] * len(DEMO_METHODS) + ["beyond-paper"] * len(BEYOND_PAPER)
     assert set(DEMO_METHODS + BEYOND_PAPER) <= set(all_methods())  # NOVER and the three: plugins, installed by make setup
     assert grid.max_no_signal_share == 0.5
     assert grid.publish["probe"]["methods"] == ["corver", "fspo", "knowrl", "rlfh", "forag", *BEYOND_PAPER]
     assert load_grid("tiny", []).publish is None and load_grid("tiny", []).max_no_signal_share == 0.5  # defaults
+
+
+def test_an_optional_block_runs_only_when_named(tmp_path, capsys):
+    path = tmp_path / "mine.yaml"
+    path.write_text(f"overrides: [output_dir={tmp_path}]\n"
+                    "blocks: [{name: a, methods: [raw], models: [tiny-llama], seeds: [1]},\n"
+                    "         {name: b, optional: true, methods: [corver], models: [tiny-llama], seeds: [1]}]\n")
+    assert [c.method for c in load_grid(str(path), []).cells] == ["raw"]
+    assert [c.method for c in load_grid(str(path), [], blocks=["b"]).cells] == ["corver"]
+    assert [c.method for c in load_grid(str(path), [], blocks=["a", "b"]).cells] == ["raw", "corver"]
+    assert main([str(path), "--dry-run"]) == 0
+    assert f"optional block(s) not run: b (to add them: harness grid {path} --block a --block b)" in capsys.readouterr().out
+    path.write_text("blocks: [{name: b, optional: true, methods: [raw], models: [tiny-llama]}]\n")
+    with pytest.raises(ConfigError, match=r"every block is optional; name the ones to run with --block \(b\)"):
+        load_grid(str(path), [])
+    path.write_text("blocks: [{name: b, optional: yes please, methods: [raw], models: [tiny-llama]}]\n")
+    with pytest.raises(ConfigError, match=r"blocks\[0\].optional: must be true or false"):
+        load_grid(str(path), [])
 
 
 @pytest.mark.parametrize("text, message", [

@@ -102,6 +102,9 @@ def main(argv: list[str]) -> int:
     claimed = [c for c in grid.cells if c.status == "claimed" and c not in todo]
     lines = sweeps(todo)
     print(f"grid {grid.name} ({grid.source}): {_counts(grid)}\n{_table(grid)}")
+    if grid.left_out:
+        named = " ".join(f"--block {b}" for b in [*dict.fromkeys(c.block for c in grid.cells), *grid.left_out])
+        print(f"optional block(s) not run: {', '.join(grid.left_out)} (to add them: harness grid {args.grid} {named})")
     if args.dry_run:
         print(f"sweeps ({len(lines)}, hydra/launcher={args.launcher}):")
         print("\n".join(f"  harness run -m {shlex.join(line)}" for line in lines) or "  none: nothing to launch")

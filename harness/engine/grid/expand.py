@@ -7,7 +7,9 @@ the ones that are not done yet.
     harness grid demo                                 # every method on the embedded model, then published
 
 A grid (`configs/grid/<name>.yaml`, or a path to such a file) lists blocks of methods x models
-x seeds (x experiments); every cell is one `harness run`. A cell is done when its finished run
+x seeds (x experiments); every cell is one `harness run`. A block marked `optional: true` runs
+only when `--block` names it (`--block` names every block to run, so `--block demo --block
+beyond-paper` runs both). A cell is done when its finished run
 directory exists: the cell's config is composed exactly as `harness run` composes it and looked
 up with the same function (`rundir.find_run`, config hash included), so the grid and the run
 agree on what "the same run" is. The todo cells are grouped into Cartesian sweeps
@@ -42,7 +44,7 @@ from ...core.errors import ConfigError
 
 LAUNCHERS = ("basic", "local", "slurm")
 GRID_KEYS = {"name", "description", "overrides", "blocks", "signal", "publish"}
-BLOCK_KEYS = {"name", "methods", "models", "seeds", "experiments", "overrides", "note"}
+BLOCK_KEYS = {"name", "methods", "models", "seeds", "experiments", "overrides", "note", "optional"}
 
 
 @dataclass
@@ -77,6 +79,7 @@ class Grid:
     cells: list[Cell] = field(default_factory=list)
     max_no_signal_share: float | None = None  # signal.max_no_signal_share over configs/grid/_defaults.yaml (load_grid)
     publish: dict | None = None       # publish: (grid/publish.py), None: nothing published
+    left_out: list[str] = field(default_factory=list)  # optional blocks not named with --block (not run)
 
 
 def _root_seed() -> int:
@@ -186,7 +189,13 @@ def load_grid(name: str, extra: list[str], seeds: list[int] | None = None,
             raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(bad))}; valid: {', '.join(sorted(BLOCK_KEYS))}.")
         label = str(block.get("name") or f"block{i}")
         names.append(label)
+        optional = block.get("optional")  # absent: the block always runs
+        if optional not in (None, True, False):
+            raise ConfigError(f"{where}.optional: must be true or false (true: run only when named with --block).")
         if blocks and label not in blocks:
+            continue
+        if not blocks and optional:
+            grid.left_out.append(label)  # an optional block runs only when --block names it
             continue
         try:
             block_seeds = seeds or [int(s) for s in _strings(block.get("seeds", [_root_seed()]), f"{where}.seeds")]
@@ -202,6 +211,9 @@ def load_grid(name: str, extra: list[str], seeds: list[int] | None = None,
     missing = sorted(set(blocks or []) - set(names))
     if missing:
         raise ConfigError(f"--block {', '.join(missing)}: not in {source}; its blocks: {', '.join(names)}.")
+    if not grid.cells:
+        raise ConfigError(f"{source}: every block is optional; name the ones to run with --block "
+                          f"({', '.join(names)}).")
     return grid
 
 
