@@ -115,3 +115,18 @@ def test_it_is_recorded_in_the_backend_settings(tiny):
     on = backend_settings(EvalSettings.from_mapping({"sets": ["demo"], "hf_shared_prefix": True}), cfg, cfg.model)
     off = backend_settings(EvalSettings.from_mapping({"sets": ["demo"], "hf_shared_prefix": False}), cfg, cfg.model)
     assert on == {**off, "hf_shared_prefix": True} and "hf_shared_prefix" not in off
+
+
+def test_a_model_that_asks_for_its_own_cache_is_left_padded(tiny):
+    """A generation config with cache_implementation (static, ...) cannot take the prefilled
+    DynamicCache: the backend pads such a model to the left, with the same texts."""
+    cfg, identity, _ = tiny
+    requests = [Request(q, SYSTEM_PROMPT) for q in QUESTIONS]
+    model = load_model(identity, cfg.model, device="cpu")
+    texts = []
+    for static in (False, True):
+        model.generation_config.cache_implementation = "static" if static else None
+        backend = build_backend("hf", identity, cfg.model, Decoding.from_mapping(max_new_tokens=8), batch_size=5,
+                                model=model, tokenizer=None, hf_fast=False, hf_shared_prefix=True)
+        texts.append([g.text for _, g in sorted(backend.generate(requests))])
+    assert texts[0] == texts[1]
