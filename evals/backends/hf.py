@@ -105,7 +105,7 @@ class HFBackend(Backend):
 
             shared = shared_prefix_inputs(self.model, rows, self.tokenizer.pad_token_id)
             if shared is not None:
-                return shared[0]
+                return shared
         return self.tokenizer.pad({"input_ids": rows}, padding=True, return_tensors="pt").to(self.device)
 
     def _fast_layers(self, rows: int):

@@ -79,10 +79,10 @@ def prefix_cache(model: Any, ids: torch.Tensor, prefix: int) -> Any:
 
 
 def shared_prefix_inputs(model: Any, rows: Sequence[Sequence[int]], pad_id: int, minimum: int = 16
-                         ) -> tuple[dict[str, Any], int] | None:
+                         ) -> dict[str, Any] | None:
     """`generate` keyword arguments (input_ids, attention_mask, past_key_values) for the rows with
-    their common prefix prefilled, and that prefix's length; None when there is none to share (the
-    caller pads to the left as before)."""
+    their common prefix prefilled (its length: the cache's `get_seq_length()`); None when there is
+    none to share (the caller pads to the left as before)."""
     prefix = shared_length(rows, minimum)
     if not prefix:
         return None
@@ -92,4 +92,4 @@ def shared_prefix_inputs(model: Any, rows: Sequence[Sequence[int]], pad_id: int,
     cache = prefix_cache(model, ids, prefix)
     if cache is None:
         return None
-    return {"input_ids": ids, "attention_mask": mask, "past_key_values": cache}, prefix
+    return {"input_ids": ids, "attention_mask": mask, "past_key_values": cache}
