@@ -99,8 +99,7 @@ class HFBackend(Backend):
         prefix (chat template, system prompt, few-shot turn) prefilled once and the padding after it
         (harness/services/models/common_prefix.py: the same positions and visible keys, the same
         greedy tokens up to float rounding); otherwise, or where nothing is shared, left-padded."""
-        # A model whose generation config asks for its own cache (static, ...) cannot take ours.
-        if self.shared_prefix and not getattr(self.model.generation_config, "cache_implementation", None):
+        if self.shared_prefix:
             from factrl.harness.services.models.common_prefix import shared_prefix_inputs
 
             shared = shared_prefix_inputs(self.model, rows, self.tokenizer.pad_token_id)

@@ -17,7 +17,8 @@ rounding (the attention and the matmuls run in other blocks), and greedy tokens 
 wherever no two logits sit within rounding of each other (tests/evals/test_common_prefix.py).
 
 Used only where that holds: a plain full-attention DynamicCache in every layer (no sliding window,
-no static or quantized cache) and at least two rows sharing a prefix of `minimum` tokens.
+no static or quantized cache, none named by the model's generation config) and at least two rows
+sharing a prefix of `minimum` tokens.
 """
 from __future__ import annotations
 
@@ -82,9 +83,10 @@ def shared_prefix_inputs(model: Any, rows: Sequence[Sequence[int]], pad_id: int,
                          ) -> dict[str, Any] | None:
     """`generate` keyword arguments (input_ids, attention_mask, past_key_values) for the rows with
     their common prefix prefilled (its length: the cache's `get_seq_length()`); None when there is
-    none to share (the caller pads to the left as before)."""
+    none to share or the model's generation config names a cache of its own (static, ...), which
+    generate would not combine with this one (the caller pads to the left as before)."""
     prefix = shared_length(rows, minimum)
-    if not prefix:
+    if not prefix or getattr(getattr(model, "generation_config", None), "cache_implementation", None):
         return None
     ids, mask = middle_padded(rows, prefix, pad_id)
     device = next(model.parameters()).device
